@@ -1,0 +1,60 @@
+/**
+ * The only place gpumem decides its exit status. Handlers return an Outcome; errors carry a code; this
+ * module turns either into a number. Documented in --help and docs/cli.md from EXIT_CODE_DOCS.
+ */
+import { isGpumemError } from '../core/index.js';
+
+export const EXIT = {
+  OK: 0,
+  FINDINGS: 1,
+  USAGE: 2,
+  NO_GPU: 3,
+} as const;
+
+/** What a command handler reports back. */
+export type Outcome =
+  | { kind: 'ok' }
+  /** Something was found (an OOM, a finding) or an action failed: exit 1. */
+  | { kind: 'findings' }
+  | { kind: 'failure' }
+  /** A supervised child ended: its exit code, or the signal that killed it (128+n). */
+  | { kind: 'child'; code: number | null; signal: NodeJS.Signals | null };
+
+export const EXIT_CODE_DOCS: ReadonlyArray<{ code: string; meaning: string }> = [
+  { code: '0', meaning: 'success; nothing found' },
+  { code: '1', meaning: 'findings or OOMs found, or an action failed (also: an internal error, printed with its stack)' },
+  { code: '2', meaning: 'usage error: bad option, argument or input file' },
+  { code: '3', meaning: 'no GPU access: no NVIDIA driver, NVML or nvidia-smi could not be used' },
+  { code: '128+n', meaning: '`run`/`pipeline`: the child was killed by signal n; otherwise the child\'s own exit code is passed on' },
+];
+
+const SIGNAL_NUMBERS: Record<string, number> = {
+  SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGILL: 4, SIGTRAP: 5, SIGABRT: 6, SIGBUS: 7, SIGFPE: 8, SIGKILL: 9,
+  SIGUSR1: 10, SIGSEGV: 11, SIGUSR2: 12, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15,
+};
+
+export function exitCodeForOutcome(outcome: Outcome): number {
+  switch (outcome.kind) {
+    case 'ok':
+      return EXIT.OK;
+    case 'findings':
+    case 'failure':
+      return EXIT.FINDINGS;
+    case 'child':
+      if (outcome.signal) return 128 + (SIGNAL_NUMBERS[outcome.signal] ?? 0);
+      return outcome.code ?? EXIT.FINDINGS;
+  }
+}
+
+export function exitCodeForError(error: unknown): number {
+  if (!isGpumemError(error)) return EXIT.FINDINGS;
+  switch (error.errorClass) {
+    case 'usage':
+    case 'input':
+      return EXIT.USAGE;
+    case 'no-gpu':
+      return EXIT.NO_GPU;
+    case 'failure':
+      return EXIT.FINDINGS;
+  }
+}

@@ -1,0 +1,2 @@
+/** store/: run history (SQLite) and recordings (NDJSON). Imports core/ and sources/. */
+export {};

@@ -1,0 +1,6 @@
+/** The list of build steps the suite needs before it runs; each returns when its artefact is up to date. */
+const steps: Array<() => Promise<void>> = [];
+
+export async function buildAll(): Promise<void> {
+  for (const step of steps) await step();
+}

@@ -1,0 +1,105 @@
+/*
+ * Process lists of the fake NVML: the v1 (16-byte), `_v2` (24-byte) and `_v3` calls (24 bytes, or 32 on
+ * the 535.54 era), the INSUFFICIENT_SIZE protocol with processes that appear between two calls ("late"
+ * rows become visible once the driver has answered INSUFFICIENT_SIZE), and per-process SM utilization.
+ */
+#include <string.h>
+#include <time.h>
+#include "fake_nvml.h"
+
+static int visible(const fake_device *d, const fake_mig *m, const fake_process *p, int kind) {
+  if (!(p->kinds & kind) || (p->late && !d->lateShown)) return 0;
+  return !m || (p->gi != FAKE_UNSET && (unsigned)p->gi == m->gi);
+}
+
+static int has_late(const fake_device *d) {
+  for (int i = 0; i < d->nprocs; i++) if (d->procs[i].late) return 1;
+  return 0;
+}
+
+static void write_entry(unsigned char *at, unsigned stride, const fake_process *p) {
+  memset(at, 0, stride);
+  unsigned long long used = p->usedBytes == FAKE_UNSET ? NVML_VALUE_NOT_AVAILABLE_ULL : (unsigned long long)p->usedBytes;
+  memcpy(at, &p->pid, 4);
+  memcpy(at + 8, &used, 8);
+  if (stride >= 24) {
+    unsigned gi = p->gi == FAKE_UNSET ? NVML_NO_INSTANCE : (unsigned)p->gi;
+    unsigned ci = p->ci == FAKE_UNSET ? NVML_NO_INSTANCE : (unsigned)p->ci;
+    memcpy(at + 16, &gi, 4);
+    memcpy(at + 20, &ci, 4);
+  }
+}
+
+static nvmlReturn_t list(const char *fn, void *h, unsigned *count, void *infos, unsigned stride, int kind) {
+  fake_device *d;
+  fake_mig *m;
+  int rc = fake_enter(fn, h, &d, &m);
+  if (rc) return rc;
+  if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+  unsigned n = 0;
+  for (int i = 0; i < d->nprocs; i++) n += (unsigned)visible(d, m, &d->procs[i], kind);
+  if (*count < n || (n > 0 && !infos)) {
+    *count = n;
+    /* Processes that start right after this answer: the caller's next call will need more room. */
+    if (has_late(d)) d->lateShown = 1;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  unsigned k = 0;
+  for (int i = 0; i < d->nprocs; i++)
+    if (visible(d, m, &d->procs[i], kind)) write_entry((unsigned char *)infos + (size_t)k++ * stride, stride, &d->procs[i]);
+  *count = n;
+  return NVML_SUCCESS;
+}
+
+#if FAKE_ERA == 535054
+#define V3_STRIDE 32u
+#else
+#define V3_STRIDE 24u
+#endif
+
+API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(void *h, unsigned *c, void *p) { return list(__func__, h, c, p, 16, KIND_COMPUTE); }
+API nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(void *h, unsigned *c, void *p) { return list(__func__, h, c, p, 16, KIND_GRAPHICS); }
+#if FAKE_ERA >= 450066
+API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(void *h, unsigned *c, void *p) { return list(__func__, h, c, p, 24, KIND_COMPUTE); }
+API nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(void *h, unsigned *c, void *p) { return list(__func__, h, c, p, 24, KIND_GRAPHICS); }
+#endif
+#if FAKE_ERA >= 510039
+API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(void *h, unsigned *c, void *p) { return list(__func__, h, c, p, V3_STRIDE, KIND_COMPUTE); }
+API nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(void *h, unsigned *c, void *p) { return list(__func__, h, c, p, V3_STRIDE, KIND_GRAPHICS); }
+#endif
+#if FAKE_ERA >= 535054
+/* Present from 535.43 on; gpumem only probes for it (it tells the 32-byte `_v3` era apart). */
+API nvmlReturn_t nvmlDeviceGetConfComputeMemSizeInfo(void *h, void *info) { (void)h; (void)info; return NVML_ERROR_NOT_SUPPORTED; }
+#endif
+#if FAKE_ERA >= 535104
+API nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(void *h, void *list) { (void)h; (void)list; return NVML_ERROR_NOT_SUPPORTED; }
+#endif
+
+API nvmlReturn_t nvmlDeviceGetProcessUtilization(void *h, nvmlProcessUtilizationSample_t *out, unsigned *count,
+                                                 unsigned long long lastSeen) {
+  ENTER(h);
+  if (d->migMode == 1) return NVML_ERROR_NOT_SUPPORTED;
+  if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  unsigned long long nowUs = (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000ULL;
+  unsigned n = 0;
+  for (int i = 0; i < d->nprocs; i++) n += d->procs[i].smUtil != FAKE_UNSET && !(d->procs[i].late && !d->lateShown);
+  if (n == 0 || nowUs <= lastSeen) return NVML_ERROR_NOT_FOUND;
+  if (!out || *count < n) {
+    *count = n;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  unsigned k = 0;
+  for (int i = 0; i < d->nprocs; i++) {
+    const fake_process *p = &d->procs[i];
+    if (p->smUtil == FAKE_UNSET || (p->late && !d->lateShown)) continue;
+    memset(&out[k], 0, sizeof out[k]);
+    out[k].pid = p->pid;
+    out[k].timeStamp = nowUs;
+    out[k].smUtil = (unsigned)p->smUtil;
+    k++;
+  }
+  *count = n;
+  return NVML_SUCCESS;
+}

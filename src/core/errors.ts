@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   NOT_PERMITTED: 'failure',
   TIMEOUT: 'failure',
   STORE_ERROR: 'failure',
+  PREFLIGHT_FAILED: 'failure',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

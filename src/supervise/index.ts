@@ -1,2 +1,12 @@
 /** supervise/: spawning and watching user commands, pipelines, retry, cleanup, kill. Imports core/, sources/, store/. */
-export {};
+export { superviseRun } from './run.js';
+export type { SuperviseOptions, RunPlugin, AttemptContext } from './options.js';
+export type { MonitorTick } from './monitor.js';
+export * from './report.js';
+export { planEnv, mergeAllocConf, formatDecision, type EnvDecision, type EnvPlan } from './env.js';
+export { chooseGpus, type GpuChoice } from './gpus.js';
+export { nextBatchPlan, substitute, initialBatchPlan, type BatchPlan } from './retry.js';
+export { parseFreeRequirement, type FreeRequirement } from './preflight.js';
+export { ProcessTree } from './proc-tree.js';
+export { endProcesses, refuseReason, type Target, type EndResult } from './terminate.js';
+export { readProcTable, readProcEntry, parseStatLine, type ProcEntry } from './proc-table.js';

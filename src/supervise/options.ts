@@ -1,0 +1,78 @@
+/**
+ * Options of `superviseRun` and the plugin hook. A plugin (the PyTorch companion, the fit prober) can add
+ * environment variables before each attempt's spawn, see every monitor tick, and attach its own data to
+ * the attempt's report — without the supervisor knowing what it does.
+ */
+import type { GpuSource } from '../sources/index.js';
+import type { MonitorTick } from './monitor.js';
+import type { FreeRequirement } from './preflight.js';
+import type { ChildExit } from './report.js';
+import type { BatchPlan } from './retry.js';
+
+export interface AttemptContext {
+  attempt: number;
+  batch: BatchPlan | null;
+  /** The child's environment as planned so far (read-only view). */
+  env: Readonly<Record<string, string>>;
+  /** The child's pid; only set for onSpawn/afterAttempt. */
+  pid?: number;
+}
+
+export interface RunPlugin {
+  /** Key of this plugin's data in `AttemptReport.plugins`. */
+  name: string;
+  /** Before spawn: variables to add to the child's environment (recorded as env decisions of this plugin). */
+  beforeSpawn?(ctx: AttemptContext): Promise<Record<string, string> | void> | Record<string, string> | void;
+  /** Right after spawn. */
+  onSpawn?(ctx: AttemptContext): void;
+  /** Every monitor sample while the attempt runs. */
+  onTick?(tick: MonitorTick, ctx: AttemptContext): void;
+  /** After the attempt and its cleanup: whatever is returned is stored under `plugins[name]`. */
+  afterAttempt?(ctx: AttemptContext & { exit: ChildExit }): Promise<unknown> | unknown;
+}
+
+export interface SuperviseOptions {
+  /** The command and its arguments; may contain `{batch}` and `{accum}`. */
+  argv: string[];
+  /** Where GPU state comes from (opened by the caller; not closed here). */
+  source: GpuSource;
+  /** `--gpus` text: "2", "0,1", UUIDs, "auto", "auto:2"; undefined = no pinning. */
+  gpus?: string;
+  /** False = leave PYTORCH_CUDA_ALLOC_CONF alone (--no-alloc-conf). Default true. */
+  allocConf?: boolean;
+  requireFree?: FreeRequirement | null;
+  /** gpumem's own environment, the base of the child's. Default process.env. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Variables added on top (pipeline stage env). */
+  extraEnv?: Record<string, string>;
+  cwd?: string;
+  batch?: number;
+  accum?: number;
+  /** OOM retries allowed (0 = none). */
+  retryOom?: number;
+  /** Sampling interval; default 100 ms (10 Hz). */
+  intervalMs?: number;
+  /** Grace between signal escalation steps, and for leftovers between TERM and KILL. Default 5000 ms. */
+  graceMs?: number;
+  /** How long workers may take to exit on their own after the child. Default 1000 ms. */
+  settleMs?: number;
+  /** Bound on waiting for GPU memory release after the child exits. Default 10000 ms. */
+  cleanupTimeoutMs?: number;
+  /** Memory held by nothing below this is not reported. Default 64 MiB. */
+  toleranceBytes?: number;
+  /** Output tail kept per attempt. Default 64 KiB. */
+  tailBytes?: number;
+  /** Where the child's output goes. Default process.stdout / process.stderr. */
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+  /** gpumem's own messages (environment decisions, warnings, retries), one line each. */
+  log?: (line: string) => void;
+  /** Install SIGINT/SIGTERM/SIGHUP handlers on this process for the duration and forward them. */
+  forwardSignals?: boolean;
+  /** Aborting interrupts the child like SIGTERM would. */
+  signal?: AbortSignal;
+  plugins?: RunPlugin[];
+  /** Explains an OOM finding (core/oom's explain step); findings stay unexplained without it. */
+  explain?: (text: string, context: { env: Record<string, string> }) => { event: unknown; causes: unknown[] } | null;
+  now?: () => number;
+}

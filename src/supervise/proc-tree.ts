@@ -1,0 +1,89 @@
+/**
+ * Tracks the whole process tree of a supervised child. A process belongs to the tree when it descends
+ * from the child, shares the child's process group, or descended from it earlier: DataLoader workers whose
+ * parent died are re-parented to init (or a subreaper) and must still count, so members are remembered by
+ * (pid, start ticks) — a recycled pid never inherits membership.
+ */
+import { readProcTable, type ProcEntry } from './proc-table.js';
+
+export interface TreeMember {
+  pid: number;
+  startTicks: number;
+  comm: string;
+  state: string;
+  ppid: number;
+}
+
+export class ProcessTree {
+  private readonly members = new Map<number, number>();
+  private readonly everSeen = new Map<number, TreeMember>();
+  private current: TreeMember[] = [];
+
+  /** `rootPid` is the child; `pgid` its process group (the child leads its own group when spawned detached). */
+  constructor(
+    readonly rootPid: number,
+    readonly pgid: number,
+    private readonly procRoot = '/proc',
+  ) {}
+
+  /**
+   * Rescans /proc and returns the live members (zombies included, with state "Z"). Cost: one read of
+   * /proc/PID/stat per process on the machine.
+   */
+  refresh(table: Map<number, ProcEntry> = readProcTable(this.procRoot)): TreeMember[] {
+    const children = new Map<number, number[]>();
+    for (const entry of table.values()) {
+      const list = children.get(entry.ppid);
+      if (list) list.push(entry.pid);
+      else children.set(entry.ppid, [entry.pid]);
+    }
+    const next = new Map<number, number>();
+    const queue: number[] = [];
+    const admit = (entry: ProcEntry): void => {
+      if (next.has(entry.pid)) return;
+      next.set(entry.pid, entry.startTicks);
+      queue.push(entry.pid);
+    };
+    for (const entry of table.values()) {
+      const known = this.members.get(entry.pid);
+      if (entry.pid === this.rootPid || entry.pgid === this.pgid || known === entry.startTicks) admit(entry);
+    }
+    while (queue.length > 0) {
+      const pid = queue.pop() as number;
+      for (const child of children.get(pid) ?? []) {
+        const entry = table.get(child);
+        if (entry) admit(entry);
+      }
+    }
+    this.members.clear();
+    this.current = [];
+    for (const [pid, startTicks] of next) {
+      this.members.set(pid, startTicks);
+      const entry = table.get(pid) as ProcEntry;
+      const member = { pid, startTicks, comm: entry.comm, state: entry.state, ppid: entry.ppid };
+      this.current.push(member);
+      this.everSeen.set(pid, member);
+    }
+    return this.current;
+  }
+
+  /** Members found by the last refresh. */
+  live(): TreeMember[] {
+    return this.current;
+  }
+
+  /** Live members that are not zombies: the ones that can still hold GPU memory or need ending. */
+  running(): TreeMember[] {
+    return this.current.filter((m) => m.state !== 'Z' && m.state !== 'X');
+  }
+
+  /** True when `pid` is (or was, as the same process) a member; used to attribute GPU memory to the tree. */
+  has(pid: number): boolean {
+    return this.members.has(pid) || this.everSeen.has(pid);
+  }
+
+  /** Every process that was ever part of the tree. */
+  seen(): TreeMember[] {
+    return [...this.everSeen.values()];
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * The report of a supervised run, as returned by `superviseRun`, printed by `gpumem run`, stored in the
+ * history and emitted by `gpumem run --json` (documented in docs/run.md; bump RUN_SCHEMA_VERSION on any
+ * incompatible change). All sizes are integer bytes; times are milliseconds.
+ */
+import type { EnvDecision } from './env.js';
+import type { BatchPlan } from './retry.js';
+
+export const RUN_SCHEMA_VERSION = 1;
+
+export interface GpuRef {
+  index: number;
+  uuid: string;
+  name: string | null;
+}
+
+export interface PreflightGpu extends GpuRef {
+  totalBytes: number | null;
+  freeBytes: number | null;
+  usedBytes: number | null;
+  /** Processes already on the GPU before the run (pid, bytes or null when the driver does not say). */
+  otherProcesses: Array<{ pid: number; usedBytes: number | null; name: string | null }>;
+}
+
+export interface GpuPeak extends GpuRef {
+  /** Largest sum of the tree's processes' memory on this GPU in any one sample. */
+  peakBytes: number;
+  /** Ms since the attempt started when the peak was seen. */
+  atMs: number;
+  /** True when the GPU was chosen (or no choice was made). */
+  chosen: boolean;
+  /** Samples in which a tree process on this GPU reported no memory figure (null from the driver). */
+  unknownSamples: number;
+}
+
+export interface DeviceMismatch extends GpuRef {
+  pid: number;
+  comm: string | null;
+  usedBytes: number | null;
+  /** Ms since the attempt started when it was first seen. */
+  firstSeenMs: number;
+}
+
+export interface OomFinding {
+  /** Line number in the child's combined output (1-based). */
+  line: number;
+  /** The OOM message line as printed. */
+  text: string;
+  /** Parsed numbers and ranked causes from the explain parser, when it could read the message. */
+  event: unknown;
+  causes: unknown[];
+}
+
+export interface ProcessOutcome {
+  pid: number;
+  comm: string | null;
+  cmdline: string[] | null;
+  /** GPU memory it held when found (sum over GPUs), null when unknown or none reported. */
+  gpuBytes: number | null;
+  outcome: 'exited' | 'terminated' | 'killed' | 'skipped' | 'failed';
+  detail: string;
+}
+
+export interface CleanupReport {
+  /** Processes of the tree still running after the child exited. */
+  leftovers: ProcessOutcome[];
+  /** True when no tree process held GPU memory by the end of the bounded wait. */
+  memoryReleased: boolean;
+  waitedMs: number;
+  /** Memory on a GPU that no process accounts for and was not there before the run, beyond the tolerance. */
+  heldByNothing: Array<GpuRef & { bytes: number }>;
+  toleranceBytes: number;
+}
+
+export interface ChildExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface AttemptReport {
+  attempt: number;
+  argv: string[];
+  batch: BatchPlan | null;
+  startedAtMs: number;
+  durationMs: number;
+  exit: ChildExit;
+  /** Sampling rate achieved (samples per second over the attempt). */
+  sampleHz: number;
+  samples: number;
+  peaks: GpuPeak[];
+  mismatches: DeviceMismatch[];
+  ooms: OomFinding[];
+  cleanup: CleanupReport;
+  /** Signal gpumem received and forwarded, if any. */
+  interruptedBy: NodeJS.Signals | null;
+  /** Data returned by plugins (keyed by plugin name). */
+  plugins: Record<string, unknown>;
+  /** Downsampled timeline of the tree's memory per GPU uuid (≤ 300 points). */
+  timeline: Array<{ tMs: number; bytes: Record<string, number> }>;
+}
+
+export interface RunReport {
+  schemaVersion: typeof RUN_SCHEMA_VERSION;
+  argv: string[];
+  cwd: string;
+  startedAtMs: number;
+  durationMs: number;
+  gpus: GpuRef[] | null;
+  gpuReason: string | null;
+  env: EnvDecision[];
+  preflight: PreflightGpu[];
+  attempts: AttemptReport[];
+  /** Number of OOM retries made (attempts − 1 when every retry was for OOM). */
+  retries: number;
+  retryNote: string | null;
+  /** The last attempt's exit; this is what gpumem exits with. */
+  exit: ChildExit;
+  /** Convenience: max over attempts of each GPU's peak. */
+  peaks: GpuPeak[];
+}

@@ -1,0 +1,82 @@
+/**
+ * Runs a diagnosis: builds the process views, trees and per-GPU accounting from a window of samples, then
+ * every rule over them, and returns one report ordered by severity.
+ */
+import { GpumemError } from '../errors.js';
+import type { Sample } from '../types.js';
+import { accountDevice } from './accounting.js';
+import { buildProcessViews } from './process-view.js';
+import { RULES } from './rules/index.js';
+import { buildTrees, userTotals } from './trees.js';
+import type { DeviceAccounting, DiagnoseInput, Finding, ProcessTree, ProcessView, Rule, RuleContext, Severity, UserTotal } from './types.js';
+
+/** Version of the JSON shape (docs/diagnose.md). Bump on any incompatible change. */
+export const DIAGNOSE_SCHEMA_VERSION = 1;
+
+export interface DiagnoseReport {
+  schemaVersion: typeof DIAGNOSE_SCHEMA_VERSION;
+  /** Time of the latest sample, ms since the epoch. */
+  timeMs: number;
+  window: { samples: number; firstMs: number; lastMs: number; spanMs: number };
+  source: Sample['source'];
+  accounting: DeviceAccounting[];
+  processes: ProcessView[];
+  trees: ProcessTree[];
+  users: UserTotal[];
+  findings: Finding[];
+}
+
+const ORDER: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
+
+/** Builds the shared context the rules read. Exported for rule tests. */
+export function buildContext(input: DiagnoseInput): RuleContext {
+  const { samples } = input;
+  const latest = samples[samples.length - 1];
+  if (!latest) {
+    throw new GpumemError('INPUT_MALFORMED', 'nothing to diagnose: the window has no samples', {
+      hint: 'give a longer --window, or a recording with at least one sample',
+    });
+  }
+  const first = samples[0] as Sample;
+  const views = buildProcessViews(samples);
+  const trees = buildTrees(views, input.ancestors);
+  const ranked = views.map((v): ProcessView => {
+    const tree = trees.find((t) => t.pids.includes(v.pid));
+    // A direct child of a launcher that holds real memory is one of its ranks.
+    if (v.role === 'main' && tree?.launcher && v.ppid === tree.rootPid && !v.contextOnly) return { ...v, role: 'rank' };
+    return v;
+  });
+  return {
+    samples,
+    latest,
+    devices: latest.devices,
+    processes: ranked,
+    trees,
+    accounting: latest.devices.map((d) => accountDevice(d, ranked)),
+    viewer: input.viewer,
+    pidNamespace: input.pidNamespace,
+    ancestors: input.ancestors,
+    windowMs: latest.timeMs - first.timeMs,
+  };
+}
+
+/** Diagnoses a window of samples with the given rules (all of them by default). */
+export function diagnose(input: DiagnoseInput, rules: readonly Rule[] = RULES): DiagnoseReport {
+  const ctx = buildContext(input);
+  const findings = rules
+    .flatMap((rule, order) => rule.check(ctx).map((f) => ({ f, order })))
+    .sort((a, b) => ORDER[a.f.severity] - ORDER[b.f.severity] || a.order - b.order)
+    .map(({ f }) => f);
+  const first = ctx.samples[0] as Sample;
+  return {
+    schemaVersion: DIAGNOSE_SCHEMA_VERSION,
+    timeMs: ctx.latest.timeMs,
+    window: { samples: ctx.samples.length, firstMs: first.timeMs, lastMs: ctx.latest.timeMs, spanMs: ctx.windowMs },
+    source: ctx.latest.source,
+    accounting: [...ctx.accounting],
+    processes: [...ctx.processes],
+    trees: [...ctx.trees],
+    users: userTotals(ctx.processes),
+    findings,
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * Per-process facts for the latest sample of a window: which GPU, how much, who, how old, what state,
+ * how busy over the window, whether it only holds a CUDA context, and its role (main, worker, rank, kernel).
+ */
+import type { Device, GpuProcess, Sample } from '../types.js';
+import { commandText, isKernelCommand } from './classify.js';
+import { THRESHOLDS } from './thresholds.js';
+import type { ProcessRole, ProcessUtil, ProcessView } from './types.js';
+
+/** The index of the device a process row is on: its own gpuIndex, else the device with its uuid. */
+export function deviceIndexOf(row: GpuProcess, devices: readonly Device[]): number | null {
+  if (row.gpuIndex !== null && devices.some((d) => d.index === row.gpuIndex)) return row.gpuIndex;
+  if (row.gpuUuid !== null) {
+    const byUuid = devices.find((d) => d.uuid === row.gpuUuid || d.migInstances.some((m) => m.uuid === row.gpuUuid));
+    if (byUuid) return byUuid.index;
+  }
+  return null;
+}
+
+function sameRow(a: GpuProcess, b: GpuProcess): boolean {
+  if (a.pid !== b.pid) return false;
+  if (a.gpuUuid !== null && b.gpuUuid !== null) return a.gpuUuid === b.gpuUuid;
+  return a.gpuIndex === b.gpuIndex;
+}
+
+/**
+ * Measures a process's utilization over the window. Uses the driver's per-process SM % where any sample has
+ * it; otherwise, when the whole GPU reported 0% in every sample, every process on it was idle too; otherwise
+ * null (unknown — never guessed).
+ */
+export function measureUtil(row: GpuProcess, gpuIndex: number | null, samples: readonly Sample[]): ProcessUtil | null {
+  const perProcess: Array<{ timeMs: number; pct: number }> = [];
+  const perDevice: Array<{ timeMs: number; pct: number }> = [];
+  for (const sample of samples) {
+    const match = sample.processes.find((p) => sameRow(p, row));
+    if (match?.smUtilPct !== null && match?.smUtilPct !== undefined) perProcess.push({ timeMs: sample.timeMs, pct: match.smUtilPct });
+    const device = sample.devices.find((d) => d.index === gpuIndex);
+    if (device?.utilization.gpuPct !== null && device?.utilization.gpuPct !== undefined) {
+      perDevice.push({ timeMs: sample.timeMs, pct: device.utilization.gpuPct });
+    }
+  }
+  if (perProcess.length > 0) return summarise(perProcess, 'process');
+  if (perDevice.length > 0 && perDevice.every((p) => p.pct === 0)) return summarise(perDevice, 'device');
+  return null;
+}
+
+function summarise(points: Array<{ timeMs: number; pct: number }>, basis: ProcessUtil['basis']): ProcessUtil {
+  const last = points[points.length - 1] as { timeMs: number };
+  let firstIdle: number | null = null;
+  for (let i = points.length - 1; i >= 0 && (points[i] as { pct: number }).pct === 0; i--) firstIdle = i;
+  const idleMs = firstIdle === null ? 0 : last.timeMs - (points[firstIdle] as { timeMs: number }).timeMs;
+  const total = points.reduce((s, p) => s + p.pct, 0);
+  return {
+    meanPct: total / points.length,
+    maxPct: Math.max(...points.map((p) => p.pct)),
+    samples: points.length,
+    idleMs,
+    idleWholeWindow: firstIdle === 0,
+    basis,
+  };
+}
+
+/** Builds the view of every process row in the latest sample of the window. */
+export function buildProcessViews(samples: readonly Sample[]): ProcessView[] {
+  const latest = samples[samples.length - 1] as Sample;
+  const gpuPids = new Set(latest.processes.map((p) => p.pid));
+  return latest.processes.map((row) => {
+    const host = row.host;
+    const gpuIndex = deviceIndexOf(row, latest.devices);
+    const util = measureUtil(row, gpuIndex, samples);
+    const usedBytes = row.usedBytes;
+    const contextOnly =
+      usedBytes !== null && usedBytes > 0 && usedBytes <= THRESHOLDS.contextOnlyMaxBytes && (util === null || util.maxPct === 0);
+    const ppid = host?.ppid ?? null;
+    const kernel = isKernelCommand(host?.cmdline ?? null);
+    const childOfGpuProcess = ppid !== null && gpuPids.has(ppid) && ppid !== row.pid;
+    const role: ProcessRole = kernel ? 'kernel' : childOfGpuProcess ? (contextOnly ? 'worker' : 'rank') : 'main';
+    return {
+      row,
+      pid: row.pid,
+      gpuIndex,
+      usedBytes,
+      // Rows the source did not enrich count as visible: only a pid /proc positively could not find is "not visible".
+      visible: host === null ? true : host.visible,
+      user: host?.user ?? null,
+      uid: host?.uid ?? null,
+      ppid,
+      command: commandText(host?.cmdline ?? null, row.name),
+      state: host?.state ?? null,
+      ageMs: host?.startTimeMs !== null && host?.startTimeMs !== undefined ? Math.max(0, latest.timeMs - host.startTimeMs) : null,
+      util,
+      contextOnly,
+      role,
+    };
+  });
+}

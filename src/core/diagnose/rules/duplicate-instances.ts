@@ -1,0 +1,46 @@
+import { formatBytes } from '../../units.js';
+import { treeOf } from '../trees.js';
+import type { Finding, ProcessView, Rule } from '../types.js';
+import { describeRows, pidsOf, shortCommand, sumBytes } from './helpers.js';
+
+/** Two or more processes running the same command on one GPU: a second copy of a job, or ranks that all chose the same GPU. */
+export const duplicateInstances: Rule = {
+  id: 'duplicate-instances',
+  description: 'the same training command runs more than once on one GPU',
+  check(ctx) {
+    const groups = new Map<string, ProcessView[]>();
+    for (const v of ctx.processes) {
+      if (v.role === 'worker' || v.role === 'kernel' || v.gpuIndex === null || v.command === null) continue;
+      const key = `${v.gpuIndex}\u0000${v.command}`;
+      groups.set(key, [...(groups.get(key) ?? []), v]);
+    }
+    const findings: Finding[] = [];
+    for (const rows of groups.values()) {
+      const pids = pidsOf(rows);
+      if (pids.length < 2) continue;
+      const gpu = rows[0]?.gpuIndex as number;
+      const roots = new Set(pids.map((p) => treeOf(ctx.trees, p)?.rootPid ?? p));
+      const sameLauncher = roots.size === 1;
+      const total = sumBytes(rows);
+      findings.push({
+        id: this.id,
+        severity: 'warning',
+        title: sameLauncher
+          ? `${pids.length} ranks of one launcher (pid ${[...roots][0]}) all run on GPU ${gpu}`
+          : `${pids.length} copies of \`${shortCommand(rows[0]?.command ?? null)}\` run on GPU ${gpu}`,
+        evidence: {
+          summary: `${describeRows(rows)}; together ${formatBytes(total)} on GPU ${gpu}`,
+          pids,
+          gpuIndexes: [gpu],
+          bytes: total,
+          details: { command: rows[0]?.command ?? null, sameLauncher, copies: pids.length },
+        },
+        fix: sameLauncher
+          ? `each rank must select its own GPU: call torch.cuda.set_device(int(os.environ["LOCAL_RANK"])) before any CUDA work; the extra ranks hold ${formatBytes(total - (rows[0]?.usedBytes ?? 0))} on GPU ${gpu}`
+          : `end the copies you did not mean to start (they hold ${formatBytes(total)}); start one run per GPU with \`gpumem run --gpus N -- …\``,
+        command: sameLauncher ? undefined : `gpumem kill ${pids.slice(1).join(' ')}`,
+      });
+    }
+    return findings;
+  },
+};

@@ -1,0 +1,34 @@
+import { formatBytes, formatDuration } from '../../units.js';
+import { THRESHOLDS } from '../thresholds.js';
+import type { Finding, Rule } from '../types.js';
+
+/** Jupyter/IPython kernels holding GPU memory while doing nothing over the window. */
+export const idleKernel: Rule = {
+  id: 'idle-kernel',
+  description: 'a Jupyter/IPython kernel holds GPU memory and did no GPU work over the window',
+  check(ctx) {
+    const findings: Finding[] = [];
+    for (const v of ctx.processes) {
+      if (v.role !== 'kernel' || v.usedBytes === null || v.usedBytes === 0 || v.gpuIndex === null) continue;
+      const util = v.util;
+      const idle = util !== null && util.samples >= THRESHOLDS.minUtilSamples && util.idleWholeWindow;
+      if (!idle) continue;
+      const owner = v.user ?? 'unknown user';
+      findings.push({
+        id: this.id,
+        severity: 'warning',
+        title: `idle notebook kernel pid ${v.pid} (${owner}) holds ${formatBytes(v.usedBytes)} on GPU ${v.gpuIndex}`,
+        evidence: {
+          summary: `0% ${util.basis === 'process' ? 'SM utilization of the process' : 'GPU utilization'} in all ${util.samples} samples (idle ≥ ${formatDuration(util.idleMs)})${v.ageMs !== null ? `, running for ${formatDuration(v.ageMs)}` : ''}`,
+          pids: [v.pid],
+          gpuIndexes: [v.gpuIndex],
+          bytes: v.usedBytes,
+          details: { user: v.user, idleMs: util.idleMs, ageMs: v.ageMs, utilBasis: util.basis },
+        },
+        fix: `in the notebook: del the tensors/models, then torch.cuda.empty_cache(); or shut the kernel down (Kernel → Shut Down) to return all ${formatBytes(v.usedBytes)}`,
+        command: `gpumem kill ${v.pid}`,
+      });
+    }
+    return findings;
+  },
+};

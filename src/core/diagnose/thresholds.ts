@@ -1,0 +1,30 @@
+/**
+ * The numbers the rules compare against, in one place so docs/diagnose.md can quote them and tests can
+ * reach the edges. Each says why it has its value.
+ */
+const MiB = 1024 ** 2;
+const GiB = 1024 ** 3;
+
+export const THRESHOLDS = {
+  /**
+   * A CUDA context costs roughly 300–600 MiB on current drivers (more with lazy loading off). A process at or
+   * below this, doing no work, holds a context and little else.
+   */
+  contextOnlyMaxBytes: 1 * GiB,
+  /** Below this the gap between the device's used total and its processes is driver bookkeeping (tens of MiB on an H100). */
+  residualMinBytes: 256 * MiB,
+  /** A GPU at or above this fraction of its total (used + reserved) leaves too little headroom for an allocation spike. */
+  nearCapacityFraction: 0.9,
+  /** At or above this fraction the OOM risk is critical. */
+  nearCapacityCriticalFraction: 0.95,
+  /** "High memory": at least this fraction of the GPU's total is used … */
+  highMemoryFraction: 0.25,
+  /** … while mean utilization over the window stays at or below this percentage. */
+  lowUtilPct: 10,
+  /** Utilization needs at least this many samples before a rule calls a GPU or process idle or busy. */
+  minUtilSamples: 2,
+  /** A process counts as active training when its (or its device's) mean utilization is at least this. */
+  activeUtilPct: 5,
+} as const;
+
+export type Thresholds = typeof THRESHOLDS;

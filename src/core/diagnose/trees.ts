@@ -1,0 +1,105 @@
+/**
+ * Groups GPU processes into trees: a training process with its children (DataLoader workers, spawned
+ * ranks), and a launcher (torchrun, accelerate, deepspeed, or any parent that is not on a GPU itself) with
+ * its ranks. Totals per tree and per user.
+ */
+import type { HostFacts } from '../types.js';
+import { commandText, isReaperCommand, launcherName } from './classify.js';
+import type { ProcessTree, ProcessView, UserTotal } from './types.js';
+
+const SHELLS = /^(ba|z|da|fi|k|tc|c)?sh$|^(tmux|screen|sshd|su|sudo|login|nohup|setsid|script)(:.*)?$/;
+
+/**
+ * True when a parent that is not on a GPU should be the root of its GPU children's tree. A known launcher
+ * always is; a shell, terminal multiplexer or process reaper (pid 1, systemd…) never is, since independent jobs
+ * share those; an unknown parent (no /proc facts) is, when it has two or more GPU children — they share that
+ * parent, which is a fact, and the tree says the parent's command is unknown.
+ */
+function groupsUnder(ppid: number, parent: HostFacts | undefined, gpuChildren: number): boolean {
+  if (ppid <= 1) return false;
+  if (!parent || !parent.cmdline) return gpuChildren >= 2;
+  if (launcherName(parent.cmdline)) return true;
+  const first = (parent.cmdline[0] ?? '').split('/').pop() ?? '';
+  if (SHELLS.test(first) || isReaperCommand(parent.cmdline)) return false;
+  return gpuChildren >= 2;
+}
+
+/** Finds the root pid of every process: the topmost GPU process above it, or the launcher above that. */
+export function buildTrees(views: readonly ProcessView[], ancestors: Readonly<Record<number, HostFacts>>): ProcessTree[] {
+  const byPid = new Map<number, ProcessView>();
+  for (const v of views) if (!byPid.has(v.pid)) byPid.set(v.pid, v);
+  const topOf = (pid: number): number => {
+    let current = pid;
+    const seen = new Set<number>();
+    for (;;) {
+      seen.add(current);
+      const ppid = byPid.get(current)?.ppid ?? null;
+      if (ppid === null || !byPid.has(ppid) || seen.has(ppid)) return current;
+      current = ppid;
+    }
+  };
+  // Count, per non-GPU parent, how many topmost GPU processes sit directly under it.
+  const tops = new Set([...byPid.keys()].map(topOf));
+  const childrenOfParent = new Map<number, number>();
+  for (const top of tops) {
+    const ppid = byPid.get(top)?.ppid;
+    if (ppid !== null && ppid !== undefined) childrenOfParent.set(ppid, (childrenOfParent.get(ppid) ?? 0) + 1);
+  }
+  const rootOf = (pid: number): { root: number; launcher: boolean } => {
+    const top = topOf(pid);
+    const ppid = byPid.get(top)?.ppid ?? null;
+    if (ppid !== null && groupsUnder(ppid, ancestors[ppid], childrenOfParent.get(ppid) ?? 0)) return { root: ppid, launcher: true };
+    return { root: top, launcher: false };
+  };
+
+  const trees = new Map<number, ProcessTree>();
+  for (const v of views) {
+    const { root, launcher } = rootOf(v.pid);
+    let tree = trees.get(root);
+    if (!tree) {
+      const rootFacts = launcher ? ancestors[root] : byPid.get(root)?.row.host ?? undefined;
+      tree = {
+        rootPid: root,
+        rootCommand: launcher ? commandText(rootFacts?.cmdline ?? null, null) : (byPid.get(root)?.command ?? null),
+        launcher,
+        user: rootFacts?.user ?? v.user,
+        pids: [],
+        bytesByGpu: {},
+        totalBytes: 0,
+        unknownPids: [],
+      };
+      trees.set(root, tree);
+    }
+    if (!tree.pids.includes(v.pid)) tree.pids.push(v.pid);
+    if (v.usedBytes === null) {
+      if (!tree.unknownPids.includes(v.pid)) tree.unknownPids.push(v.pid);
+      continue;
+    }
+    const key = v.gpuIndex === null ? '?' : String(v.gpuIndex);
+    tree.bytesByGpu[key] = (tree.bytesByGpu[key] ?? 0) + v.usedBytes;
+    tree.totalBytes += v.usedBytes;
+  }
+  return [...trees.values()].sort((a, b) => b.totalBytes - a.totalBytes || a.rootPid - b.rootPid);
+}
+
+/** The tree a pid belongs to. */
+export function treeOf(trees: readonly ProcessTree[], pid: number): ProcessTree | undefined {
+  return trees.find((t) => t.pids.includes(pid));
+}
+
+/** Memory per user over all GPUs ("unknown user" for rows without /proc facts), largest first. */
+export function userTotals(views: readonly ProcessView[]): UserTotal[] {
+  const totals = new Map<string, UserTotal>();
+  for (const v of views) {
+    const user = v.user ?? (v.uid !== null ? `uid ${v.uid}` : 'unknown user');
+    const t = totals.get(user) ?? { user, totalBytes: 0, bytesByGpu: {}, pids: [] };
+    if (!t.pids.includes(v.pid)) t.pids.push(v.pid);
+    if (v.usedBytes !== null) {
+      const key = v.gpuIndex === null ? '?' : String(v.gpuIndex);
+      t.bytesByGpu[key] = (t.bytesByGpu[key] ?? 0) + v.usedBytes;
+      t.totalBytes += v.usedBytes;
+    }
+    totals.set(user, t);
+  }
+  return [...totals.values()].sort((a, b) => b.totalBytes - a.totalBytes || a.user.localeCompare(b.user));
+}

@@ -1,0 +1,82 @@
+/**
+ * Attaching host facts to the processes of a sample, and the process-tree readers the supervisor, kill and
+ * diagnose build on. The enricher caches the facts that cannot change while a process lives, keyed by pid
+ * and start ticks, so a watch loop re-reads only /proc/PID/stat per process.
+ */
+import { readdirSync } from 'node:fs';
+import type { HostFacts, Sample } from '../../core/index.js';
+import { NOT_HERE, invisibleFacts, readProcStat, readStableFacts, readHostFacts, type ProcOptions } from './host-facts.js';
+
+/** Returns `sample` with `host` filled on every process (rows are never dropped). */
+export type HostEnricher = (sample: Sample) => Sample;
+
+/**
+ * Makes an enricher that remembers stable facts per (pid, start ticks). A pid reused by a new process has
+ * other start ticks and is read afresh.
+ */
+export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
+  const cache = new Map<number, { startTicks: number; facts: HostFacts }>();
+  return (sample) => {
+    const seen = new Set<number>();
+    const processes = sample.processes.map((p) => {
+      seen.add(p.pid);
+      return { ...p, host: factsFor(p.pid) };
+    });
+    for (const pid of cache.keys()) if (!seen.has(pid)) cache.delete(pid);
+    return { ...sample, processes };
+  };
+
+  function factsFor(pid: number): HostFacts {
+    const stat = readProcStat(pid, options);
+    if (!stat) {
+      cache.delete(pid);
+      return readHostFacts(pid, options);
+    }
+    const hit = cache.get(pid);
+    if (hit && hit.startTicks === stat.startTicks && stat.state !== 'Z') {
+      return { ...hit.facts, state: stat.state, ppid: stat.ppid };
+    }
+    const facts: HostFacts = { visible: true, state: stat.state, ppid: stat.ppid, ...readStableFacts(pid, stat, options) };
+    cache.set(pid, { startTicks: stat.startTicks, facts });
+    return facts;
+  }
+}
+
+/** Fills `host` on every process of one sample from /proc, without caching. */
+export function enrichSample(sample: Sample, options: ProcOptions = {}): Sample {
+  return createHostEnricher(options)(sample);
+}
+
+/** Every pid visible in /proc now. */
+export function listPids(options: ProcOptions = {}): number[] {
+  try {
+    return readdirSync(options.procRoot ?? '/proc').filter((n) => /^\d+$/.test(n)).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Direct children of `pid` (processes whose ppid is `pid`), read from /proc/* /stat. */
+export function listChildren(pid: number, options: ProcOptions = {}): number[] {
+  return listPids(options).filter((p) => readProcStat(p, options)?.ppid === pid);
+}
+
+/** All descendants of `pid`, parents before children (one /proc scan). */
+export function listDescendants(pid: number, options: ProcOptions = {}): number[] {
+  const byParent = new Map<number, number[]>();
+  for (const p of listPids(options)) {
+    const ppid = readProcStat(p, options)?.ppid;
+    if (ppid !== undefined) byParent.set(ppid, [...(byParent.get(ppid) ?? []), p]);
+  }
+  const out: number[] = [];
+  const queue = [...(byParent.get(pid) ?? [])];
+  while (queue.length > 0) {
+    const next = queue.shift()!;
+    if (out.includes(next)) continue;
+    out.push(next);
+    queue.push(...(byParent.get(next) ?? []));
+  }
+  return out;
+}
+
+export { NOT_HERE, invisibleFacts };

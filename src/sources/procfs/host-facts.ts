@@ -1,0 +1,131 @@
+/**
+ * Host facts for a pid, read from /proc. Every fact is read on its own so one unreadable file (another
+ * user's environ, a zombie's exe) nulls only that fact, with the reason. A pid that does not exist in our
+ * PID namespace keeps its row, marked not visible: NVML reports host pids, which a container cannot see.
+ */
+import { readFileSync, readlinkSync } from 'node:fs';
+import type { HostFacts } from '../../core/index.js';
+import { parseBootTimeSec, parseCmdline, parseContainerId, parseCudaEnv, parsePasswd, parseProcStat, statusNumbers, type ProcStat } from './parse.js';
+
+export interface ProcOptions {
+  /** Default "/proc"; tests point it at a prepared tree. */
+  procRoot?: string;
+  /** Default "/etc/passwd". */
+  passwdPath?: string;
+  /** USER_HZ; 100 on every mainstream Linux build (sysconf(_SC_CLK_TCK) is not reachable from Node). */
+  clockTicksPerSec?: number;
+}
+
+/** Why a file could not be read, as a reason string for the `unavailable` map. */
+export function reasonFor(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT' || code === 'ESRCH') return 'process gone';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied (another user\'s process, or /proc mounted with hidepid)';
+  return `unreadable (${code ?? String(error)})`;
+}
+
+type Read<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+function tryRead<T>(fn: () => T): Read<T> {
+  try {
+    return { ok: true, value: fn() };
+  } catch (error) {
+    return { ok: false, reason: reasonFor(error) };
+  }
+}
+
+const root = (o: ProcOptions): string => o.procRoot ?? '/proc';
+
+/** /proc/PID/stat parsed, or null when the pid is gone or unreadable. */
+export function readProcStat(pid: number, options: ProcOptions = {}): ProcStat | null {
+  const r = tryRead(() => readFileSync(`${root(options)}/${pid}/stat`, 'utf8'));
+  return r.ok ? parseProcStat(r.value) : null;
+}
+
+/**
+ * The start time of `pid` in clock ticks after boot (/proc/PID/stat field 22), or null when it is gone.
+ * Compare it with an earlier reading before signalling a pid: a different value means the pid was reused.
+ */
+export function readStartTicks(pid: number, options: ProcOptions = {}): number | null {
+  return readProcStat(pid, options)?.startTicks ?? null;
+}
+
+let bootCache: { root: string; ms: number | null } | undefined;
+
+/** Boot time in ms since the epoch from `btime` in /proc/stat (cached: it does not change while we run). */
+export function readBootTimeMs(options: ProcOptions = {}): number | null {
+  if (bootCache?.root === root(options)) return bootCache.ms;
+  const r = tryRead(() => readFileSync(`${root(options)}/stat`, 'utf8'));
+  const sec = r.ok ? parseBootTimeSec(r.value) : null;
+  bootCache = { root: root(options), ms: sec === null ? null : sec * 1000 };
+  return bootCache.ms;
+}
+
+const passwdCache = new Map<string, Map<number, string>>();
+
+/** uid → user name, from /etc/passwd (read once per path). Null when the uid has no entry there. */
+export function userName(uid: number, options: ProcOptions = {}): string | null {
+  const path = options.passwdPath ?? '/etc/passwd';
+  let users = passwdCache.get(path);
+  if (!users) {
+    const r = tryRead(() => readFileSync(path, 'utf8'));
+    users = r.ok ? parsePasswd(r.value) : new Map();
+    passwdCache.set(path, users);
+  }
+  return users.get(uid) ?? null;
+}
+
+/** Facts of a pid that do not change while it lives (reused by the enricher while start ticks match). */
+type StableFacts = Omit<HostFacts, 'state' | 'ppid' | 'visible'>;
+
+/** Reads everything but state/ppid; `stat` was read just before. */
+export function readStableFacts(pid: number, stat: ProcStat, options: ProcOptions = {}): StableFacts {
+  const dir = `${root(options)}/${pid}`;
+  const unavailable: Record<string, string> = {};
+  const take = <T>(field: string, r: Read<T>): T | null => {
+    if (r.ok) return r.value;
+    unavailable[field] = r.reason;
+    return null;
+  };
+  const status = tryRead(() => readFileSync(`${dir}/status`, 'utf8'));
+  const uid = take('uid', status.ok ? { ok: true, value: statusNumbers(status.value, 'Uid')?.[0] ?? null } : status);
+  const nspid = take('nspid', status.ok ? { ok: true, value: statusNumbers(status.value, 'NSpid') } : status);
+  if (status.ok && nspid === null) unavailable.nspid = 'no NSpid line (kernel older than 4.1)';
+  const user = uid === null ? null : userName(uid, options);
+  if (uid !== null && user === null) unavailable.user = `uid ${uid} has no /etc/passwd entry here`;
+  else if (uid === null) unavailable.user = unavailable.uid ?? 'uid unknown';
+  const cmdline = take('cmdline', tryRead(() => parseCmdline(readFileSync(`${dir}/cmdline`, 'utf8'))));
+  if (cmdline === null && !unavailable.cmdline) unavailable.cmdline = stat.state === 'Z' ? 'zombie: command line released' : 'empty command line (kernel thread?)';
+  const exe = take('exe', tryRead(() => readlinkSync(`${dir}/exe`)));
+  const containerId = take('containerId', tryRead(() => parseContainerId(readFileSync(`${dir}/cgroup`, 'utf8'))));
+  const cudaEnv = take('cudaEnv', tryRead(() => parseCudaEnv(readFileSync(`${dir}/environ`, 'utf8'))));
+  const boot = readBootTimeMs(options);
+  const hz = options.clockTicksPerSec ?? 100;
+  const startTimeMs = boot === null ? null : Math.round(boot + (stat.startTicks * 1000) / hz);
+  if (startTimeMs === null) unavailable.startTimeMs = 'no btime in /proc/stat';
+  return { uid, user, cmdline, exe, startTimeMs, startTicks: stat.startTicks, containerId, nspid, cudaEnv, unavailable };
+}
+
+const GONE_FIELDS = ['uid', 'user', 'ppid', 'cmdline', 'exe', 'startTimeMs', 'startTicks', 'state', 'containerId', 'nspid', 'cudaEnv'] as const;
+
+/** Host facts for a pid that cannot be seen here: every fact null with one reason, `visible` false. */
+export function invisibleFacts(reason: string): HostFacts {
+  const unavailable: Record<string, string> = {};
+  for (const f of GONE_FIELDS) unavailable[f] = reason;
+  return { visible: false, uid: null, user: null, ppid: null, cmdline: null, exe: null, startTimeMs: null, startTicks: null, state: null, containerId: null, nspid: null, cudaEnv: null, unavailable };
+}
+
+export const NOT_HERE = 'pid not found in this PID namespace (gone, a host pid seen from a container, or hidden by hidepid)';
+
+/**
+ * Reads the host facts of `pid` from /proc (uid, user, ppid, cmdline, exe, start time, state, container,
+ * NSpid, CUDA env). Never throws: a pid absent here gives `visible: false` and every fact null with the
+ * reason; an unreadable file nulls only its facts.
+ */
+export function readHostFacts(pid: number, options: ProcOptions = {}): HostFacts {
+  const raw = tryRead(() => readFileSync(`${root(options)}/${pid}/stat`, 'utf8'));
+  if (!raw.ok && raw.reason !== 'process gone') return { ...invisibleFacts(raw.reason), visible: true };
+  const stat = raw.ok ? parseProcStat(raw.value) : null;
+  if (!stat) return invisibleFacts(NOT_HERE);
+  return { visible: true, state: stat.state, ppid: stat.ppid, ...readStableFacts(pid, stat, options) };
+}

@@ -1,0 +1,100 @@
+/**
+ * Pure parsers for the /proc and /etc files host facts come from. Kept apart from the file reading so each
+ * format quirk (a comm with spaces and parentheses, cgroup v1 vs v2 paths) is tested with plain strings.
+ */
+import type { CudaEnv, ProcessState } from '../../core/index.js';
+
+export interface ProcStat {
+  pid: number;
+  /** The comm field: up to 15 bytes, may hold spaces and parentheses. */
+  comm: string;
+  state: ProcessState | null;
+  ppid: number;
+  /** Field 22: start time in clock ticks after boot. */
+  startTicks: number;
+}
+
+const STATES = new Set(['R', 'S', 'D', 'Z', 'T', 't', 'X', 'I', 'W', 'P', 'K']);
+
+/**
+ * Parses /proc/PID/stat. The comm sits in parentheses and may itself contain ") (", so the fields after it
+ * are read from the *last* ")". Returns null when the text is not a stat line.
+ */
+export function parseProcStat(text: string): ProcStat | null {
+  const open = text.indexOf('(');
+  const close = text.lastIndexOf(')');
+  if (open < 0 || close < open) return null;
+  const pid = Number(text.slice(0, open).trim());
+  const rest = text.slice(close + 1).trim().split(/\s+/);
+  // rest[0] is field 3 (state); field n is rest[n - 3].
+  const state = rest[0] ?? '';
+  const ppid = Number(rest[1]);
+  const startTicks = Number(rest[19]);
+  if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isSafeInteger(startTicks)) return null;
+  return { pid, comm: text.slice(open + 1, close), state: STATES.has(state) ? (state as ProcessState) : null, ppid, startTicks };
+}
+
+/** A numeric list line of /proc/PID/status ("Uid:\t1000\t1000\t1000\t1000", "NSpid:\t812\t1"). */
+export function statusNumbers(text: string, key: string): number[] | null {
+  const line = text.split('\n').find((l) => l.startsWith(`${key}:`));
+  if (!line) return null;
+  const values = line.slice(key.length + 1).trim().split(/\s+/).map(Number);
+  return values.length > 0 && values.every(Number.isInteger) ? values : null;
+}
+
+/** `btime` from /proc/stat: boot time in seconds since the epoch. */
+export function parseBootTimeSec(text: string): number | null {
+  const m = /^btime\s+(\d+)\s*$/m.exec(text);
+  return m ? Number(m[1]) : null;
+}
+
+const CONTAINER_PATTERNS: readonly RegExp[] = [
+  /(?:docker|cri-containerd|containerd|crio|libpod|conmon)-([0-9a-f]{64})(?:\.scope)?/,
+  /\/(?:docker|kubepods[^/]*(?:\/[^/]+)*|libpod|containerd|crio|actions_job|ecs\/[^/]+)\/([0-9a-f]{64})\b/,
+];
+
+/**
+ * The container id a /proc/PID/cgroup places the process in (docker, containerd/k8s, podman, cri-o; cgroup
+ * v1 or v2), or null when its cgroups name none — a process on the host.
+ */
+export function parseContainerId(cgroupText: string): string | null {
+  for (const line of cgroupText.split('\n')) {
+    const path = line.split(':').slice(2).join(':');
+    for (const re of CONTAINER_PATTERNS) {
+      const m = re.exec(path);
+      if (m) return m[1]!;
+    }
+  }
+  return null;
+}
+
+/** uid → user name from /etc/passwd text. */
+export function parsePasswd(text: string): Map<number, string> {
+  const users = new Map<number, string>();
+  for (const line of text.split('\n')) {
+    const [name, , uid] = line.split(':');
+    if (name && uid !== undefined && /^\d+$/.test(uid) && !users.has(Number(uid))) users.set(Number(uid), name);
+  }
+  return users;
+}
+
+const CUDA_KEYS = ['CUDA_VISIBLE_DEVICES', 'CUDA_DEVICE_ORDER', 'PYTORCH_CUDA_ALLOC_CONF', 'PYTORCH_ALLOC_CONF'] as const;
+
+/** The CUDA-relevant variables of a NUL-separated /proc/PID/environ. */
+export function parseCudaEnv(environ: string): CudaEnv {
+  const env: CudaEnv = {};
+  for (const entry of environ.split('\0')) {
+    const eq = entry.indexOf('=');
+    const key = entry.slice(0, eq) as (typeof CUDA_KEYS)[number];
+    if (eq > 0 && CUDA_KEYS.includes(key)) env[key] = entry.slice(eq + 1);
+  }
+  return env;
+}
+
+/** argv from a NUL-separated /proc/PID/cmdline; null when empty (zombie, kernel thread). */
+export function parseCmdline(text: string): string[] | null {
+  if (text === '') return null;
+  const parts = text.split('\0');
+  if (parts[parts.length - 1] === '') parts.pop();
+  return parts;
+}

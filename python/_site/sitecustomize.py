@@ -1,0 +1,52 @@
+"""gpumem's sitecustomize, put first on PYTHONPATH by ``gpumem run``.
+
+It does two things and nothing else: when gpumem asked for the companion (GPUMEM_COMPANION_CHANNEL is set)
+it arranges for the companion to start right after ``import torch`` (torch itself is not imported here);
+then it runs the sitecustomize that Python would have run without gpumem, if there is one.
+"""
+import os
+import sys
+
+
+def _gpumem_here():
+    return os.path.realpath(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _gpumem_install():
+    if not os.environ.get("GPUMEM_COMPANION_CHANNEL"):
+        return
+    root = os.path.dirname(_gpumem_here())
+    try:
+        if root not in sys.path:
+            sys.path.append(root)
+        from gpumem_torch._import_hook import install_companion
+        install_companion()
+    except Exception as exc:
+        sys.stderr.write("gpumem companion: not active (%s: %s); the program continues without it\n"
+                         % (type(exc).__name__, exc))
+
+
+def _gpumem_chain():
+    # Find the next sitecustomize on the path, skipping this folder, and run it under the usual name so
+    # that it behaves (and fails) exactly as it would have without gpumem.
+    import importlib.machinery
+    import importlib.util
+
+    here = _gpumem_here()
+    paths = [p for p in sys.path if os.path.realpath(p or os.getcwd()) != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", paths)
+    if spec is None or spec.loader is None:
+        return
+    ours = sys.modules.get("sitecustomize")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["sitecustomize"] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        if ours is not None:
+            sys.modules["sitecustomize"] = ours
+        raise
+
+
+_gpumem_install()
+_gpumem_chain()

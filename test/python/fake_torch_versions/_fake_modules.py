@@ -1,0 +1,186 @@
+"""Assembles a fake ``torch`` package (torch, torch.cuda, torch.cuda.memory, torch._C, torch.nn) over ``Fake``."""
+import sys
+import types
+
+from _fake_core import Fake, _parse_device
+
+ELEMENT_BYTES = 4  # float32
+
+
+class device:
+    def __init__(self, spec):
+        text = str(spec)
+        self.type = text.split(":", 1)[0]
+        self.index = int(text.split(":", 1)[1]) if ":" in text else (0 if self.type == "cuda" else None)
+
+    def __str__(self):
+        return self.type if self.index is None else "%s:%d" % (self.type, self.index)
+
+
+def make_tensor_class(fake):
+    class Tensor:
+        def __init__(self, numel, dev_index):
+            self.shape = (numel,)
+            self.nbytes = numel * ELEMENT_BYTES
+            self.dev_index = dev_index
+            self.block = 0
+            self.block = fake.malloc(dev_index, self.nbytes) if dev_index is not None else 0
+
+        @property
+        def is_cuda(self):
+            return self.dev_index is not None
+
+        @property
+        def device(self):
+            return device("cpu" if self.dev_index is None else "cuda:%d" % self.dev_index)
+
+        def detach(self):
+            return self
+
+        def to(self, target):
+            index = _parse_device(fake, target)
+            if index == self.dev_index:
+                return self
+            return Tensor(self.shape[0], index)
+
+        def cpu(self):
+            return self.to("cpu")
+
+        def cuda(self, index=0):
+            return self.to("cuda:%d" % index)
+
+        def __len__(self):
+            return self.shape[0]
+
+        def __del__(self):
+            if self.dev_index is not None and self.block:
+                fake.free(self.dev_index, self.block, self.nbytes)
+                self.block = 0
+
+    return Tensor
+
+
+def make_nn(Tensor):
+    nn = types.ModuleType("torch.nn")
+
+    class Parameter:
+        def __init__(self, data):
+            self.data = data
+            self.grad = None
+
+    class Module:
+        def __init__(self):
+            self._params = []
+
+        def add_parameter(self, numel, where="cuda"):
+            self._params.append(Parameter(Tensor(numel, _parse_device(None, where))))
+
+        def parameters(self):
+            return iter(self._params)
+
+        def to(self, target):
+            for p in self._params:
+                p.data = p.data.to(target)
+                if p.grad is not None:
+                    p.grad = p.grad.to(target)
+            return self
+
+    nn.Module = Module
+    nn.Parameter = Parameter
+    return nn
+
+
+def install(torch, version, features):
+    """Fills the ``torch`` module object with the fake API of one PyTorch generation."""
+    fake = Fake(features)
+    torch.__version__ = version
+    torch._fake = fake
+    Tensor = make_tensor_class(fake)
+    torch.Tensor = Tensor
+    torch.device = device
+
+    def empty(*shape, device=None, dtype=None):
+        numel = 1
+        for n in shape:
+            numel *= n
+        return Tensor(numel, _parse_device(fake, device))
+
+    torch.empty = empty
+    torch.zeros = empty
+
+    cuda = types.ModuleType("torch.cuda")
+    memory = types.ModuleType("torch.cuda.memory")
+    C = types.ModuleType("torch._C")
+
+    class OutOfMemoryError(RuntimeError):
+        pass
+
+    OutOfMemoryError.__module__ = "torch.cuda" if not features.get("top_level_oom") else "torch"
+    cuda.OutOfMemoryError = OutOfMemoryError
+    if features.get("top_level_oom"):
+        torch.OutOfMemoryError = OutOfMemoryError
+    features["oom_class"] = OutOfMemoryError
+
+    cuda.is_available = lambda: fake.available
+    cuda.is_initialized = lambda: fake.initialized
+    cuda.device_count = lambda: len(fake.devices)
+    cuda.current_device = lambda: (fake.lazy_init(), 0)[1]
+    cuda._lazy_init = fake.lazy_init
+    if features.get("lazy_call", True):
+        cuda._lazy_call = fake.lazy_call
+
+    def idx(d):
+        i = _parse_device(fake, d)
+        return 0 if i is None else i
+
+    cuda.memory_stats = lambda device=None: fake.stats(idx(device))
+    cuda.memory_allocated = lambda device=None: fake.stats(idx(device)).get("allocated_bytes.all.current", 0)
+    cuda.memory_reserved = lambda device=None: fake.stats(idx(device)).get("reserved_bytes.all.current", 0)
+    cuda.max_memory_allocated = lambda device=None: fake.stats(idx(device)).get("allocated_bytes.all.peak", 0)
+    cuda.empty_cache = fake.empty_cache
+    cuda.ipc_collect = lambda: None
+
+    def reset_peak_memory_stats(device=None):
+        dev = fake.devices[idx(device)]
+        dev.peak_allocated, dev.peak_reserved = dev.allocated, dev.reserved
+
+    cuda.reset_peak_memory_stats = reset_peak_memory_stats
+
+    def set_per_process_memory_fraction(fraction, device=None):
+        fake.lazy_init()
+        fake.devices[idx(device)].fraction = fraction
+
+    cuda.set_per_process_memory_fraction = set_per_process_memory_fraction
+
+    def mem_get_info(device=None):
+        fake.lazy_init()
+        dev = fake.devices[idx(device)]
+        return dev.total - dev.reserved, dev.total
+
+    cuda.mem_get_info = mem_get_info
+
+    def get_device_properties(device):
+        fake.lazy_init()
+        props = types.SimpleNamespace(name="Fake GPU", total_memory=fake.devices[idx(device)].total)
+        if features.get("uuid", True):
+            props.uuid = "00000000-0000-0000-0000-00000000000%d" % idx(device)
+        return props
+
+    cuda.get_device_properties = get_device_properties
+
+    history = features.get("history")
+    if history is not None:
+        memory._record_memory_history = history(fake)
+        memory._snapshot = fake.snapshot
+    if features.get("observer", True):
+        C._cuda_attach_out_of_memory_observer = fake.observers.append
+    for name, fn in features.get("overrides", {}).items():
+        target, attr = name.rsplit(".", 1)
+        setattr({"torch": torch, "cuda": cuda, "memory": memory, "_C": C}[target], attr, fn)
+
+    cuda.memory = memory
+    torch.cuda = cuda
+    torch._C = C
+    torch.nn = make_nn(Tensor)
+    sys.modules.update({"torch.cuda": cuda, "torch.cuda.memory": memory, "torch._C": C, "torch.nn": torch.nn})
+    return fake

@@ -1,0 +1,17 @@
+"""Fake torch 2.11.0 for gpumem's companion tests (see ../../_fake_core.py)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from _fake_modules import install  # noqa: E402
+
+import sys
+def history(fake):
+    def _record_memory_history(enabled="all", context="all", stacks="all", max_entries=sys.maxsize, device=None,
+                               clear_history=False, compile_context=False, global_record_annotations=False):
+        fake.history = (max_entries, []) if enabled else None
+    return _record_memory_history
+FEATURES = dict(history=history, top_level_oom=True, device_alloc_keys=True)
+
+install(sys.modules[__name__], "2.11.0", FEATURES)
+del sys.path[0]

@@ -69,7 +69,7 @@ export interface SuperviseOptions {
   log?: (line: string) => void;
   /** Install SIGINT/SIGTERM/SIGHUP handlers on this process for the duration and forward them. */
   forwardSignals?: boolean;
-  /** Aborting interrupts the child like SIGTERM would. */
+  /** Aborting interrupts the child like SIGTERM would (`abort('SIGINT')`: like Ctrl-C). */
   signal?: AbortSignal;
   plugins?: RunPlugin[];
   /** Explains an OOM finding (core/oom's explain step); findings stay unexplained without it. */

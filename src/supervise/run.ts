@@ -60,7 +60,11 @@ export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
     handlers.set(sig, h);
     process.on(sig, h);
   }
-  const onAbort = (): void => onSignal('SIGTERM');
+  const onAbort = (): void => {
+    // abort('SIGINT') interrupts like Ctrl-C would; any other reason like SIGTERM.
+    const reason: unknown = o.signal?.reason;
+    onSignal(typeof reason === 'string' && /^SIG[A-Z]+$/.test(reason) ? (reason as NodeJS.Signals) : 'SIGTERM');
+  };
   o.signal?.addEventListener('abort', onAbort);
 
   const attempts: AttemptReport[] = [];

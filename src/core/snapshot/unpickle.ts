@@ -1,0 +1,493 @@
+/**
+ * A data-only unpickler for PyTorch memory snapshots. It runs pickle's stack machine over byte chunks
+ * (protocols 2–5, as Python's pickle and PyTorch's C++ pickler write them) and builds plain values: dicts
+ * become objects, lists/tuples/sets arrays, ints numbers (BigInt beyond 2^53), bytes Uint8Array. Every
+ * opcode that would import or call a Python object is refused with INPUT_UNSAFE naming it and its offset;
+ * nothing is ever executed. Hostile input is bounded: declared lengths are checked against the bytes left,
+ * the memo, the MARK nesting and each container have limits, and an estimate of the memory built so far is
+ * held under a budget (by default twice the file size) so that a crafted file ends in an error, not in a
+ * crash of the process.
+ */
+import { GpumemError } from '../errors.js';
+import { OP, TEXT_OPCODES, UNSAFE_OPCODES, opcodeName } from './opcodes.js';
+import { readF64, readI32, readLatin1, readLong, readU32, readU64, readUtf8 } from './unpickle-read.js';
+
+export type PickleValue = null | boolean | number | bigint | string | Uint8Array | PickleValue[] | PickleDict;
+export interface PickleDict {
+  [key: string]: PickleValue;
+}
+
+export interface UnpickleLimits {
+  /** Size of the whole input when known: a declared length beyond the bytes left fails at once. */
+  totalBytes?: number;
+  /** Budget for the estimated memory of what is built; default 2 × totalBytes (at least 64 MiB), else 4 GiB. */
+  maxHeapBytes?: number;
+  /** Deepest MARK nesting accepted (default 1000; real snapshots use under 10). */
+  maxMarkDepth?: number;
+  /** Most items in one list, dict, tuple or on the stack (default 50 million). */
+  maxContainerItems?: number;
+}
+
+const MiB = 1024 * 1024;
+// Estimated V8 sizes with pointer compression: a tagged slot, an object or array header, a string header.
+const SLOT = 4;
+const OBJECT = 24;
+const STRING = 16;
+const INTERN_MAX_LENGTH = 64;
+const INTERN_MAX_ENTRIES = 200_000;
+
+
+export class Unpickler {
+  private stack: PickleValue[] = [];
+  private marks: number[] = [];
+  private memo: PickleValue[] = [];
+  private interned = new Map<string, string>();
+  private pending: Uint8Array[] = [];
+  private pendingBytes = 0;
+  private need = 0;
+  /** Absolute offset of the first byte not yet consumed. */
+  private offset = 0;
+  private heapBytes = 0;
+  private result: { value: PickleValue } | undefined;
+  private readonly totalBytes: number;
+  private readonly maxHeapBytes: number;
+  private readonly maxMarkDepth: number;
+  private readonly maxItems: number;
+
+  constructor(limits: UnpickleLimits = {}) {
+    this.totalBytes = limits.totalBytes ?? Infinity;
+    this.maxHeapBytes =
+      limits.maxHeapBytes ?? (limits.totalBytes !== undefined ? Math.max(64 * MiB, 2 * limits.totalBytes) : 4096 * MiB);
+    this.maxMarkDepth = limits.maxMarkDepth ?? 1000;
+    this.maxItems = limits.maxContainerItems ?? 50_000_000;
+  }
+
+  /** True once STOP was read; later bytes are ignored, as Python's pickle.load ignores them. */
+  get done(): boolean {
+    return this.result !== undefined;
+  }
+
+  /** Bytes consumed so far (the offset errors refer to). */
+  get bytesRead(): number {
+    return this.offset;
+  }
+
+  /** Feeds the next chunk. The chunk may be reused by the caller afterwards: any tail kept is copied. */
+  push(chunk: Uint8Array): void {
+    if (this.result || chunk.length === 0) return;
+    let buf = chunk;
+    if (this.pendingBytes > 0) {
+      this.pending.push(chunk.slice());
+      this.pendingBytes += chunk.length;
+      if (this.pendingBytes < this.need) return;
+      buf = concat(this.pending, this.pendingBytes);
+      this.pending = [];
+      this.pendingBytes = 0;
+    }
+    const stoppedAt = this.run(buf);
+    this.offset += stoppedAt;
+    if (!this.result && stoppedAt < buf.length) {
+      const tail = buf.slice(stoppedAt);
+      this.pending = [tail];
+      this.pendingBytes = tail.length;
+    }
+  }
+
+  /** Ends the input: returns the unpickled value, or fails if the pickle stopped short of STOP. */
+  finish(): PickleValue {
+    if (this.result) return this.result.value;
+    throw new GpumemError('INPUT_MALFORMED', `the pickle is truncated: it ends at byte ${this.offset + this.pendingBytes} before its STOP opcode`, {
+      hint: 'the file was cut short (a crashed or still-running dump?); write the snapshot again',
+      details: { offset: this.offset + this.pendingBytes },
+    });
+  }
+
+  /** Runs opcodes from buf[0]; returns how many bytes were consumed (complete opcodes only). */
+  private run(b: Uint8Array): number {
+    const stack = this.stack;
+    const memo = this.memo;
+    const end = b.length;
+    let p = 0;
+    while (p < end) {
+      const at = p;
+      const op = b[p] as number;
+      if (stack.length > this.maxItems) throw this.tooMany('the stack', at);
+      if (this.offset + at === 0 && op !== OP.PROTO) {
+        throw this.malformed('the file does not start with a pickle protocol header (byte 0x80); it is not a protocol 2–5 pickle', at);
+      }
+      switch (op) {
+        case OP.BININT1:
+          if (end - p < 2) return this.wait(at, 2);
+          stack.push(b[p + 1] as number);
+          p += 2;
+          break;
+        case OP.BININT2:
+          if (end - p < 3) return this.wait(at, 3);
+          stack.push((b[p + 1] as number) | ((b[p + 2] as number) << 8));
+          p += 3;
+          break;
+        case OP.BININT:
+          if (end - p < 5) return this.wait(at, 5);
+          stack.push(readI32(b, p + 1));
+          p += 5;
+          break;
+        case OP.LONG1: {
+          if (end - p < 2) return this.wait(at, 2);
+          const n = b[p + 1] as number;
+          if (end - p < 2 + n) return this.wait(at, 2 + n);
+          stack.push(readLong(b, p + 2, n));
+          this.heapBytes += 16;
+          p += 2 + n;
+          break;
+        }
+        case OP.LONG4: {
+          if (end - p < 5) return this.wait(at, 5);
+          const n = readI32(b, p + 1);
+          if (n < 0 || n > 4096) throw this.badLength('LONG4', n, at, 'longer than 4096 bytes');
+          if (end - p < 5 + n) return this.wait(at, 5 + n);
+          stack.push(readLong(b, p + 5, n));
+          this.heapBytes += 16 + n;
+          p += 5 + n;
+          break;
+        }
+        case OP.BINFLOAT:
+          if (end - p < 9) return this.wait(at, 9);
+          stack.push(readF64(b, p + 1));
+          this.heapBytes += 16;
+          p += 9;
+          break;
+        case OP.NONE:
+          stack.push(null);
+          p += 1;
+          break;
+        case OP.NEWTRUE:
+          stack.push(true);
+          p += 1;
+          break;
+        case OP.NEWFALSE:
+          stack.push(false);
+          p += 1;
+          break;
+        case OP.SHORT_BINUNICODE:
+        case OP.SHORT_BINSTRING:
+        case OP.SHORT_BINBYTES: {
+          if (end - p < 2) return this.wait(at, 2);
+          const n = b[p + 1] as number;
+          if (end - p < 2 + n) return this.wait(at, 2 + n);
+          stack.push(this.text(op, b, p + 2, n));
+          p += 2 + n;
+          break;
+        }
+        case OP.BINUNICODE:
+        case OP.BINSTRING:
+        case OP.BINBYTES: {
+          if (end - p < 5) return this.wait(at, 5);
+          const n = readU32(b, p + 1);
+          this.checkLength(op, n, at, 5);
+          if (end - p < 5 + n) return this.wait(at, 5 + n);
+          stack.push(this.text(op, b, p + 5, n));
+          p += 5 + n;
+          break;
+        }
+        case OP.BINUNICODE8:
+        case OP.BINBYTES8:
+        case OP.BYTEARRAY8: {
+          if (end - p < 9) return this.wait(at, 9);
+          const n = readU64(b, p + 1);
+          this.checkLength(op, n, at, 9);
+          if (end - p < 9 + n) return this.wait(at, 9 + n);
+          stack.push(this.text(op, b, p + 9, n));
+          p += 9 + n;
+          break;
+        }
+        case OP.EMPTY_DICT:
+          stack.push({});
+          this.heapBytes += OBJECT;
+          p += 1;
+          break;
+        case OP.EMPTY_LIST:
+        case OP.EMPTY_SET:
+          stack.push([]);
+          this.heapBytes += OBJECT;
+          p += 1;
+          break;
+        case OP.EMPTY_TUPLE:
+          stack.push([]);
+          this.heapBytes += OBJECT;
+          p += 1;
+          break;
+        case OP.TUPLE1:
+        case OP.TUPLE2:
+        case OP.TUPLE3: {
+          const n = op - OP.TUPLE1 + 1;
+          if (stack.length < n) throw this.underflow(op, at);
+          stack.push(stack.splice(stack.length - n, n));
+          this.heapBytes += OBJECT + n * SLOT;
+          p += 1;
+          break;
+        }
+        case OP.MARK:
+          if (this.marks.length >= this.maxMarkDepth) {
+            throw new GpumemError('INPUT_UNSAFE', `the pickle nests deeper than ${this.maxMarkDepth} levels at byte ${this.offset + at}`, {
+              hint: 'PyTorch snapshots nest fewer than 10 levels; this file was crafted or is corrupt',
+              details: { offset: this.offset + at },
+            });
+          }
+          this.marks.push(stack.length);
+          p += 1;
+          break;
+        case OP.POP_MARK:
+          stack.length = this.popMark(op, at);
+          p += 1;
+          break;
+        case OP.APPENDS:
+        case OP.ADDITEMS: {
+          const mark = this.popMark(op, at);
+          const target = stack[mark - 1];
+          if (mark === 0 || !Array.isArray(target)) throw this.wrongTarget(op, at, 'a list');
+          if (target.length + stack.length - mark > this.maxItems) throw this.tooMany('a list', at);
+          for (let i = mark; i < stack.length; i++) target.push(stack[i] as PickleValue);
+          this.heapBytes += (stack.length - mark) * SLOT;
+          stack.length = mark;
+          p += 1;
+          break;
+        }
+        case OP.APPEND: {
+          const target = stack[stack.length - 2];
+          if (stack.length < 2 || !Array.isArray(target)) throw this.wrongTarget(op, at, 'a list');
+          if (target.length >= this.maxItems) throw this.tooMany('a list', at);
+          target.push(stack.pop() as PickleValue);
+          this.heapBytes += SLOT;
+          p += 1;
+          break;
+        }
+        case OP.SETITEMS: {
+          const mark = this.popMark(op, at);
+          const target = stack[mark - 1];
+          if (mark === 0 || !isDict(target)) throw this.wrongTarget(op, at, 'a dict');
+          if ((stack.length - mark) % 2 !== 0) throw this.malformed(`SETITEMS at byte ${this.offset + at} has an odd number of items`, at);
+          for (let i = mark; i < stack.length; i += 2) this.setItem(target, stack[i] as PickleValue, stack[i + 1] as PickleValue, at);
+          stack.length = mark;
+          p += 1;
+          break;
+        }
+        case OP.SETITEM: {
+          const target = stack[stack.length - 3];
+          if (stack.length < 3 || !isDict(target)) throw this.wrongTarget(op, at, 'a dict');
+          const value = stack.pop() as PickleValue;
+          this.setItem(target, stack.pop() as PickleValue, value, at);
+          p += 1;
+          break;
+        }
+        case OP.LIST:
+        case OP.TUPLE:
+        case OP.FROZENSET: {
+          const mark = this.popMark(op, at);
+          const items = stack.splice(mark);
+          this.heapBytes += OBJECT + items.length * SLOT;
+          stack.push(items);
+          p += 1;
+          break;
+        }
+        case OP.DICT: {
+          const mark = this.popMark(op, at);
+          if ((stack.length - mark) % 2 !== 0) throw this.malformed(`DICT at byte ${this.offset + at} has an odd number of items`, at);
+          const dict: PickleDict = {};
+          this.heapBytes += OBJECT;
+          for (let i = mark; i < stack.length; i += 2) this.setItem(dict, stack[i] as PickleValue, stack[i + 1] as PickleValue, at);
+          stack.length = mark;
+          stack.push(dict);
+          p += 1;
+          break;
+        }
+        case OP.MEMOIZE:
+          if (stack.length === 0) throw this.underflow(op, at);
+          memo.push(stack[stack.length - 1] as PickleValue);
+          this.heapBytes += SLOT;
+          p += 1;
+          break;
+        case OP.BINPUT:
+        case OP.LONG_BINPUT: {
+          const width = op === OP.BINPUT ? 1 : 4;
+          if (end - p < 1 + width) return this.wait(at, 1 + width);
+          const index = width === 1 ? (b[p + 1] as number) : readU32(b, p + 1);
+          if (stack.length === 0) throw this.underflow(op, at);
+          // Writers number memo slots in order; a jump ahead would make the memo a sparse table of any size.
+          if (index > memo.length) throw this.malformed(`${opcodeName(op)} at byte ${this.offset + at} stores memo slot ${index} out of order (next is ${memo.length})`, at);
+          memo[index] = stack[stack.length - 1] as PickleValue;
+          this.heapBytes += SLOT;
+          p += 1 + width;
+          break;
+        }
+        case OP.BINGET:
+        case OP.LONG_BINGET: {
+          const width = op === OP.BINGET ? 1 : 4;
+          if (end - p < 1 + width) return this.wait(at, 1 + width);
+          const index = width === 1 ? (b[p + 1] as number) : readU32(b, p + 1);
+          if (index >= memo.length) throw this.malformed(`${opcodeName(op)} at byte ${this.offset + at} reads memo slot ${index}, which was never stored`, at);
+          stack.push(memo[index] as PickleValue);
+          p += 1 + width;
+          break;
+        }
+        case OP.POP:
+          if (stack.length === 0) throw this.underflow(op, at);
+          stack.pop();
+          p += 1;
+          break;
+        case OP.DUP:
+          if (stack.length === 0) throw this.underflow(op, at);
+          stack.push(stack[stack.length - 1] as PickleValue);
+          p += 1;
+          break;
+        case OP.PROTO: {
+          if (end - p < 2) return this.wait(at, 2);
+          const version = b[p + 1] as number;
+          if (version < 2 || version > 5) {
+            throw this.malformed(`pickle protocol ${version} at byte ${this.offset + at} is not supported (2–5 are)`, at);
+          }
+          p += 2;
+          break;
+        }
+        case OP.FRAME:
+          // A framing hint for buffered readers; the data that follows is ordinary opcodes.
+          if (end - p < 9) return this.wait(at, 9);
+          p += 9;
+          break;
+        case OP.STOP:
+          if (stack.length !== 1 || this.marks.length !== 0) {
+            throw this.malformed(`STOP at byte ${this.offset + at} leaves ${stack.length} values and ${this.marks.length} marks instead of one value`, at);
+          }
+          this.result = { value: stack.pop() as PickleValue };
+          this.memo = [];
+          this.interned.clear();
+          return at + 1;
+        default:
+          throw this.refuse(op, at);
+      }
+      if (this.heapBytes > this.maxHeapBytes) throw this.overBudget(at);
+    }
+    return p;
+  }
+
+  private wait(at: number, need: number): number {
+    this.need = need;
+    return at;
+  }
+
+  private text(op: number, b: Uint8Array, p: number, n: number): string | Uint8Array {
+    if (op === OP.SHORT_BINBYTES || op === OP.BINBYTES || op === OP.BINBYTES8 || op === OP.BYTEARRAY8) {
+      this.heapBytes += OBJECT + n;
+      return b.slice(p, p + n);
+    }
+    const s = op === OP.SHORT_BINSTRING || op === OP.BINSTRING ? readLatin1(b, p, n) : readUtf8(b, p, n);
+    if (n > INTERN_MAX_LENGTH) {
+      this.heapBytes += STRING + n;
+      return s;
+    }
+    // Frame file names and action names repeat millions of times when a writer does not memoise them.
+    const known = this.interned.get(s);
+    if (known !== undefined) return known;
+    if (this.interned.size < INTERN_MAX_ENTRIES) this.interned.set(s, s);
+    this.heapBytes += STRING + n;
+    return s;
+  }
+
+  private setItem(dict: PickleDict, key: PickleValue, value: PickleValue, at: number): void {
+    let name: string;
+    if (typeof key === 'string') name = key;
+    else if (typeof key === 'number' || typeof key === 'bigint' || typeof key === 'boolean') name = String(key);
+    else if (key === null) name = 'None';
+    else throw this.malformed(`a dict key at byte ${this.offset + at} is a container; snapshot keys are strings or numbers`, at);
+    if (!(name in dict)) this.heapBytes += SLOT * 3;
+    // Assigning "__proto__" would replace the object's prototype; define it as a plain own property instead.
+    if (name === '__proto__') Object.defineProperty(dict, name, { value, enumerable: true, writable: true, configurable: true });
+    else dict[name] = value;
+  }
+
+  private popMark(op: number, at: number): number {
+    const mark = this.marks.pop();
+    if (mark === undefined) throw this.malformed(`${opcodeName(op)} at byte ${this.offset + at} has no MARK before it`, at);
+    if (mark > this.stack.length) throw this.underflow(op, at);
+    return mark;
+  }
+
+  private checkLength(op: number, n: number, at: number, header: number): void {
+    const left = this.totalBytes - (this.offset + at + header);
+    if (n > left) throw this.badLength(opcodeName(op), n, at, `more than the ${Math.max(0, left)} bytes left in the file`);
+    if (n > 0x1fffffe8) throw this.badLength(opcodeName(op), n, at, 'larger than the longest string JavaScript can hold');
+  }
+
+  private refuse(op: number, at: number): GpumemError {
+    const offset = this.offset + at;
+    const unsafe = UNSAFE_OPCODES.get(op);
+    if (unsafe) {
+      return new GpumemError('INPUT_UNSAFE', `refusing pickle opcode ${unsafe} at byte ${offset}: it imports or calls Python objects, and a memory snapshot holds only data`, {
+        hint: 'this file is not a plain PyTorch memory snapshot and may be an attempt to run code; gpumem never executes pickles',
+        details: { opcode: unsafe, offset },
+      });
+    }
+    const text = TEXT_OPCODES.get(op);
+    return this.malformed(
+      text ? `pickle opcode ${text} at byte ${offset} belongs to protocols 0–1, which gpumem does not read` : `byte 0x${op.toString(16).padStart(2, '0')} at offset ${offset} is not a pickle opcode`,
+      at,
+    );
+  }
+
+  private malformed(message: string, at: number): GpumemError {
+    return new GpumemError('INPUT_MALFORMED', message, {
+      hint: 'the file is not a valid PyTorch memory snapshot (damaged, truncated or another format)',
+      details: { offset: this.offset + at },
+    });
+  }
+
+  private underflow(op: number, at: number): GpumemError {
+    return this.malformed(`${opcodeName(op)} at byte ${this.offset + at} needs more values than the stack holds`, at);
+  }
+
+  private wrongTarget(op: number, at: number, what: string): GpumemError {
+    return this.malformed(`${opcodeName(op)} at byte ${this.offset + at} does not apply to ${what}`, at);
+  }
+
+  private badLength(name: string, n: number, at: number, why: string): GpumemError {
+    const declared = Number.isFinite(n) ? String(n) : 'more than 2^53';
+    return new GpumemError('INPUT_MALFORMED', `${name} at byte ${this.offset + at} declares ${declared} bytes, ${why}`, {
+      hint: 'the file is truncated or crafted; a real snapshot never declares more data than it holds',
+      details: { offset: this.offset + at, declaredBytes: n },
+    });
+  }
+
+  private tooMany(what: string, at: number): GpumemError {
+    return new GpumemError('INPUT_TOO_LARGE', `${what} grows past ${this.maxItems} items at byte ${this.offset + at}`, {
+      details: { offset: this.offset + at },
+    });
+  }
+
+  private overBudget(at: number): GpumemError {
+    return new GpumemError('INPUT_TOO_LARGE', `the pickle would need more than ${Math.round(this.maxHeapBytes / MiB)} MiB of memory (at byte ${this.offset + at})`, {
+      hint: 'the file expands far beyond its size (a pickle bomb?); real snapshots need about their own size in memory',
+      details: { offset: this.offset + at, maxHeapBytes: this.maxHeapBytes },
+    });
+  }
+}
+
+/** True for a value the unpickler built from a dict opcode. */
+export function isDict(value: unknown): value is PickleDict {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
+}
+
+/** Unpickles a complete in-memory pickle (tests, small files). Large files go through Unpickler chunk by chunk. */
+export function unpickle(bytes: Uint8Array, limits: UnpickleLimits = {}): PickleValue {
+  const u = new Unpickler({ totalBytes: bytes.length, ...limits });
+  u.push(bytes);
+  return u.finish();
+}
+
+function concat(parts: readonly Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}

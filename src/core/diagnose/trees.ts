@@ -19,7 +19,8 @@ function groupsUnder(ppid: number, parent: HostFacts | undefined, gpuChildren: n
   if (ppid <= 1) return false;
   if (!parent || !parent.cmdline) return gpuChildren >= 2;
   if (launcherName(parent.cmdline)) return true;
-  const first = (parent.cmdline[0] ?? '').split('/').pop() ?? '';
+  // A login shell's argv[0] starts with '-'.
+  const first = ((parent.cmdline[0] ?? '').split('/').pop() ?? '').replace(/^-/, '');
   if (SHELLS.test(first) || isReaperCommand(parent.cmdline)) return false;
   return gpuChildren >= 2;
 }

@@ -1,2 +1,3 @@
 /** store/: run history (SQLite) and recordings (NDJSON). Imports core/ and sources/. */
-export {};
+export * from './db/index.js';
+export * from './recording/index.js';

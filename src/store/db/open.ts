@@ -1,0 +1,40 @@
+/**
+ * Opens the run-history database: better-sqlite3 in WAL mode (a writer killed mid-transaction leaves the
+ * last committed state intact; readers never block the writer), in the XDG data directory unless a path is
+ * given, migrated to the current schema on open.
+ */
+import { mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
+import { GpumemError } from '../../core/index.js';
+import { migrate } from './migrations.js';
+
+export type Db = Database.Database;
+
+/** `$XDG_DATA_HOME/gpumem/history.db`, falling back to `~/.local/share/gpumem/history.db`. */
+export function defaultDbPath(env: Readonly<Record<string, string | undefined>>): string {
+  const base = env.XDG_DATA_HOME && env.XDG_DATA_HOME.startsWith('/') ? env.XDG_DATA_HOME : join(env.HOME ?? homedir(), '.local', 'share');
+  return join(base, 'gpumem', 'history.db');
+}
+
+/** Opens (creating when needed) and migrates the database at `path`. Errors become STORE_ERROR with a hint. */
+export function openHistory(path: string): Db {
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    // NORMAL is durable against process crashes in WAL mode; only a power loss may drop the last commit.
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('busy_timeout = 5000');
+    migrate(db);
+    return db;
+  } catch (error) {
+    if (error instanceof GpumemError) throw error;
+    throw new GpumemError('STORE_ERROR', `cannot open the run history at ${path}: ${(error as Error).message}`, {
+      hint: 'choose another file with --db PATH, or check the directory is writable',
+      cause: error,
+    });
+  }
+}

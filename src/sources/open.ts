@@ -1,0 +1,82 @@
+/**
+ * Source selection: the one way commands get a GpuSource. `auto` tries NVML, then nvidia-smi; a recording
+ * given with --replay wins over both. Live samples get host facts from /proc; recorded ones keep theirs.
+ */
+import { GpumemError, isGpumemError } from '../core/index.js';
+import { createHostEnricher, type ProcOptions } from './procfs/index.js';
+import { openReplaySource } from './replay/index.js';
+import { openSmiSource, resolveSmiPath } from './smi/index.js';
+import type { GpuSource } from './source.js';
+
+export type SourceChoice = 'auto' | 'nvml' | 'smi';
+
+export interface OpenSourceOptions {
+  source?: SourceChoice;
+  /** A recording to replay instead of the GPUs. */
+  replay?: string;
+  /** libnvidia-ml path (else GPUMEM_NVML_LIB, else the loader's search for libnvidia-ml.so.1). */
+  nvmlLib?: string;
+  /** nvidia-smi program (else GPUMEM_NVIDIA_SMI, else nvidia-smi on PATH). */
+  smiPath?: string;
+  env: NodeJS.ProcessEnv;
+  /** /proc location etc. for host facts (tests). */
+  proc?: ProcOptions;
+}
+
+interface NvmlModule {
+  openNvmlSource(options: { libPath?: string }): Promise<GpuSource> | GpuSource;
+}
+
+/** What NVML would be loaded from, for messages. */
+function nvmlTarget(options: OpenSourceOptions): string | undefined {
+  return options.nvmlLib ?? options.env.GPUMEM_NVML_LIB ?? undefined;
+}
+
+async function openNvml(options: OpenSourceOptions): Promise<GpuSource> {
+  // Loaded only when asked for, so commands that never touch a GPU never load koffi.
+  const specifier: string = './nvml/index.js';
+  const mod = (await import(specifier)) as NvmlModule;
+  const libPath = nvmlTarget(options);
+  return await mod.openNvmlSource(libPath === undefined ? {} : { libPath });
+}
+
+function withHostFacts(source: GpuSource, proc: ProcOptions | undefined): GpuSource {
+  const enrich = createHostEnricher(proc);
+  return {
+    kind: source.kind,
+    readSample: async () => enrich(await source.readSample()),
+    close: () => source.close(),
+  };
+}
+
+function describe(error: unknown): string {
+  return isGpumemError(error) || error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Opens the GPU source the options ask for. `replay` → the recording (not re-enriched). `nvml`/`smi` →
+ * that one only, its own error passed on. `auto` → NVML, else nvidia-smi; when both fail, one
+ * GpumemError('NO_GPU_ACCESS') saying what was tried (library, nvidia-smi path) and why each failed.
+ */
+export async function openSource(options: OpenSourceOptions): Promise<GpuSource> {
+  if (options.replay !== undefined) return openReplaySource(options.replay);
+  const choice = options.source ?? 'auto';
+  const smiOptions = { env: options.env, ...(options.smiPath === undefined ? {} : { smiPath: options.smiPath }) };
+  if (choice === 'nvml') return withHostFacts(await openNvml(options), options.proc);
+  if (choice === 'smi') return withHostFacts(await openSmiSource(smiOptions), options.proc);
+  const failures: string[] = [];
+  try {
+    return withHostFacts(await openNvml(options), options.proc);
+  } catch (error) {
+    failures.push(`NVML (${nvmlTarget(options) ?? 'libnvidia-ml.so.1'}): ${describe(error)}`);
+  }
+  try {
+    return withHostFacts(await openSmiSource(smiOptions), options.proc);
+  } catch (error) {
+    failures.push(`nvidia-smi (${resolveSmiPath(smiOptions)}): ${describe(error)}`);
+  }
+  throw new GpumemError('NO_GPU_ACCESS', `no GPU access — tried ${failures.join('; ')}`, {
+    hint: 'install or load the NVIDIA driver (nvidia-smi should work), pass --nvml-lib PATH, or read a recording with --replay FILE',
+    details: { tried: failures },
+  });
+}

@@ -1,0 +1,87 @@
+/**
+ * The recording format (docs/recording.md): NDJSON, line 1 a header naming the format and its version, then
+ * one Sample per line in time order. Readers refuse newer major versions instead of misreading them.
+ */
+import { GpumemError, type Sample } from '../../core/index.js';
+
+export const RECORDING_FORMAT = 'gpumem-recording';
+export const RECORDING_VERSION = 1;
+
+/** Facts about the machine a recording was made on. */
+export interface RecordingHostInfo {
+  hostname: string | null;
+  platform: string | null;
+  kernel: string | null;
+  /** Whether the recording process could see host pids (false inside most containers). */
+  inContainer: boolean | null;
+}
+
+export interface RecordingHeader {
+  format: typeof RECORDING_FORMAT;
+  version: number;
+  /** When recording started, ms since the epoch. */
+  createdMs: number;
+  /** gpumem version that wrote it. */
+  writer: string;
+  host: RecordingHostInfo;
+  /** Free text: what was running, why it was recorded. */
+  note: string | null;
+  /** Sampling interval asked for, ms. */
+  intervalMs: number | null;
+}
+
+function bad(path: string, line: number, what: string, hint = 'record it again with `gpumem record --out FILE`'): GpumemError {
+  return new GpumemError('INPUT_MALFORMED', `${path}:${line}: ${what}`, { hint, details: { file: path, line } });
+}
+
+function parseJsonLine(text: string, path: string, line: number): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw bad(path, line, `not valid JSON (${(error as Error).message})`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw bad(path, line, 'expected a JSON object');
+  return value as Record<string, unknown>;
+}
+
+/** Parses and checks line 1 of a recording; throws GpumemError('INPUT_MALFORMED') naming the file and line. */
+export function parseRecordingHeader(text: string, path: string): RecordingHeader {
+  const h = parseJsonLine(text, path, 1);
+  if (h.format !== RECORDING_FORMAT) throw bad(path, 1, `not a gpumem recording (format is ${JSON.stringify(h.format ?? null)}, expected "${RECORDING_FORMAT}")`);
+  if (typeof h.version !== 'number' || !Number.isInteger(h.version)) throw bad(path, 1, 'header has no integer version');
+  if (h.version > RECORDING_VERSION) {
+    throw bad(path, 1, `recording format version ${h.version} is newer than this gpumem reads (${RECORDING_VERSION})`, 'update gpumem to read it');
+  }
+  if (typeof h.createdMs !== 'number') throw bad(path, 1, 'header has no createdMs');
+  return h as unknown as RecordingHeader;
+}
+
+const isNum = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v);
+const isNumOrNull = (v: unknown): boolean => v === null || isNum(v);
+
+/**
+ * Parses and checks one sample line: the fields every reader relies on must be present and typed (time,
+ * devices with index and memory, processes with pid). Throws GpumemError('INPUT_MALFORMED') with the line.
+ */
+export function parseRecordedSample(text: string, path: string, line: number): Sample {
+  const s = parseJsonLine(text, path, line);
+  if (!isNum(s.timeMs)) throw bad(path, line, 'sample has no numeric timeMs');
+  if (!Array.isArray(s.devices)) throw bad(path, line, 'sample has no devices array');
+  if (!Array.isArray(s.processes)) throw bad(path, line, 'sample has no processes array');
+  s.devices.forEach((d: Record<string, unknown> | null, i: number) => {
+    const m = d?.memory as Record<string, unknown> | undefined;
+    if (!d || !isNum(d.index) || !m || !['totalBytes', 'reservedBytes', 'usedBytes', 'freeBytes'].every((k) => isNumOrNull(m[k]))) {
+      throw bad(path, line, `device ${i} lacks index or memory {totalBytes, reservedBytes, usedBytes, freeBytes}`);
+    }
+    d.unavailable ??= {};
+    d.migInstances ??= [];
+  });
+  s.processes.forEach((p: Record<string, unknown> | null, i: number) => {
+    if (!p || !isNum(p.pid) || !isNumOrNull(p.usedBytes ?? null)) throw bad(path, line, `process ${i} lacks a numeric pid or usedBytes`);
+    p.unavailable ??= {};
+    p.host ??= null;
+  });
+  s.unavailable ??= {};
+  return s as unknown as Sample;
+}

@@ -1,0 +1,92 @@
+/** Reading recordings: all at once (diagnose windows) or one sample per readSample (a replay source). */
+import { readFileSync, statSync } from 'node:fs';
+import { GpumemError, type Sample } from '../../core/index.js';
+import type { GpuSource } from '../source.js';
+import { parseRecordedSample, parseRecordingHeader, type RecordingHeader } from './format.js';
+
+export interface Recording {
+  header: RecordingHeader;
+  samples: Sample[];
+}
+
+const MAX_BYTES = 2 * 1024 ** 3;
+
+function readText(path: string): string {
+  try {
+    if (statSync(path).size > MAX_BYTES) {
+      throw new GpumemError('INPUT_TOO_LARGE', `${path}: recording larger than 2 GiB`, { hint: 'record a shorter window or a longer --interval' });
+    }
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    if (error instanceof GpumemError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new GpumemError('INPUT_NOT_FOUND', `${path}: no such recording`, { hint: 'check the path given to --replay', cause: error });
+    throw new GpumemError('INPUT_UNREADABLE', `${path}: cannot read recording (${code ?? String(error)})`, { cause: error });
+  }
+}
+
+/**
+ * Reads a whole recording: header and samples in file order, each sample's source set to this replay.
+ * Blank lines are skipped; a cut-off last line (a recorder killed mid-write) is dropped, any other bad line
+ * throws GpumemError('INPUT_MALFORMED') with its line number.
+ */
+export function readRecording(path: string): Recording {
+  const lines = readText(path).split('\n');
+  if (lines.length === 0 || lines[0]!.trim() === '') {
+    throw new GpumemError('INPUT_MALFORMED', `${path}:1: empty file, expected a recording header`, { hint: 'record one with `gpumem record --out FILE`' });
+  }
+  const header = parseRecordingHeader(lines[0]!, path);
+  const endsCleanly = lines[lines.length - 1] === '';
+  const samples: Sample[] = [];
+  for (let i = 1; i < lines.length; i++) {
+    const text = lines[i]!;
+    if (text.trim() === '') continue;
+    const last = i === lines.length - 1;
+    try {
+      samples.push(asReplay(parseRecordedSample(text, path, i + 1), path, header));
+    } catch (error) {
+      if (last && !endsCleanly) break;
+      throw error;
+    }
+  }
+  return { header, samples };
+}
+
+function asReplay(sample: Sample, path: string, header: RecordingHeader): Sample {
+  const was = sample.source?.kind ? ` (recorded via ${sample.source.kind})` : '';
+  const note = `recorded ${new Date(header.createdMs).toISOString()}${header.host?.hostname ? ` on ${header.host.hostname}` : ''}${header.note ? `: ${header.note}` : ''}`;
+  return { ...sample, source: { kind: 'replay', detail: `${path}${was}`, note } };
+}
+
+/** A replay source: also tells how far playback has got. */
+export interface ReplaySource extends GpuSource {
+  readonly header: RecordingHeader;
+  readonly sampleCount: number;
+  /** Samples not yet returned by readSample. */
+  remaining(): number;
+}
+
+/**
+ * Opens a recording as a GpuSource: readSample returns its samples in order (already enriched when
+ * recorded; they are not re-read from this machine's /proc) and throws GpumemError('FAILED') after the last.
+ */
+export function openReplaySource(path: string): ReplaySource {
+  const { header, samples } = readRecording(path);
+  if (samples.length === 0) throw new GpumemError('INPUT_MALFORMED', `${path}: the recording holds no samples`, { hint: 'record for longer' });
+  let next = 0;
+  return {
+    kind: 'replay',
+    header,
+    sampleCount: samples.length,
+    remaining: () => samples.length - next,
+    async readSample(): Promise<Sample> {
+      const sample = samples[next];
+      if (!sample) throw new GpumemError('FAILED', `${path}: end of recording after ${samples.length} samples`);
+      next++;
+      return sample;
+    },
+    close(): void {
+      next = samples.length;
+    },
+  };
+}

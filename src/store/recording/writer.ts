@@ -1,0 +1,81 @@
+/**
+ * Writing recordings (format in docs/recording.md, parsed by sources/replay). Each sample is one line
+ * written with a single append, so a recorder killed mid-run leaves every earlier sample readable.
+ */
+import { closeSync, openSync, writeSync, readFileSync } from 'node:fs';
+import { hostname, platform, release } from 'node:os';
+import { GpumemError, type Sample } from '../../core/index.js';
+import { RECORDING_FORMAT, RECORDING_VERSION, type RecordingHeader, type RecordingHostInfo } from '../../sources/replay/index.js';
+
+export interface RecordingWriter {
+  readonly path: string;
+  /** Appends one sample as one line. */
+  write(sample: Sample): void;
+  /** Samples written so far. */
+  readonly count: number;
+  /** Closes the file; safe to call twice. */
+  close(): void;
+}
+
+export interface RecordingWriterOptions {
+  note?: string | null;
+  intervalMs?: number | null;
+  /** Overrides for tests; default: now. */
+  createdMs?: number;
+  writer?: string;
+}
+
+function inContainer(): boolean | null {
+  try {
+    return /docker|containerd|kubepods|libpod|crio/.test(readFileSync('/proc/1/cgroup', 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** What the header says about this machine. */
+export function currentHostInfo(): RecordingHostInfo {
+  return { hostname: hostname() || null, platform: platform(), kernel: release() || null, inContainer: inContainer() };
+}
+
+/**
+ * Creates (truncates) `path` and writes the header line. Throws GpumemError('INPUT_UNREADABLE') when the
+ * file cannot be created, naming the path and the system's reason.
+ */
+export function createRecordingWriter(path: string, options: RecordingWriterOptions = {}): RecordingWriter {
+  let fd: number | null;
+  try {
+    fd = openSync(path, 'w');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new GpumemError('INPUT_UNREADABLE', `${path}: cannot create recording (${code ?? String(error)})`, {
+      hint: 'choose a writable path for --out', cause: error,
+    });
+  }
+  const header: RecordingHeader = {
+    format: RECORDING_FORMAT,
+    version: RECORDING_VERSION,
+    createdMs: options.createdMs ?? Date.now(),
+    writer: options.writer ?? 'gpumem',
+    host: currentHostInfo(),
+    note: options.note ?? null,
+    intervalMs: options.intervalMs ?? null,
+  };
+  writeSync(fd, `${JSON.stringify(header)}\n`);
+  let count = 0;
+  return {
+    path,
+    get count() {
+      return count;
+    },
+    write(sample: Sample): void {
+      if (fd === null) throw new GpumemError('FAILED', `${path}: recording already closed`);
+      writeSync(fd, `${JSON.stringify(sample)}\n`);
+      count++;
+    },
+    close(): void {
+      if (fd !== null) closeSync(fd);
+      fd = null;
+    },
+  };
+}

@@ -19,8 +19,8 @@ class device:
 
 def make_tensor_class(fake):
     class Tensor:
-        def __init__(self, numel, dev_index):
-            self.shape = (numel,)
+        def __init__(self, numel, dev_index, shape=None):
+            self.shape = tuple(shape) if shape else (numel,)
             self.nbytes = numel * ELEMENT_BYTES
             self.dev_index = dev_index
             self.block = 0
@@ -41,7 +41,8 @@ def make_tensor_class(fake):
             index = _parse_device(fake, target)
             if index == self.dev_index:
                 return self
-            return Tensor(self.shape[0], index)
+            numel = self.nbytes // ELEMENT_BYTES
+            return Tensor(numel, index, self.shape)
 
         def cpu(self):
             return self.to("cpu")
@@ -103,7 +104,7 @@ def install(torch, version, features):
         numel = 1
         for n in shape:
             numel *= n
-        return Tensor(numel, _parse_device(fake, device))
+        return Tensor(numel, _parse_device(fake, device), shape)
 
     torch.empty = empty
     torch.zeros = empty

@@ -1,0 +1,156 @@
+/**
+ * Saved activations per sample. Transformers follow Korthikanti et al. 2022 (arXiv 2205.05198, Table 2 /
+ * §4.1: sbh(34 + 5as/h) per layer at 16-bit with dropout), written tensor by tensor so the same list adapts
+ * to modern blocks (reference §4.2): SwiGLU MLPs, GQA K/V, SDPA/flash attention (no s² term, fp32
+ * log-sum-exp instead), RMSNorm up-cast to fp32, and the logits/cross-entropy buffers. Other models use a
+ * measured bytes-per-sample (from `gpumem fit` or the companion).
+ */
+import type { TransformerShape } from './architectures.js';
+import { precisionBytes, type ModelInput, type TrainingSetup } from './setup.js';
+import { isUnderPrefix } from './tensors.js';
+import { isBuffer } from './model-states.js';
+
+export interface ActivationModel {
+  /** Saved for backward per sample at the end of the forward pass (layers + outputs). */
+  savedBytesPerSample: number;
+  /** Of which the output layer, logits and loss buffers. */
+  outputBytesPerSample: number;
+  /** Gradient of the logits alive at the start of backward. */
+  outputGradBytesPerSample: number;
+  /** One layer's full activations: the working set while a layer is recomputed or back-propagated. */
+  layerWorkingBytesPerSample: number;
+  /** How the numbers were obtained, for the report. */
+  method: 'transformer' | 'measured' | 'none';
+  /** Layers that save activations (from the lowest trainable one up). */
+  savingLayers: number | null;
+  notes: string[];
+}
+
+/**
+ * Activation model for `setup`. With a measured bytes-per-sample it is used as is, scaled down for frozen
+ * leading modules (stated as an assumption); with a transformer shape it is computed per tensor; otherwise
+ * activations are unknown and reported as zero with a note saying so.
+ */
+export function activationModel(model: ModelInput, setup: TrainingSetup): ActivationModel {
+  if (setup.activationBytesPerSample !== null) return measured(model, setup, setup.activationBytesPerSample);
+  if (model.shape) return transformer(model, model.shape, setup);
+  return {
+    savedBytesPerSample: 0,
+    outputBytesPerSample: 0,
+    outputGradBytesPerSample: 0,
+    layerWorkingBytesPerSample: 0,
+    method: 'none',
+    savingLayers: null,
+    notes: ['activations not estimated: give --activation-bytes-per-sample (measure it with gpumem fit) or a transformer config'],
+  };
+}
+
+function measured(model: ModelInput, setup: TrainingSetup, perSample: number): ActivationModel {
+  const fraction = savedFraction(model, setup);
+  const notes: string[] = [];
+  if (fraction < 1) {
+    notes.push(
+      `frozen leading modules save no activations; assumed the saved share equals the share of parameters from the first trainable tensor on (${(fraction * 100).toFixed(1)} %) — give the stage its own act= to replace this`,
+    );
+  }
+  const saved = Math.round(perSample * fraction);
+  return {
+    savedBytesPerSample: saved,
+    outputBytesPerSample: 0,
+    outputGradBytesPerSample: 0,
+    // Without layer structure, one tenth of the saved activations stands in for a block's working set.
+    layerWorkingBytesPerSample: Math.round(saved / 10),
+    method: 'measured',
+    savingLayers: null,
+    notes,
+  };
+}
+
+/**
+ * Share of parameters from the first trainable tensor (in checkpoint order) onwards. Autograd saves inputs
+ * only where a gradient must flow, so nothing below the lowest trainable module is kept.
+ */
+function savedFraction(model: ModelInput, setup: TrainingSetup): number {
+  if (!model.tensors || setup.loraRank > 0 || setup.freeze.length === 0) return 1;
+  const params = model.tensors.filter((t) => !isBuffer(t.name));
+  const total = params.reduce((a, t) => a + t.elements, 0);
+  const first = params.findIndex((t) => !setup.freeze.some((p) => isUnderPrefix(t.name, p)));
+  if (first < 0 || total === 0) return 0;
+  return params.slice(first).reduce((a, t) => a + t.elements, 0) / total;
+}
+
+/** Per-layer bytes for one sample of `s` tokens, tensor by tensor (reference §4.2). */
+export function layerBytes(shape: TransformerShape, s: number, p: number, attention: 'sdpa' | 'eager', keepScores: boolean): number {
+  const { hidden: h, heads: a, intermediate: f } = shape;
+  const kd = shape.kvHeads * shape.headDim;
+  const qd = shape.heads * shape.headDim;
+  const mask = shape.dropout > 0 ? 1 : 0;
+  let bytes = 0;
+  if (shape.mlp === 'gelu') {
+    bytes += 2 * p * s * h; // two LayerNorm inputs
+    bytes += p * s * h + p * s * qd + 2 * p * s * kd + p * s * qd; // QKV input, Q, K, V, out-proj input
+    bytes += mask * s * h; // attention output dropout mask
+    bytes += p * s * h + 2 * p * s * f + mask * s * h; // MLP input, GeLU input and output, dropout mask
+  } else {
+    // HF eager RMSNorm saves its fp32 up-cast input and the normalised low-precision value.
+    bytes += 2 * (p === 4 ? 4 : 4 + p) * s * h;
+    bytes += p * s * h + p * s * qd + 2 * p * s * kd + p * s * qd; // QKV input, Q (post-RoPE), K, V, o_proj input
+    bytes += p * s * h + 4 * p * s * f; // down/gate/up input; gate, up, SiLU(gate), product
+  }
+  if (attention === 'eager') {
+    if (keepScores) bytes += p * a * s * s + (mask ? (1 + p) * a * s * s : 0); // softmax out, dropout mask + out
+  } else {
+    bytes += 4 * a * s; // SDPA/flash keep only a fp32 log-sum-exp per row
+  }
+  return bytes;
+}
+
+function transformer(model: ModelInput, shape: TransformerShape, setup: TrainingSetup): ActivationModel {
+  const p = precisionBytes(setup.precision).activation;
+  const s = setup.seq ?? shape.maxPositions;
+  const selective = setup.checkpointing === 'selective';
+  const full = layerBytes(shape, s, p, setup.attention, true);
+  const perLayer =
+    setup.checkpointing === 'full' ? p * s * shape.hidden : layerBytes(shape, s, p, setup.attention, !selective);
+  const saving = savingLayers(model, shape, setup);
+  const tokenLogits = shape.outputWidth === shape.vocab && shape.vocab > 0;
+  const rows = tokenLogits ? s : 1; // classifiers read the [CLS] token only
+  const w = shape.outputWidth;
+  // Logits kept by the model output (p), the fp32 up-cast and the saved log-softmax (4 + 4); in fp32 the
+  // up-cast is the same tensor (reference §4.2, asmirnov's 8·bsV, Megatron 4sbh·V/h).
+  const finalNorm = (shape.norm === 'rmsnorm' && p !== 4 ? 4 + p : p) * s * shape.hidden;
+  const anyTrainable = saving !== null;
+  const outputBytes = anyTrainable ? finalNorm + (p === 4 ? 8 : p + 8) * rows * w : 0;
+  const outputGrad = anyTrainable ? (p === 4 ? 4 : 4 + p) * rows * w : 0;
+  const layersSaving = saving ?? 0;
+  const notes: string[] = [];
+  if (setup.attention === 'eager') notes.push('eager attention keeps the s² softmax per layer');
+  return {
+    savedBytesPerSample: layersSaving * perLayer + outputBytes,
+    outputBytesPerSample: outputBytes,
+    outputGradBytesPerSample: outputGrad,
+    layerWorkingBytesPerSample: anyTrainable ? full : 0,
+    method: 'transformer',
+    savingLayers: layersSaving,
+    notes,
+  };
+}
+
+/**
+ * Number of layers that save activations: from the lowest layer holding a trainable parameter (or LoRA
+ * adapter) up to the top. Null when nothing trains at all.
+ */
+function savingLayers(model: ModelInput, shape: TransformerShape, setup: TrainingSetup): number | null {
+  if (setup.loraRank > 0 || setup.freeze.length === 0 || !model.tensors) return shape.layers;
+  let lowest: number | null = null;
+  let headTrains = false;
+  for (const t of model.tensors) {
+    if (isBuffer(t.name) || setup.freeze.some((p) => isUnderPrefix(t.name, p))) continue;
+    const m = /\.(?:h|layers|layer)\.(\d+)\./.exec(t.name);
+    if (m) lowest = Math.min(lowest ?? Infinity, Number(m[1]));
+    else if (/embed|wte|wpe/.test(t.name)) lowest = 0;
+    else headTrains = true;
+  }
+  if (lowest !== null) return shape.layers - lowest;
+  return headTrains ? 0 : null;
+}

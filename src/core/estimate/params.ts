@@ -1,0 +1,62 @@
+/**
+ * `--params 7B` plus optional `--layers/--hidden/--heads/--kv-heads/--intermediate/--vocab`: a model known
+ * only by its size, shaped as a modern decoder (SwiGLU, RMSNorm, no dropout) when the shape is given.
+ */
+import { GpumemError } from '../errors.js';
+import type { TransformerShape } from './architectures.js';
+import type { ModelInput } from './setup.js';
+
+const SUFFIX: Record<string, number> = { '': 1, k: 1e3, m: 1e6, b: 1e9, g: 1e9, t: 1e12 };
+
+/** Parses a parameter count such as "7B", "350M", "1.3b" or "124439808" (decimal SI suffixes). */
+export function parseParamCount(text: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmbgtKMBGT]?)\s*$/.exec(text);
+  const factor = m ? SUFFIX[(m[2] ?? '').toLowerCase()] : undefined;
+  if (!m || factor === undefined) {
+    throw new GpumemError('BAD_OPTION_VALUE', `--params: cannot read "${text}" as a parameter count`, {
+      hint: 'write e.g. 7B, 350M or 124439808',
+    });
+  }
+  return Math.round(Number(m[1]) * factor);
+}
+
+export interface ShapeHints {
+  layers?: number;
+  hidden?: number;
+  heads?: number;
+  kvHeads?: number;
+  intermediate?: number;
+  vocab?: number;
+  seq?: number;
+}
+
+/**
+ * Builds a ModelInput for `--params`. Without `layers` and `hidden` there is no shape (activations then need
+ * --activation-bytes-per-sample). Intermediate defaults to Llama's rule: 8h/3 rounded up to a multiple of 256.
+ */
+export function modelFromParams(params: number, hints: ShapeHints): ModelInput {
+  let shape: TransformerShape | null = null;
+  if (hints.layers !== undefined && hints.hidden !== undefined) {
+    const h = hints.hidden;
+    const heads = hints.heads ?? Math.max(1, Math.round(h / 128));
+    const f = hints.intermediate ?? Math.ceil((8 * h) / 3 / 256) * 256;
+    shape = {
+      family: 'decoder',
+      layers: hints.layers,
+      hidden: h,
+      heads,
+      kvHeads: hints.kvHeads ?? heads,
+      headDim: h / heads,
+      intermediate: f,
+      vocab: hints.vocab ?? 32000,
+      mlp: 'swiglu',
+      norm: 'rmsnorm',
+      dropout: 0,
+      outputWidth: hints.vocab ?? 32000,
+      maxPositions: hints.seq ?? 2048,
+    };
+  } else if (hints.layers !== undefined || hints.hidden !== undefined) {
+    throw new GpumemError('USAGE', '--layers and --hidden go together', { hint: 'give both, or neither with --activation-bytes-per-sample' });
+  }
+  return { label: `${params} parameters`, tensors: null, totalParams: params, shape };
+}

@@ -6,4 +6,9 @@ type Loader = () => Promise<{ run: CommandHandler }>;
 export const HANDLERS: Record<string, Loader> = {
   doctor: () => import('./doctor.js'),
   status: () => import('./status.js'),
+  record: () => import('./record.js'),
+  run: () => import('./run.js'),
+  pipeline: () => import('./pipeline.js'),
+  kill: () => import('./kill.js'),
+  runs: () => import('./runs.js'),
 };

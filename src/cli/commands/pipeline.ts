@@ -1,0 +1,6 @@
+import { GpumemError } from '../../core/index.js';
+import type { CommandHandler } from '../context.js';
+
+export const run: CommandHandler = async () => {
+  throw new GpumemError('FAILED', 'gpumem pipeline is not built yet');
+};

@@ -1,0 +1,45 @@
+/** `gpumem run [options] -- CMD…`: supervise one command (see docs/run.md). */
+import { GpumemError, parseByteSize } from '../../core/index.js';
+import { openSource, type SourceChoice } from '../../sources/index.js';
+import { beginRun, completeRun } from '../../store/index.js';
+import { parseFreeRequirement, superviseRun } from '../../supervise/index.js';
+import type { CommandHandler } from '../context.js';
+import { renderRunReport } from '../render/run.js';
+import { tryHistory } from './history.js';
+
+const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+
+export const run: CommandHandler = async (ctx) => {
+  const o = ctx.args.options;
+  const argv = ctx.args.rest;
+  if (argv.length === 0) {
+    throw new GpumemError('USAGE', 'no command to run', { hint: 'put the command after --, e.g. gpumem run --gpus 0 -- python train.py' });
+  }
+  const requireFree = typeof o.requireFree === 'string' ? parseFreeRequirement(o.requireFree, parseByteSize) : null;
+  const source = await openSource({
+    source: (o.source as SourceChoice | undefined) ?? 'auto', env: ctx.env,
+    ...(typeof o.replay === 'string' ? { replay: o.replay } : {}), ...(typeof o.nvmlLib === 'string' ? { nvmlLib: o.nvmlLib } : {}),
+  });
+  const db = tryHistory(ctx);
+  try {
+    const startedAtMs = Date.now();
+    const runId = db ? beginRun(db, { argv, cwd: ctx.cwd, startedAtMs }) : null;
+    const report = await superviseRun({
+      argv, source, cwd: ctx.cwd, env: ctx.env, requireFree, forwardSignals: true,
+      gpus: typeof o.gpus === 'string' ? o.gpus : undefined, allocConf: !o.noAllocConf,
+      batch: num(o.batch), accum: num(o.accum), retryOom: num(o.retryOom), graceMs: num(o.graceMs),
+      cleanupTimeoutMs: num(o.cleanupTimeoutMs), intervalMs: num(o.intervalMs),
+      // The child's bytes go to our real streams untouched; with --json its stdout moves to stderr so that
+      // stdout carries only the report.
+      stdout: o.json ? process.stderr : process.stdout, stderr: process.stderr,
+      log: (line) => ctx.stderr.write(`gpumem: ${line}\n`),
+    });
+    if (db && runId !== null) completeRun(db, runId, report);
+    if (o.json) ctx.stdout.write(`${JSON.stringify({ ...report, runId }, null, 2)}\n`);
+    else ctx.stderr.write(renderRunReport(report, ctx.stderr.isTTY && ctx.color, runId));
+    return { kind: 'child', code: report.exit.code, signal: report.exit.signal };
+  } finally {
+    db?.close();
+    source.close();
+  }
+};

@@ -1,0 +1,81 @@
+/** `gpumem runs` and `gpumem runs show ID`: the run history (docs/run.md, "History"). */
+import { GpumemError, formatBytes, formatDuration } from '../../core/index.js';
+import { getRun, listRuns, type RunRow } from '../../store/index.js';
+import type { CommandHandler } from '../context.js';
+import { painter, table, trimTo } from '../render/style.js';
+import { historyFor } from './history.js';
+
+export const RUNS_SCHEMA_VERSION = 1;
+
+function exitText(r: RunRow): string {
+  if (r.status === 'running') return 'running / cut off';
+  return r.exitSignal ? r.exitSignal : String(r.exitCode ?? '?');
+}
+
+export const run: CommandHandler = async (ctx) => {
+  const [sub, idText, ...extra] = ctx.args.positionals;
+  if (sub !== undefined && sub !== 'show') {
+    throw new GpumemError('USAGE', `unknown "gpumem runs ${sub}"`, { hint: 'use gpumem runs, or gpumem runs show ID' });
+  }
+  if (sub === 'show' && (idText === undefined || !/^\d+$/.test(idText) || extra.length > 0)) {
+    throw new GpumemError('USAGE', 'gpumem runs show needs one run id', { hint: 'see the ids in gpumem runs' });
+  }
+  const db = historyFor(ctx);
+  try {
+    if (sub === 'show') {
+      const found = getRun(db, Number(idText));
+      if (!found) throw new GpumemError('INPUT_NOT_FOUND', `no run ${idText} in the history`, { hint: 'see the ids in gpumem runs' });
+      if (ctx.args.options.json) {
+        ctx.stdout.write(`${JSON.stringify({ schemaVersion: RUNS_SCHEMA_VERSION, run: found.run, report: found.report }, null, 2)}\n`);
+      } else {
+        ctx.stdout.write(renderShow(found.run, found.report, ctx.color));
+      }
+      return { kind: 'ok' };
+    }
+    const limit = typeof ctx.args.options.limit === 'number' ? ctx.args.options.limit : 20;
+    const rows = listRuns(db, limit);
+    if (ctx.args.options.json) {
+      ctx.stdout.write(`${JSON.stringify({ schemaVersion: RUNS_SCHEMA_VERSION, runs: rows }, null, 2)}\n`);
+      return { kind: 'ok' };
+    }
+    if (rows.length === 0) {
+      ctx.stdout.write('no runs recorded yet (gpumem run -- CMD records one)\n');
+      return { kind: 'ok' };
+    }
+    const paint = painter(ctx.color);
+    const header = ['ID', 'STARTED', 'DURATION', 'EXIT', 'RETRIES', 'GPUS', 'PEAK', 'COMMAND'];
+    const body = rows.map((r) => [
+      String(r.id), new Date(r.startedAtMs).toISOString().replace('T', ' ').slice(0, 19), formatDuration(r.durationMs),
+      r.status === 'ok' ? paint('green', exitText(r)) : paint('red', exitText(r)), String(r.retries),
+      r.gpus ? r.gpus.map((g) => g.index).join(',') : 'all', formatBytes(r.peakBytes), trimTo((r.stage ? `[${r.stage}] ` : '') + r.argv.join(' '), 60),
+    ]);
+    ctx.stdout.write(`${table([header, ...body], ['right', 'left', 'right', 'left', 'right', 'left', 'right']).join('\n')}\n`);
+    return { kind: 'ok' };
+  } finally {
+    db.close();
+  }
+};
+
+function renderShow(r: RunRow, report: unknown, color: boolean): string {
+  const paint = painter(color);
+  const lines = [
+    paint('bold', `run ${r.id}: ${r.argv.join(' ')}`),
+    `  started ${new Date(r.startedAtMs).toISOString()} in ${r.cwd}; ${r.status === 'running' ? 'no end recorded (still running, or gpumem was killed)' : `${formatDuration(r.durationMs)}, exit ${exitText(r)}`}`,
+  ];
+  if (r.stage) lines.push(`  pipeline ${r.pipelineId}, stage ${r.stage}`);
+  const rep = report as { env?: Array<{ name: string; value: string | null; action: string }>; attempts?: Array<Record<string, unknown>> } | null;
+  for (const d of rep?.env ?? []) lines.push(`  env ${d.name}=${d.value ?? '(unset)'} [${d.action}]`);
+  for (const a of (rep?.attempts ?? []) as Array<{
+    attempt: number; batch: { batch: number; accum: number } | null; exit: { code: number | null; signal: string | null };
+    peaks: Array<{ index: number; peakBytes: number; chosen: boolean }>; ooms: Array<{ line: number; text: string }>;
+    cleanup: { leftovers: Array<{ pid: number; outcome: string; gpuBytes: number | null }>; heldByNothing: Array<{ index: number; bytes: number }> };
+  }>) {
+    const batch = a.batch ? ` batch ${a.batch.batch} × accum ${a.batch.accum}` : '';
+    lines.push(`  attempt ${a.attempt}${batch}: exit ${a.exit.signal ?? a.exit.code}`);
+    for (const p of a.peaks) lines.push(`    GPU ${p.index} peak ${formatBytes(p.peakBytes)}${p.chosen ? '' : ' (not chosen)'}`);
+    for (const o of a.ooms) lines.push(`    OOM line ${o.line}: ${trimTo(o.text, 120)}`);
+    for (const l of a.cleanup.leftovers) lines.push(`    leftover pid ${l.pid} (${formatBytes(l.gpuBytes)}): ${l.outcome}`);
+    for (const h of a.cleanup.heldByNothing ?? []) lines.push(`    GPU ${h.index}: ${formatBytes(h.bytes)} held by no process after the run`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,65 @@
+/** Human rendering of a supervised run's report (stderr, after the child's own output). */
+import { formatBytes, formatDuration } from '../../core/index.js';
+import type { AttemptReport, RunReport } from '../../supervise/index.js';
+import { painter } from './style.js';
+
+function exitText(exit: RunReport['exit']): string {
+  return exit.signal ? `killed by ${exit.signal}` : `exit ${exit.code ?? '?'}`;
+}
+
+function attemptLine(a: AttemptReport): string {
+  const batch = a.batch ? `batch ${a.batch.batch} × accum ${a.batch.accum}: ` : '';
+  const oom = a.ooms.length > 0 ? ` — OOM at output line ${a.ooms.map((o) => o.line).join(', ')}` : '';
+  return `attempt ${a.attempt}: ${batch}${exitText(a.exit)} after ${formatDuration(a.durationMs)}${oom}`;
+}
+
+/** The end-of-run summary: duration, peaks per GPU, attempts, OOMs, mismatches, leftovers, cleanup, exit. */
+export function renderRunReport(report: RunReport, color: boolean, runId: number | null): string {
+  const paint = painter(color);
+  const ok = report.exit.code === 0 && !report.exit.signal;
+  const out: string[] = [];
+  out.push(paint('bold', `gpumem run: ${paint(ok ? 'green' : 'red', exitText(report.exit))} after ${formatDuration(report.durationMs)}` +
+    (report.retries > 0 ? `, ${report.retries} OOM retr${report.retries === 1 ? 'y' : 'ies'}` : '')));
+  if (report.peaks.length === 0) out.push('  peak GPU memory of the process tree: none seen');
+  for (const p of report.peaks) {
+    const flag = p.chosen ? '' : paint('red', '  NOT CHOSEN');
+    const unknown = p.unknownSamples > 0 ? ` (${p.unknownSamples} samples without a per-process figure)` : '';
+    out.push(`  GPU ${p.index} peak ${formatBytes(p.peakBytes)} at ${formatDuration(p.atMs)}${unknown}${flag}`);
+  }
+  const last = report.attempts[report.attempts.length - 1];
+  if (last) out.push(`  sampled ${last.samples} times (${last.sampleHz} Hz)`);
+  if (report.attempts.length > 1 || report.attempts[0]?.batch) for (const a of report.attempts) out.push(`  ${attemptLine(a)}`);
+  if (report.retryNote) out.push(`  retry: ${report.retryNote}`);
+  for (const a of report.attempts) {
+    for (const m of a.mismatches) {
+      out.push(paint('red', `  device mismatch: pid ${m.pid} (${m.comm ?? '?'}) used ${formatBytes(m.usedBytes)} on GPU ${m.index}, not chosen (first seen at ${formatDuration(m.firstSeenMs)})`));
+    }
+    for (const o of a.ooms) {
+      out.push(paint('yellow', `  OOM (attempt ${a.attempt}, line ${o.line}): ${o.text.slice(0, 160)}`));
+      for (const c of o.causes.slice(0, 3)) out.push(`    likely: ${describeCause(c)}`);
+    }
+    for (const l of a.cleanup.leftovers) {
+      out.push(`  leftover pid ${l.pid} ${l.cmdline?.join(' ').slice(0, 60) ?? l.comm ?? ''} (${formatBytes(l.gpuBytes)} on GPU): ${l.outcome} — ${l.detail}`);
+    }
+  }
+  const cleanup = last?.cleanup;
+  if (cleanup) {
+    out.push(cleanup.memoryReleased
+      ? `  cleanup: no process of the run holds GPU memory (checked ${formatDuration(cleanup.waitedMs)} after exit)`
+      : paint('red', `  cleanup: the run's processes still held GPU memory ${formatDuration(cleanup.waitedMs)} after exit`));
+    for (const h of cleanup.heldByNothing) {
+      out.push(paint('red', `  GPU ${h.index}: ${formatBytes(h.bytes)} held by no process (beyond ${formatBytes(cleanup.toleranceBytes)} tolerance)`));
+    }
+  }
+  if (runId !== null) out.push(paint('gray', `  stored as run ${runId} (gpumem runs show ${runId})`));
+  return `${out.join('\n')}\n`;
+}
+
+function describeCause(cause: unknown): string {
+  if (cause && typeof cause === 'object') {
+    const c = cause as Record<string, unknown>;
+    const text = c.title ?? c.summary ?? c.message ?? c.id;
+    if (typeof text === 'string') return text;
+  }
+  return JSON.stringify(cause);
+}

@@ -1,0 +1,177 @@
+/**
+ * The NVML GpuSource: one session on libnvidia-ml.so.1, handles and identities resolved once, then every
+ * sample reads each device's fields, MIG instances and processes. A device that is lost or forbidden is
+ * marked (Device.status) and the others are still read. Host facts are not read here (host: null);
+ * sources/procfs enriches samples afterwards.
+ */
+import type { Device, GpuProcess, Sample, Unavailable } from '../../core/index.js';
+import { GpumemError } from '../../core/index.js';
+import type { GpuSource } from '../source.js';
+import { callReason, DeviceUnreadable, invoke, scratchU32 } from './calls.js';
+import { formatCudaVersion, readDevice, readIdentity, unreadableDevice, type DeviceIdentity, type SystemInfo } from './device.js';
+import { DRIVER_VERSION_BUFFER_SIZE, readCString } from './layouts.js';
+import { acquireNvml, releaseNvml, type DeviceHandle, type NvmlLibrary } from './library.js';
+import { initialMemoryApi, type MemoryApiState } from './memory.js';
+import { readMigInstances } from './mig.js';
+import { ListBuffer, mergeEntries, readProcessList, readSmUtilization, UtilBuffer } from './processes.js';
+import type { ProcessApiChoice } from './process-api.js';
+import { NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NO_PERMISSION, NVML_SUCCESS, nvmlReturnHint, nvmlReturnName } from './return-codes.js';
+
+export interface NvmlSourceOptions {
+  /** Library to load; default env GPUMEM_NVML_LIB, else "libnvidia-ml.so.1" (found by the dynamic loader). */
+  libPath?: string;
+}
+
+/** The library path gpumem uses: the option, else GPUMEM_NVML_LIB, else libnvidia-ml.so.1. */
+export function resolveNvmlLibPath(options: NvmlSourceOptions = {}): string {
+  return options.libPath || process.env.GPUMEM_NVML_LIB || 'libnvidia-ml.so.1';
+}
+
+interface DeviceSlot {
+  index: number;
+  handle: DeviceHandle | null;
+  identity: DeviceIdentity | null;
+  compute: ListBuffer;
+  graphics: ListBuffer;
+  util: UtilBuffer;
+}
+
+const statusFor = (rc: number): Device['status'] =>
+  rc === NVML_ERROR_GPU_IS_LOST ? 'lost' : rc === NVML_ERROR_NO_PERMISSION ? 'no-permission' : 'error';
+
+export class NvmlSource implements GpuSource {
+  readonly kind = 'nvml' as const;
+  readonly libPath: string;
+  private readonly lib: NvmlLibrary;
+  private readonly memoryApi: MemoryApiState;
+  private readonly system: SystemInfo;
+  private readonly slots: DeviceSlot[] = [];
+  private readonly handleOut: unknown[] = [null];
+  private closed = false;
+
+  constructor(options: NvmlSourceOptions = {}) {
+    this.libPath = resolveNvmlLibPath(options);
+    this.lib = acquireNvml(this.libPath);
+    try {
+      this.memoryApi = initialMemoryApi(this.lib.fns);
+      this.system = this.readSystem();
+      scratchU32[0] = 0;
+      const rc = this.lib.fns.getCount(scratchU32);
+      if (rc !== NVML_SUCCESS) {
+        throw new GpumemError('NVML_ERROR', `nvmlDeviceGetCount_v2 failed for "${this.libPath}": ${nvmlReturnName(rc)} (${rc})`, {
+          hint: nvmlReturnHint(rc),
+          details: { libPath: this.libPath, nvmlReturn: rc },
+        });
+      }
+      const count = scratchU32[0] as number;
+      for (let index = 0; index < count; index++) {
+        this.slots.push({ index, handle: null, identity: null, compute: new ListBuffer(), graphics: new ListBuffer(), util: new UtilBuffer() });
+      }
+    } catch (err) {
+      releaseNvml(this.lib);
+      throw err;
+    }
+  }
+
+  /** Which NVML calls were chosen at load, for `--verbose` output, docs and tests. */
+  describeApis(): { memory: 'v2' | 'v1'; memoryReason: string | null; compute: ProcessApiChoice & { symbol: string }; graphics: ProcessApiChoice & { symbol: string }; missing: string[] } {
+    const { computeProcesses: c, graphicsProcesses: g } = this.lib.fns;
+    return {
+      memory: this.memoryApi.v2Usable ? 'v2' : 'v1',
+      memoryReason: this.memoryApi.v2Reason,
+      compute: { ...c.choice, symbol: c.symbol },
+      graphics: { ...g.choice, symbol: g.symbol },
+      missing: [...this.lib.missing].sort(),
+    };
+  }
+
+  async readSample(): Promise<Sample> {
+    return this.readSampleSync();
+  }
+
+  /** Reads all devices and processes now, synchronously (each NVML call takes microseconds). */
+  readSampleSync(): Sample {
+    if (this.closed) throw new GpumemError('FAILED', 'the NVML source was used after close()', { hint: 'this is a gpumem bug; please report it' });
+    const devices: Device[] = [];
+    const processes: GpuProcess[] = [];
+    for (const slot of this.slots) {
+      const { device, rows } = this.readSlot(slot);
+      devices.push(device);
+      for (const p of rows) processes.push(p);
+    }
+    return { timeMs: Date.now(), source: { kind: 'nvml', detail: this.libPath }, devices, processes, unavailable: {} };
+  }
+
+  /** Ends this user's share of the NVML session (the last one shuts NVML down). Safe to call twice. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    releaseNvml(this.lib);
+  }
+
+  private readSystem(): SystemInfo {
+    const unavailable: Unavailable = {};
+    const fns = this.lib.fns;
+    const buf = Buffer.alloc(DRIVER_VERSION_BUFFER_SIZE);
+    const driverVersion = invoke(fns.driverVersion, 'nvmlSystemGetDriverVersion', 'driverVersion', unavailable, [buf, buf.length])
+      ? readCString(buf)
+      : null;
+    const cuda = new Int32Array(1);
+    const cudaDriverVersion = invoke(fns.cudaDriverVersion, 'nvmlSystemGetCudaDriverVersion_v2', 'cudaDriverVersion', unavailable, [cuda])
+      ? formatCudaVersion(cuda[0] as number)
+      : null;
+    return { driverVersion, cudaDriverVersion, unavailable };
+  }
+
+  private readSlot(slot: DeviceSlot): { device: Device; rows: GpuProcess[] } {
+    const fns = this.lib.fns;
+    if (slot.handle === null) {
+      this.handleOut[0] = null;
+      const rc = fns.getHandleByIndex(slot.index, this.handleOut);
+      if (rc !== NVML_SUCCESS) {
+        const reason = callReason('nvmlDeviceGetHandleByIndex_v2', rc);
+        return { device: unreadableDevice(slot.index, null, this.system, statusFor(rc), reason), rows: [] };
+      }
+      slot.handle = this.handleOut[0];
+    }
+    try {
+      slot.identity ??= readIdentity(fns, slot.handle);
+      const device = readDevice(fns, this.memoryApi, slot.handle, slot.index, slot.identity, this.system);
+      if (device.migMode === 'enabled') device.migInstances = readMigInstances(fns, this.memoryApi, slot.handle, device.unavailable);
+      return { device, rows: this.readProcesses(slot, device) };
+    } catch (err) {
+      if (!(err instanceof DeviceUnreadable)) throw err;
+      return { device: unreadableDevice(slot.index, slot.identity, this.system, statusFor(err.nvmlReturn), err.message), rows: [] };
+    }
+  }
+
+  private readProcesses(slot: DeviceSlot, device: Device): GpuProcess[] {
+    const fns = this.lib.fns;
+    const rows = new Map<string, GpuProcess>();
+    const gpu = { uuid: device.uuid, index: device.index };
+    const total = device.memory.totalBytes;
+    const compute = readProcessList(fns.computeProcesses, slot.compute, slot.handle, total);
+    if ('entries' in compute) mergeEntries(rows, compute.entries, 'compute', gpu);
+    else device.unavailable['processes.compute'] = compute.reason;
+    const graphics = readProcessList(fns.graphicsProcesses, slot.graphics, slot.handle, total);
+    if ('entries' in graphics) mergeEntries(rows, graphics.entries, 'graphics', gpu);
+    else device.unavailable['processes.graphics'] = graphics.reason;
+    if (rows.size === 0) return [];
+    const sm = readSmUtilization(fns.processUtilization, slot.util, slot.handle);
+    for (const row of rows.values()) {
+      const pct = typeof sm === 'string' ? undefined : sm.get(row.pid);
+      if (pct === undefined) row.unavailable.smUtilPct = typeof sm === 'string' ? sm : 'no utilization sample for this pid';
+      else row.smUtilPct = pct;
+    }
+    return [...rows.values()];
+  }
+}
+
+/**
+ * Opens the NVML source: loads the library (option, env GPUMEM_NVML_LIB, or libnvidia-ml.so.1),
+ * initialises NVML and resolves the device count. Throws GpumemError NO_GPU_ACCESS or NVML_ERROR,
+ * naming the path tried and the NVML return code, with a hint.
+ */
+export function openNvmlSource(options: NvmlSourceOptions = {}): NvmlSource {
+  return new NvmlSource(options);
+}

@@ -1,0 +1,97 @@
+/**
+ * What every family recognizer returns, and the blank record they fill in. A recognizer finds the first
+ * message of its family at or after a position and reads its fields from the text up to `limit` (the next
+ * message's start), so two messages pasted on one line never mix their numbers.
+ */
+import type { OomEvent, OomFamily, OomFramework } from '../types.js';
+
+/** An event before the scanner adds where it was seen (line numbers, ranks, traceback frame). */
+export type OomFields = Omit<OomEvent, 'line' | 'lines' | 'ranks' | 'userFrame'>;
+
+/**
+ * What a block still accepts from the next line: `any` (the message is cut short, a wrapped line may
+ * follow), `hint` (only a wrapped piece of the allocator hint), `nccl` (the calloc line, after blanks),
+ * `none` (complete).
+ */
+export type Wants = 'any' | 'hint' | 'nccl' | 'none';
+
+export interface Recognized {
+  fields: OomFields;
+  /** Offsets of the message in the searched text. */
+  start: number;
+  end: number;
+  /** How many fields were read: lets the scanner pick the better of two ways to join a wrapped line. */
+  fieldCount: number;
+  wants: Wants;
+}
+
+export interface Recognizer {
+  /** Start offset of the next head of this family at or after `from`, or -1. */
+  findHead(text: string, from: number): number;
+  /** Reads the message whose head is at `start`; fields are searched in `text.slice(start, limit)`. */
+  read(text: string, start: number, limit: number): Recognized;
+}
+
+const FRAMEWORK: Record<OomFamily, OomFramework> = {
+  'pytorch-cuda': 'pytorch',
+  'pytorch-cuda-async': 'pytorch',
+  'pytorch-hip': 'pytorch',
+  'pytorch-xpu': 'pytorch',
+  'pytorch-mps': 'pytorch',
+  'cuda-runtime': 'pytorch',
+  cublas: 'pytorch',
+  cudnn: 'pytorch',
+  nccl: 'nccl',
+  xla: 'jax',
+  tensorflow: 'tensorflow',
+};
+
+/** A record of `family` with every number unknown. */
+export function blankFields(family: OomFamily): OomFields {
+  return {
+    family,
+    framework: FRAMEWORK[family],
+    exceptionClass: null,
+    era: null,
+    gpuIndex: null,
+    requestedBytes: null,
+    totalBytes: null,
+    freeBytes: null,
+    processInUseBytes: null,
+    allocatedByPytorchBytes: null,
+    reservedUnallocatedBytes: null,
+    reservedTotalBytes: null,
+    allowedBytes: null,
+    privatePoolBytes: null,
+    otherProcesses: [],
+    unavailable: {},
+    requestMoreThan1EB: false,
+    mps: null,
+    tensor: null,
+    hintVariable: null,
+    message: '',
+  };
+}
+
+/** Runs a non-global regex from `from` with a sticky copy-free search; returns the match or null. */
+export function searchFrom(re: RegExp, text: string, from: number): RegExpExecArray | null {
+  re.lastIndex = from;
+  return re.exec(text);
+}
+
+const EXCEPTION_RE =
+  /(torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError|torch\.AcceleratorError|torch\.distributed\.DistBackendError|jaxlib\.xla_extension\.XlaRuntimeError|XlaRuntimeError|ResourceExhaustedError|OutOfMemoryError|AcceleratorError|RuntimeError)\b/g;
+
+/** The last Python exception class printed in the 120 characters before `start`. */
+export function exceptionBefore(text: string, start: number): string | null {
+  const from = Math.max(0, start - 120);
+  let last: string | null = null;
+  EXCEPTION_RE.lastIndex = from;
+  for (let m = EXCEPTION_RE.exec(text); m && m.index < start; m = EXCEPTION_RE.exec(text)) last = m[1] as string;
+  return last;
+}
+
+/** Caps the stored message so one event never holds a pathological line. */
+export function clip(text: string, start: number, end: number): string {
+  return text.slice(start, Math.min(end, start + 4096)).trim();
+}

@@ -1,0 +1,21 @@
+/**
+ * core/oom: find out-of-memory errors in text, read their exact numbers, and rank their causes. Pure: it
+ * takes strings and returns values. The supervisor feeds a child's output through `createOomScanner`;
+ * `gpumem explain` does the same for files.
+ */
+import { createOomScanner } from './scanner.js';
+import type { OomEvent } from './types.js';
+
+export { createOomScanner, type OomScanner, type OomScannerOptions } from './scanner.js';
+export { explainOom } from './explain.js';
+export { eventToJson, jsonBytes, OOM_SCHEMA_VERSION } from './json.js';
+export { invertSize, SENTINEL_TEXT, type SizeValue } from './size.js';
+export { normalizeLine } from './normalize.js';
+export { MARKER_PHRASES } from './markers.js';
+export type { Cause, OomContext, OomEvent, OomFamily, OomFrame, OomFramework, OomProcess } from './types.js';
+
+/** Every OOM event in a whole text (a log, a paste), in order, repeats merged. */
+export function parseOomText(text: string): OomEvent[] {
+  const scanner = createOomScanner();
+  return [...scanner.push(text), ...scanner.end()];
+}

@@ -19,12 +19,29 @@ export const SOURCE_OPTIONS: readonly OptionSpec[] = [
 
 const JSON_OPTION: OptionSpec = { name: 'json', type: 'boolean', description: 'print the result as JSON (documented, versioned schema)' };
 
+/** Sampling window of doctor and diagnose. */
+const WINDOW_OPTION: OptionSpec = { name: 'window', type: 'number', value: 'SECONDS', default: 3, description: 'sample the GPUs for this long so utilisation and idleness are measured (0: one sample)' };
+
 export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'doctor',
     summary: 'GPU status and findings in one screen (the default command)',
     usage: 'doctor [options]',
-    options: [JSON_OPTION, ...SOURCE_OPTIONS],
+    description:
+      'The status table (GPUs, their processes with user, memory, age, utilisation over the window and role) and every finding of `gpumem diagnose`, one line of fix each. Without any GPU access (no driver) it shows the bundled example recording and says so in its first line. See docs/diagnose.md.',
+    options: [WINDOW_OPTION, JSON_OPTION, ...SOURCE_OPTIONS],
+    examples: ['gpumem', 'gpumem doctor --window 10', 'gpumem doctor --replay examples/doctor-example.ndjson'],
+    exits: ['1 when there are findings, 0 when there are none'],
+  },
+  {
+    name: 'diagnose',
+    summary: 'account for every byte on every GPU and name what is wrong, with evidence and fixes',
+    usage: 'diagnose [options]',
+    description:
+      'Samples the GPUs over a window (default 3 s; with --replay the whole recording is the window) and accounts per GPU: used = processes visible here + processes not visible in this PID namespace + unattributed, with driver-reserved memory beside it; processes grouped into trees (launcher → ranks → DataLoader workers) with totals per tree and per user. Then runs every rule (duplicate runs, workers holding CUDA contexts, other users, idle notebook kernels, orphans, zombies, vanished pids, wrong GPU, device order, idle or input-bound jobs, allocator config, memory near capacity) and lists findings by severity with the numbers and a fix. See docs/diagnose.md.',
+    options: [WINDOW_OPTION, JSON_OPTION, ...SOURCE_OPTIONS],
+    examples: ['gpumem diagnose', 'gpumem diagnose --window 10 --json', 'gpumem diagnose --replay examples/doctor-example.ndjson'],
+    exits: ['1 when there are findings, 0 when there are none'],
   },
   {
     name: 'status',

@@ -1,6 +1,31 @@
-import { GpumemError } from '../../core/index.js';
+/**
+ * `gpumem doctor` (also the bare `gpumem`): the status table and the findings in one screen. Without any
+ * GPU access it shows the bundled example recording and says so in its first line.
+ */
+import { painter } from '../render/style.js';
 import type { CommandHandler } from '../context.js';
+import { reportJson } from '../diagnose/json.js';
+import { describeWindow, renderFindings } from '../diagnose/render.js';
+import { outcomeOf, runDiagnosis } from '../diagnose/run.js';
+import { renderStatusTable } from '../diagnose/status-table.js';
 
-export const run: CommandHandler = async () => {
-  throw new GpumemError('FAILED', 'gpumem doctor is not built yet');
+export const run: CommandHandler = async (ctx) => {
+  const { report, collected, fallback } = await runDiagnosis(ctx, true);
+  if (ctx.args.options.json) {
+    ctx.stdout.write(`${JSON.stringify(reportJson(report, 'doctor', fallback, collected.recordingNote), null, 2)}\n`);
+    return outcomeOf(report);
+  }
+  const paint = painter(ctx.color);
+  const lines: string[] = [];
+  if (fallback) {
+    lines.push(paint('yellow', `No GPU access on this machine, so this is the bundled example recording (${collected.recordingNote ?? 'examples/doctor-example.ndjson'}), not your GPUs.`));
+    lines.push(paint('gray', `why: ${fallback.reason}`));
+  } else {
+    lines.push(`gpumem doctor: ${describeWindow(report)}`);
+    if (collected.recordingNote) lines.push(paint('gray', `recording note: ${collected.recordingNote}`));
+  }
+  lines.push('', ...renderStatusTable(report, paint, ctx.stdout.columns), '', ...renderFindings(report.findings, paint, ctx.stdout.columns, true));
+  lines.push('', paint('gray', 'evidence for each finding and the byte-by-byte accounting: gpumem diagnose'));
+  ctx.stdout.write(`${lines.join('\n')}\n`);
+  return outcomeOf(report);
 };

@@ -5,6 +5,7 @@ type Loader = () => Promise<{ run: CommandHandler }>;
 
 export const HANDLERS: Record<string, Loader> = {
   doctor: () => import('./doctor.js'),
+  diagnose: () => import('./diagnose.js'),
   status: () => import('./status.js'),
   record: () => import('./record.js'),
   run: () => import('./run.js'),

@@ -3,7 +3,7 @@
  * every rule over them, and returns one report ordered by severity.
  */
 import { GpumemError } from '../errors.js';
-import type { Sample } from '../types.js';
+import type { Device, Sample } from '../types.js';
 import { accountDevice } from './accounting.js';
 import { buildProcessViews } from './process-view.js';
 import { RULES } from './rules/index.js';
@@ -19,6 +19,8 @@ export interface DiagnoseReport {
   timeMs: number;
   window: { samples: number; firstMs: number; lastMs: number; spanMs: number };
   source: Sample['source'];
+  /** The GPUs as the latest sample saw them. */
+  devices: Device[];
   accounting: DeviceAccounting[];
   processes: ProcessView[];
   trees: ProcessTree[];
@@ -73,6 +75,7 @@ export function diagnose(input: DiagnoseInput, rules: readonly Rule[] = RULES): 
     timeMs: ctx.latest.timeMs,
     window: { samples: ctx.samples.length, firstMs: first.timeMs, lastMs: ctx.latest.timeMs, spanMs: ctx.windowMs },
     source: ctx.latest.source,
+    devices: [...ctx.devices],
     accounting: [...ctx.accounting],
     processes: [...ctx.processes],
     trees: [...ctx.trees],

@@ -6,6 +6,6 @@ export { buildTrees, userTotals } from './trees.js';
 export { buildProcessViews, measureUtil } from './process-view.js';
 export { parseCudaVisibleDevices, allowedGpuIndexes } from './cuda-visible.js';
 export { isKernelCommand, launcherName } from './classify.js';
-export { RULES } from './rules/index.js';
+export { RULES, RULES as DIAGNOSE_RULES } from './rules/index.js';
 export { THRESHOLDS } from './thresholds.js';
 export type * from './types.js';

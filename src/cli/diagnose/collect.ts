@@ -1,0 +1,107 @@
+/**
+ * Gathers what a diagnosis needs: a window of samples (live: sampled every `intervalMs` for `windowMs`;
+ * a recording: all of its samples), the /proc facts of the GPU processes' parents and of pid 1, who is
+ * asking, and whether this PID namespace is the host's.
+ */
+import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import type { HostFacts, Sample } from '../../core/index.js';
+import type { DiagnoseInput, PidNamespace } from '../../core/diagnose/index.js';
+import { GpumemError } from '../../core/index.js';
+import { openSource, readHostFacts, readRecording, type OpenSourceOptions, type ProcOptions } from '../../sources/index.js';
+
+export interface CollectOptions {
+  /** Window length; 0 takes one sample. */
+  windowMs: number;
+  /** Time between live samples. */
+  intervalMs: number;
+  source: OpenSourceOptions;
+}
+
+export interface Collected {
+  input: DiagnoseInput;
+  /** Set for a recording: its header note ("synthetic …", what was running). */
+  recordingNote: string | null;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** 'container' when /proc/1/cgroup names a container runtime or /.dockerenv exists; else 'host'. */
+export function detectPidNamespace(procRoot = '/proc'): PidNamespace {
+  try {
+    if (/docker|containerd|kubepods|libpod|crio|lxc/.test(readFileSync(`${procRoot}/1/cgroup`, 'utf8'))) return 'container';
+  } catch {
+    return 'unknown';
+  }
+  try {
+    readFileSync('/.dockerenv');
+    return 'container';
+  } catch {
+    return 'host';
+  }
+}
+
+/** /proc facts of the parents of every GPU process in the latest sample, and of pid 1, where visible. */
+export function readAncestors(latest: Sample, proc: ProcOptions = {}): Record<number, HostFacts> {
+  const gpuPids = new Set(latest.processes.map((p) => p.pid));
+  const wanted = new Set<number>([1]);
+  for (const p of latest.processes) {
+    const ppid = p.host?.ppid;
+    if (ppid !== null && ppid !== undefined && ppid > 0 && !gpuPids.has(ppid)) wanted.add(ppid);
+  }
+  const out: Record<number, HostFacts> = {};
+  for (const pid of wanted) {
+    const facts = readHostFacts(pid, proc);
+    if (facts.visible && facts.cmdline) out[pid] = facts;
+  }
+  return out;
+}
+
+function windowFromRecording(path: string): Collected {
+  const { header, samples } = readRecording(path);
+  if (samples.length === 0) {
+    throw new GpumemError('INPUT_MALFORMED', `${path}: the recording holds no samples`, { hint: 'record for longer with gpumem record' });
+  }
+  const inContainer = header.host?.inContainer;
+  return {
+    input: {
+      samples,
+      viewer: null,
+      pidNamespace: inContainer === true ? 'container' : inContainer === false ? 'host' : 'unknown',
+      ancestors: {},
+    },
+    recordingNote: header.note ?? null,
+  };
+}
+
+/**
+ * Collects the window. With `source.replay` every sample of the recording is the window; otherwise the
+ * source is sampled live (openSource throws NO_GPU_ACCESS when there is no driver at all).
+ */
+export async function collectWindow(options: CollectOptions): Promise<Collected> {
+  if (options.source.replay !== undefined) return windowFromRecording(options.source.replay);
+  const source = await openSource(options.source);
+  const samples: Sample[] = [];
+  try {
+    const started = Date.now();
+    for (;;) {
+      samples.push(await source.readSample());
+      const elapsed = Date.now() - started;
+      if (elapsed + options.intervalMs > options.windowMs) break;
+      await sleep(Math.max(0, started + samples.length * options.intervalMs - Date.now()));
+    }
+  } finally {
+    source.close();
+  }
+  const latest = samples[samples.length - 1] as Sample;
+  const info = userInfo();
+  return {
+    input: {
+      samples,
+      viewer: { uid: info.uid, user: info.username },
+      pidNamespace: detectPidNamespace(options.source.proc?.procRoot),
+      ancestors: readAncestors(latest, options.source.proc),
+    },
+    recordingNote: null,
+  };
+}

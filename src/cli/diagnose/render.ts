@@ -1,0 +1,94 @@
+/**
+ * The human diagnose report: per GPU the accounting (the parts that sum to used, reserved beside them),
+ * the trees and processes with their facts, per-user totals, what is unknown, then the findings ordered
+ * by severity with evidence and fix.
+ */
+import { formatBytes, formatDuration } from '../../core/index.js';
+import type { DeviceAccounting, DiagnoseReport, Finding, ProcessTree } from '../../core/diagnose/index.js';
+import { table, trimTo } from '../render/style.js';
+import { roleTag, utilText, type Paint } from './status-table.js';
+
+const SEVERITY_COLOR = { critical: 'red', warning: 'yellow', info: 'cyan' } as const;
+
+/** One line saying where the numbers come from and over what window. */
+export function describeWindow(report: DiagnoseReport): string {
+  const w = report.window;
+  const from = report.source.kind === 'replay' ? `recording ${report.source.detail}` : `${report.source.kind === 'nvml' ? 'NVML' : 'nvidia-smi'} (${report.source.detail})`;
+  return `${w.samples} sample${w.samples === 1 ? '' : 's'} over ${formatDuration(w.spanMs)} from ${from}`;
+}
+
+function accountingLines(acc: DeviceAccounting): string[] {
+  const rows = [
+    ['processes visible here', formatBytes(acc.visibleBytes)],
+    ['processes not visible here', formatBytes(acc.notVisibleBytes)],
+    [acc.unknownPids.length > 0 ? 'unattributed (incl. unknown-size pids)' : 'unattributed', formatBytes(acc.residualBytes)],
+    ['= used', formatBytes(acc.usedBytes)],
+    ['reserved by the driver (not in used)', formatBytes(acc.reservedBytes)],
+    ['free', formatBytes(acc.freeBytes)],
+  ];
+  return table(rows, ['left', 'right']).map((l) => `    ${l}`);
+}
+
+function treeLine(tree: ProcessTree, gpu: number): string {
+  const here = tree.bytesByGpu[String(gpu)] ?? 0;
+  const root = tree.launcher
+    ? `launcher pid ${tree.rootPid} (${tree.rootCommand ?? 'command unknown: not on a GPU and not read'})`
+    : `pid ${tree.rootPid} (${tree.rootCommand ?? 'command unknown'})`;
+  const elsewhere = tree.totalBytes - here;
+  return `${root}, ${tree.user ?? 'unknown user'}: ${formatBytes(here)} here${elsewhere > 0 ? `, ${formatBytes(elsewhere)} on other GPUs` : ''}, ${tree.pids.length} process${tree.pids.length === 1 ? '' : 'es'}`;
+}
+
+/** Renders the per-GPU accounting section. */
+export function renderAccounting(report: DiagnoseReport, paint: Paint, columns: number): string[] {
+  const lines: string[] = [];
+  for (const acc of report.accounting) {
+    lines.push(paint('bold', `GPU ${acc.gpuIndex}  ${acc.name ?? 'unknown model'}  ${acc.gpuUuid ?? ''}`.trimEnd()));
+    lines.push(...accountingLines(acc));
+    const trees = report.trees.filter((t) => (t.bytesByGpu[String(acc.gpuIndex)] ?? 0) > 0 || t.pids.some((p) => acc.unknownPids.includes(p)));
+    if (trees.length > 0) {
+      lines.push('  trees:');
+      for (const t of trees) lines.push(trimTo(`    ${treeLine(t, acc.gpuIndex)}`, columns));
+    }
+    const rows = report.processes.filter((v) => v.gpuIndex === acc.gpuIndex);
+    if (rows.length > 0) {
+      const body = rows.map((v) => [String(v.pid), String(v.ppid ?? '?'), v.user ?? '?', formatBytes(v.usedBytes), v.state ?? '?', formatDuration(v.ageMs), utilText(v), roleTag(v), v.command ?? '?']);
+      const laid = table([['PID', 'PPID', 'USER', 'MEMORY', 'STATE', 'AGE', 'UTIL', 'ROLE', 'COMMAND'], ...body], ['right', 'right', 'left', 'right']);
+      laid.forEach((l, i) => lines.push(i === 0 ? paint('gray', `    ${l}`) : trimTo(`    ${l}`, columns)));
+    }
+    for (const u of acc.unknowns) lines.push(paint('gray', trimTo(`  unknown: ${u}`, Math.max(columns, 40))));
+    lines.push('');
+  }
+  if (report.users.length > 0) {
+    const users = report.users.map((u) => `${u.user} ${formatBytes(u.totalBytes)} (${Object.entries(u.bytesByGpu).map(([g, b]) => `GPU ${g}: ${formatBytes(b)}`).join(', ')})`);
+    lines.push(`Per user: ${users.join('; ')}`);
+  }
+  return lines;
+}
+
+/** Renders findings: severity, title, evidence, fix and command; `compact` drops the evidence line. */
+export function renderFindings(findings: readonly Finding[], paint: Paint, columns: number, compact = false): string[] {
+  if (findings.length === 0) return [paint('green', 'No findings: every byte is accounted for and nothing looks wrong.')];
+  const lines = [paint('bold', `Findings (${findings.length}):`)];
+  for (const f of findings) {
+    lines.push(`${paint(SEVERITY_COLOR[f.severity], f.severity.toUpperCase().padEnd(8))} ${f.title}`);
+    if (!compact) lines.push(...wrap(`evidence: ${f.evidence.summary}`, columns));
+    lines.push(...wrap(`fix: ${f.fix}`, columns));
+    if (f.command) lines.push(`         run: ${paint('bold', f.command)}`);
+  }
+  return lines;
+}
+
+/** Wraps a long sentence at spaces, indented under the severity column. */
+function wrap(text: string, columns: number): string[] {
+  const width = Math.max(40, columns - 9);
+  const out: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && line.length + 1 + word.length > width) {
+      out.push(`         ${line}`);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) out.push(`         ${line}`);
+  return out;
+}

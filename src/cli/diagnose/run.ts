@@ -1,0 +1,59 @@
+/**
+ * What `gpumem diagnose` and `gpumem doctor` share: read the options, collect the window (doctor falls
+ * back to the bundled example recording when there is no GPU access at all), diagnose, and decide the outcome.
+ */
+import { fileURLToPath } from 'node:url';
+import { diagnose, type DiagnoseReport } from '../../core/diagnose/index.js';
+import { GpumemError, isGpumemError } from '../../core/index.js';
+import type { SourceChoice } from '../../sources/index.js';
+import type { CommandContext } from '../context.js';
+import type { Outcome } from '../exit-codes.js';
+import { collectWindow, type Collected } from './collect.js';
+import type { Fallback } from './json.js';
+
+/** The bundled example recording (examples/ ships in the npm package). */
+export const EXAMPLE_RECORDING = fileURLToPath(new URL('../../../examples/doctor-example.ndjson', import.meta.url));
+
+/** Time between live samples in the window. */
+export const SAMPLE_INTERVAL_MS = 500;
+
+export interface Diagnosed {
+  report: DiagnoseReport;
+  collected: Collected;
+  fallback: Fallback | null;
+}
+
+function windowMs(ctx: CommandContext): number {
+  const seconds = ctx.args.options.window ?? 3;
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0 || seconds > 3600) {
+    throw new GpumemError('BAD_OPTION_VALUE', `--window: ${String(seconds)} is not a number of seconds between 0 and 3600`, {
+      hint: 'e.g. --window 3 (0 takes a single sample)',
+    });
+  }
+  return Math.round(seconds * 1000);
+}
+
+/** Collects and diagnoses; with `fallbackToExample`, NO_GPU_ACCESS switches to the bundled recording. */
+export async function runDiagnosis(ctx: CommandContext, fallbackToExample: boolean): Promise<Diagnosed> {
+  const o = ctx.args.options;
+  const source = {
+    env: ctx.env,
+    source: (o.source as SourceChoice | undefined) ?? 'auto',
+    ...(typeof o.replay === 'string' ? { replay: o.replay } : {}),
+    ...(typeof o.nvmlLib === 'string' ? { nvmlLib: o.nvmlLib } : {}),
+  };
+  const window = windowMs(ctx);
+  try {
+    const collected = await collectWindow({ windowMs: window, intervalMs: SAMPLE_INTERVAL_MS, source });
+    return { report: diagnose(collected.input), collected, fallback: null };
+  } catch (error) {
+    if (!fallbackToExample || !isGpumemError(error) || error.code !== 'NO_GPU_ACCESS' || source.replay !== undefined) throw error;
+    const collected = await collectWindow({ windowMs: 0, intervalMs: SAMPLE_INTERVAL_MS, source: { ...source, replay: EXAMPLE_RECORDING } });
+    return { report: diagnose(collected.input), collected, fallback: { reason: error.message, recording: EXAMPLE_RECORDING } };
+  }
+}
+
+/** Exit 1 when anything was found, 0 when nothing was. */
+export function outcomeOf(report: DiagnoseReport): Outcome {
+  return report.findings.length > 0 ? { kind: 'findings' } : { kind: 'ok' };
+}

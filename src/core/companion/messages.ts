@@ -1,0 +1,118 @@
+/**
+ * The message format of the PyTorch companion channel (documented in docs/companion.md): one JSON object
+ * per line, each with `schemaVersion`, `type`, `pid` and `timeMs`. Byte counts are integers; a statistic
+ * the running torch does not report is `null`.
+ */
+
+/** The version this gpumem reads; a companion speaking a newer one is refused line by line. */
+export const COMPANION_SCHEMA_VERSION = 1;
+
+/** `torch.cuda.memory_stats(device)` of one device, in the companion's field names. */
+export interface AllocatorStats {
+  /** CUDA ordinal as the process sees it (after CUDA_VISIBLE_DEVICES). */
+  device: number;
+  /** `allocated_bytes.all.current`: bytes in live tensors' blocks (512-byte rounded). */
+  allocatedBytes: number | null;
+  /** `reserved_bytes.all.current`: bytes of segments PyTorch got from cudaMalloc (allocated + cached). */
+  reservedBytes: number | null;
+  /** `active_bytes.all.current`: allocated plus blocks freed but waiting on other streams. */
+  activeBytes: number | null;
+  /** `inactive_split_bytes.all.current`: free pieces of partly used segments (fragmentation). */
+  inactiveSplitBytes: number | null;
+  /** `requested_bytes.all.current` (torch ≥ 2.0): bytes the program asked for, before rounding. */
+  requestedBytes: number | null;
+  peakAllocatedBytes: number | null;
+  peakReservedBytes: number | null;
+  peakActiveBytes: number | null;
+  /** `num_alloc_retries`: cudaMalloc failures the allocator recovered from by flushing its cache — a warning sign. */
+  numAllocRetries: number | null;
+  /** `num_ooms`: out-of-memory errors raised. */
+  numOoms: number | null;
+}
+
+interface Base {
+  schemaVersion: number;
+  pid: number;
+  /** Wall-clock milliseconds since the epoch in the Python process. */
+  timeMs: number;
+}
+
+export interface HelloMessage extends Base {
+  type: 'hello';
+  ppid: number | null;
+  companionVersion: string;
+  torchVersion: string;
+  pythonVersion: string;
+  /** What the running torch offers, as probed (see docs/companion.md). */
+  capabilities: Record<string, unknown>;
+  config: {
+    rateHz: number | null;
+    snapshotDir: string | null;
+    snapshotMaxEntries: number | null;
+    memoryFraction: number | null;
+  };
+}
+
+export interface DeviceIdentity {
+  device: number;
+  /** "GPU-…" as NVML writes it, when this torch exposes device UUIDs. */
+  uuid: string | null;
+  name: string | null;
+  totalBytes: number | null;
+}
+
+export interface DevicesMessage extends Base {
+  type: 'devices';
+  devices: DeviceIdentity[];
+}
+
+export interface StatsMessage extends Base {
+  type: 'stats';
+  seq: number;
+  devices: AllocatorStats[];
+}
+
+export interface OomMessage extends Base {
+  type: 'oom';
+  /** "observer": captured inside the allocator at the instant of the OOM; "counter": seen afterwards (torch < 2.0). */
+  source: 'observer' | 'counter';
+  device: number;
+  /** Size of the segment the allocator tried to get (what "Tried to allocate" prints). */
+  requestedBytes: number | null;
+  /** Device total, or the allowed maximum when a memory fraction is set. */
+  deviceLimitBytes: number | null;
+  deviceFreeBytes: number | null;
+  stats: AllocatorStats | null;
+  snapshotPath: string | null;
+  snapshotError: string | null;
+}
+
+export interface ExceptionMessage extends Base {
+  type: 'exception';
+  oom: boolean;
+  exceptionType: string;
+  /** The exception text (the OOM message, readable by the explain parser), at most 8000 characters. */
+  message: string;
+}
+
+export interface ErrorMessage extends Base {
+  type: 'error';
+  /** Which feature failed ("oom observer", "memory fraction", …); each is reported once per process. */
+  what: string;
+  message: string;
+}
+
+export interface ByeMessage extends Base {
+  type: 'bye';
+  /** Messages dropped because the channel was full (gpumem not reading fast enough). */
+  dropped: number;
+}
+
+export type CompanionMessage =
+  | HelloMessage
+  | DevicesMessage
+  | StatsMessage
+  | OomMessage
+  | ExceptionMessage
+  | ErrorMessage
+  | ByeMessage;

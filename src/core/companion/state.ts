@@ -1,0 +1,117 @@
+/**
+ * Folding the companion's messages into what gpumem shows: per process, the latest allocator statistics
+ * per device, the highest peaks seen (peaks survive a `reset_peak_memory_stats` in the program), OOMs,
+ * failures of the companion itself, and whether the process said goodbye.
+ */
+import type { AllocatorStats, CompanionMessage, DeviceIdentity, HelloMessage, OomMessage } from './messages.js';
+
+export interface CompanionDeviceState {
+  device: number;
+  /** NVML UUID of this CUDA ordinal, when known (from the companion, or from CUDA_VISIBLE_DEVICES). */
+  gpuUuid: string | null;
+  latest: AllocatorStats;
+  /** Time of `latest` in the Python process, ms since the epoch. */
+  latestTimeMs: number;
+  /** Highest values seen over the whole run, whatever the program reset in between. */
+  maxPeakAllocatedBytes: number | null;
+  maxPeakReservedBytes: number | null;
+  maxNumAllocRetries: number | null;
+}
+
+export interface CompanionProcessState {
+  pid: number;
+  hello: HelloMessage | null;
+  identities: DeviceIdentity[];
+  devices: Map<number, CompanionDeviceState>;
+  ooms: OomMessage[];
+  /** Uncaught OOM exception texts (for the explain parser). */
+  oomExceptions: string[];
+  /** Companion failures: feature → message. */
+  errors: Map<string, string>;
+  ended: boolean;
+  droppedMessages: number;
+}
+
+/** Per-pid companion state of one run. */
+export type CompanionState = Map<number, CompanionProcessState>;
+
+/** A fresh, empty state. */
+export function createCompanionState(): CompanionState {
+  return new Map();
+}
+
+function maxOf(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Math.max(a, b);
+}
+
+function processOf(state: CompanionState, pid: number): CompanionProcessState {
+  let p = state.get(pid);
+  if (!p) {
+    p = { pid, hello: null, identities: [], devices: new Map(), ooms: [], oomExceptions: [], errors: new Map(), ended: false, droppedMessages: 0 };
+    state.set(pid, p);
+  }
+  return p;
+}
+
+/**
+ * Maps CUDA ordinals to NVML UUIDs: the companion's own report wins; otherwise the n-th entry of
+ * CUDA_VISIBLE_DEVICES when it lists UUIDs (gpumem run pins GPUs that way); otherwise null.
+ */
+export function uuidForOrdinal(device: number, identities: readonly DeviceIdentity[], cudaVisibleDevices: string | null): string | null {
+  const own = identities.find((d) => d.device === device)?.uuid;
+  if (own) return own;
+  const listed = (cudaVisibleDevices ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')[device];
+  return listed !== undefined && /^(GPU|MIG)-/.test(listed) ? listed : null;
+}
+
+function updateStats(p: CompanionProcessState, s: AllocatorStats, timeMs: number, cudaVisibleDevices: string | null): void {
+  const prev = p.devices.get(s.device);
+  // An OOM report can arrive after a later periodic sample; it still counts for the maxima, not as latest.
+  const newer = !prev || timeMs >= prev.latestTimeMs;
+  p.devices.set(s.device, {
+    device: s.device,
+    gpuUuid: uuidForOrdinal(s.device, p.identities, cudaVisibleDevices),
+    latest: newer || !prev ? s : prev.latest,
+    latestTimeMs: newer || !prev ? timeMs : prev.latestTimeMs,
+    maxPeakAllocatedBytes: maxOf(prev?.maxPeakAllocatedBytes ?? null, maxOf(s.peakAllocatedBytes, s.allocatedBytes)),
+    maxPeakReservedBytes: maxOf(prev?.maxPeakReservedBytes ?? null, maxOf(s.peakReservedBytes, s.reservedBytes)),
+    maxNumAllocRetries: maxOf(prev?.maxNumAllocRetries ?? null, s.numAllocRetries),
+  });
+}
+
+/**
+ * Applies one message to the state (mutating it) and returns it. `cudaVisibleDevices` is the value the
+ * child was started with, used to name GPUs when the companion cannot.
+ */
+export function applyCompanionMessage(state: CompanionState, message: CompanionMessage, cudaVisibleDevices: string | null = null): CompanionState {
+  const p = processOf(state, message.pid);
+  switch (message.type) {
+    case 'hello':
+      p.hello = message;
+      break;
+    case 'devices':
+      p.identities = message.devices;
+      for (const d of p.devices.values()) d.gpuUuid = uuidForOrdinal(d.device, p.identities, cudaVisibleDevices);
+      break;
+    case 'stats':
+      for (const s of message.devices) updateStats(p, s, message.timeMs, cudaVisibleDevices);
+      break;
+    case 'oom':
+      p.ooms.push(message);
+      if (message.stats) updateStats(p, message.stats, message.timeMs, cudaVisibleDevices);
+      break;
+    case 'exception':
+      if (message.oom) p.oomExceptions.push(message.message);
+      break;
+    case 'error':
+      p.errors.set(message.what, message.message);
+      break;
+    case 'bye':
+      p.ended = true;
+      p.droppedMessages = message.dropped;
+      break;
+  }
+  return state;
+}

@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_SETUP,
+  computeModelStates,
+  estimateMemory,
+  findMaxBatch,
+  layerBytes,
+  modelFromConfig,
+  modelFromParams,
+  parseStages,
+  planAccumulation,
+  roundAllocation,
+  estimateStages,
+  type ModelInput,
+  type TrainingSetup,
+} from '../../../src/core/estimate/index.js';
+
+const GPT2 = modelFromConfig({ model_type: 'gpt2', n_embd: 768, n_layer: 12, n_head: 12, vocab_size: 50257, n_positions: 1024, resid_pdrop: 0.1 });
+const gpt2: ModelInput = { label: 'gpt2', tensors: GPT2.tensors, totalParams: 124_439_808, shape: GPT2.shape };
+const P = 124_439_808;
+const zeroEnv = { contextBytes: 0, workspaceBytes: 0, fragmentation: 0 };
+const setup = (o: Partial<TrainingSetup>): TrainingSetup => ({ ...DEFAULT_SETUP, ...o });
+
+describe('model states (reference §4.1)', () => {
+  it('fp32 AdamW: 4 + 4 + 8 bytes per parameter, foreach step adds one 4-byte copy', () => {
+    const s = computeModelStates(gpt2, setup({}));
+    expect([s.weightsBytes, s.gradientsBytes, s.optimizerStatesBytes, s.stepTransientBytes]).toEqual([4 * P, 4 * P, 8 * P, 4 * P]);
+    expect(computeModelStates(gpt2, setup({ optimizerImpl: 'fused' })).stepTransientBytes).toBe(0);
+  });
+  it('AMP keeps fp32 weights and grads plus 16-bit copies of the matrices; pure bf16 halves everything', () => {
+    const amp = computeModelStates(gpt2, setup({ precision: 'amp-bf16' }));
+    const matrices = GPT2.tensors.filter((t) => t.shape.length >= 2).reduce((a, t) => a + t.elements, 0);
+    expect(amp.weightsBytes).toBe(4 * P);
+    expect(amp.autocastCopyBytes).toBe(2 * matrices);
+    const bf16 = computeModelStates(gpt2, setup({ precision: 'bf16' }));
+    expect([bf16.weightsBytes, bf16.gradientsBytes, bf16.optimizerStatesBytes]).toEqual([2 * P, 2 * P, 4 * P]);
+  });
+  it('SGD keeps no state, with momentum one buffer; 8-bit Adam ≈ 2 bytes + block scales', () => {
+    expect(computeModelStates(gpt2, setup({ optimizer: 'sgd' })).optimizerStatesBytes).toBe(0);
+    expect(computeModelStates(gpt2, setup({ optimizer: 'sgd-momentum' })).optimizerStatesBytes).toBe(4 * P);
+    const expected = GPT2.tensors.reduce((a, t) => a + (t.elements < 4096 ? 8 * t.elements : 2 * (t.elements + 4 * Math.ceil(t.elements / 2048))), 0);
+    expect(computeModelStates(gpt2, setup({ optimizer: 'adam8bit' })).optimizerStatesBytes).toBe(expected);
+  });
+  it('Adafactor factors matrices into rows + columns', () => {
+    const expected = GPT2.tensors.reduce((a, t) => a + 4 * (t.shape.length >= 2 ? (t.shape[0] as number) + t.elements / (t.shape[0] as number) : t.elements), 0);
+    expect(computeModelStates(gpt2, setup({ optimizer: 'adafactor' })).optimizerStatesBytes).toBe(expected);
+  });
+  it('freezing by prefix removes grads and states of exactly those tensors', () => {
+    const frozen = GPT2.tensors.filter((t) => t.name.startsWith('transformer.h.')).reduce((a, t) => a + t.elements, 0);
+    const s = computeModelStates(gpt2, setup({ freeze: ['transformer.h'] }));
+    expect(s.trainableParams).toBe(P - frozen);
+    expect(s.gradientsBytes).toBe(4 * (P - frozen));
+  });
+  it('LoRA r=8 on q_proj,v_proj of Llama-2-7B trains 4,194,304 parameters (as peft reports)', () => {
+    const m = modelFromConfig({ model_type: 'llama', hidden_size: 4096, num_hidden_layers: 32, num_attention_heads: 32, intermediate_size: 11008, vocab_size: 32000 });
+    const s = computeModelStates({ label: 'l', tensors: m.tensors, totalParams: 0, shape: m.shape }, setup({ loraRank: 8 }));
+    expect(s.trainableParams).toBe(4_194_304);
+    // The same from --params with the shape.
+    const viaParams = computeModelStates(modelFromParams(6_738_415_616, { layers: 32, hidden: 4096, heads: 32 }), setup({ loraRank: 8 }));
+    expect(viaParams.trainableParams).toBe(4_194_304);
+  });
+  it('ZeRO-1 shards states, ZeRO-2 also grads, ZeRO-3 also weights (DeepSpeed §2)', () => {
+    const z = (sharding: TrainingSetup['sharding']) => computeModelStates(gpt2, setup({ sharding, gpus: 4, optimizerImpl: 'fused' }));
+    expect(z('zero1').optimizerStatesBytes).toBe(2 * P);
+    expect(z('zero1').gradientsBytes).toBe(4 * P);
+    expect(z('zero2').gradientsBytes).toBe(P);
+    expect(z('zero3').weightsBytes).toBe(P);
+    expect(z('zero3').gatheredBytes).toBeGreaterThan(0);
+  });
+});
+
+describe('activations (Korthikanti et al. 2022)', () => {
+  it('a GPT-2 layer at 16 bits with dropout and eager attention is sbh(34 + 5as/h)', () => {
+    const s = 1024;
+    expect(layerBytes(GPT2.shape, s, 2, 'eager', true)).toBe(s * 768 * (34 + (5 * 12 * s) / 768));
+  });
+  it('SDPA drops the s² term for a fp32 log-sum-exp; selective recompute matches 34sbh', () => {
+    expect(layerBytes(GPT2.shape, 1024, 2, 'sdpa', true)).toBe(1024 * 768 * 34 + 4 * 12 * 1024);
+    expect(layerBytes(GPT2.shape, 1024, 2, 'eager', false)).toBe(1024 * 768 * 34);
+  });
+  it('batch scales activations linearly; full checkpointing keeps only layer inputs', () => {
+    const a = estimateMemory(gpt2, setup({ batch: 1, seq: 512, precision: 'amp-bf16' }), zeroEnv);
+    const b = estimateMemory(gpt2, setup({ batch: 4, seq: 512, precision: 'amp-bf16' }), zeroEnv);
+    expect(b.activations.savedBytesPerSample).toBe(a.activations.savedBytesPerSample);
+    const fe = (e: typeof a) => e.phases[0]!.breakdown.activationsBytes;
+    expect(fe(b)).toBe(4 * fe(a));
+    const full = estimateMemory(gpt2, setup({ batch: 1, seq: 512, precision: 'amp-bf16', checkpointing: 'full' }), zeroEnv);
+    expect(full.activations.savedBytesPerSample - full.activations.outputBytesPerSample).toBe(12 * 2 * 512 * 768);
+  });
+  it('freezing the lower layers stops them saving activations', () => {
+    const frozen = Array.from({ length: 6 }, (_, i) => `transformer.h.${i}`).concat(['transformer.wte', 'transformer.wpe']);
+    const e = estimateMemory(gpt2, setup({ freeze: frozen, seq: 128 }), zeroEnv);
+    expect(e.activations.savingLayers).toBe(6);
+  });
+});
+
+describe('phases, peak and max batch', () => {
+  it('fp32 AdamW with small activations peaks at the optimizer step: 4P weights + 4P grads + 8P states + 4P foreach', () => {
+    const e = estimateMemory(gpt2, setup({ batch: 1, seq: 16 }), zeroEnv);
+    expect(e.peak.phase).toBe('optimizer-step');
+    const slack = e.states.roundingSlackBytes;
+    expect(e.peak.totalBytes).toBe(20 * P + slack);
+  });
+  it('max batch is the largest b with peak ≤ budget (hand-computed with a measured per-sample size)', () => {
+    const model = modelFromParams(1_000_000, {});
+    const perSample = 1024 ** 3;
+    const s = setup({ activationBytesPerSample: perSample });
+    const fit = findMaxBatch(model, s, zeroEnv, 10 * 1024 ** 3, 0);
+    // backward start = weights 4e6 + states 8e6 + b·(saved + a tenth for the layer working set)
+    const expected = Math.floor((10 * 1024 ** 3 - 12e6) / (perSample * 1.1));
+    expect(fit.maxBatch).toBe(expected);
+    expect(fit.peakAtMax.totalBytes).toBeLessThanOrEqual(fit.budgetBytes);
+    expect(findMaxBatch(model, s, zeroEnv, 1e6, 0).maxBatch).toBe(0);
+  });
+  it('accumulation splits an effective batch into the fewest steps, exactly when it can', () => {
+    expect(planAccumulation(64, 9)).toEqual({ effectiveBatch: 64, microBatch: 8, steps: 8, realisedBatch: 64 });
+    // No exact split within twice the minimum steps: the realised batch says so.
+    expect(planAccumulation(7, 3)).toEqual({ effectiveBatch: 7, microBatch: 3, steps: 3, realisedBatch: 9 });
+    expect(planAccumulation(10, 0)).toBeNull();
+  });
+  it('allocator rounds to 512 B, and to 2 MiB from 10 MiB on', () => {
+    expect(roundAllocation(1)).toBe(512);
+    expect(roundAllocation(1024 * 1024 + 1)).toBe(1024 * 1024 + 512);
+    expect(roundAllocation(10 * 1024 * 1024 + 1)).toBe(12 * 1024 * 1024);
+  });
+});
+
+describe('stages', () => {
+  it('parses stage settings and rejects unknown ones', () => {
+    expect(parseStages('s1:freeze=a+b,batch=2 s2:full,ckpt=full,act=1GiB')).toEqual([
+      { name: 's1', overrides: { freeze: ['a', 'b'], batch: 2 } },
+      { name: 's2', overrides: { freeze: [], loraRank: 0, checkpointing: 'full', activationBytesPerSample: 1024 ** 3 } },
+    ]);
+    expect(() => parseStages('s1:warp=9')).toThrow(/unknown setting "warp"/);
+    expect(() => parseStages('s1:batch=0')).toThrow(/positive integer/);
+  });
+  it('unfreezing a stage adds gradients and optimizer states for the newly trainable parameters', () => {
+    const r = estimateStages(gpt2, setup({ seq: 128 }), parseStages('a:freeze=transformer.h b:full'), zeroEnv, null);
+    const frozen = GPT2.tensors.filter((t) => t.name.startsWith('transformer.h.')).reduce((x, t) => x + t.elements, 0);
+    const stepA = r[0]!.estimate.phases[2]!.breakdown;
+    const stepB = r[1]!.estimate.phases[2]!.breakdown;
+    expect(stepB.optimizerStatesBytes - stepA.optimizerStatesBytes).toBe(8 * frozen);
+    expect(stepB.gradientsBytes - stepA.gradientsBytes).toBe(4 * frozen);
+    expect(r[1]!.growth.map((g) => g.component)).toContain('optimizerStatesBytes');
+  });
+});

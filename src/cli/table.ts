@@ -155,6 +155,25 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     examples: ['gpumem runs', 'gpumem runs show 12 --json'],
   },
+  {
+    name: 'snapshot',
+    summary: 'analyse a PyTorch memory snapshot without executing it (totals, fragmentation, who holds memory, timeline)',
+    usage: 'snapshot [options] FILE | snapshot diff A B',
+    description:
+      'Reads a file written by torch.cuda.memory._dump_snapshot() (pickle protocols 2–5, or JSON) with a data-only reader that refuses any opcode naming a Python object, so an untrusted file cannot run code; files of several GB are streamed. Shows per device reserved/allocated/active/requested bytes, fragmentation per pool and stream (largest free block vs total free), the allocation sites holding memory (the innermost frame outside torch), and from the trace the peak and the live set at each OOM. `snapshot diff A B` lists what grew between two snapshots, by site. See docs/snapshot.md.',
+    args: [
+      { name: 'FILE', description: 'the snapshot (.pickle from _dump_snapshot, or .json)', required: true },
+      { name: 'diff A B', description: 'compare two snapshots by allocation site' },
+    ],
+    options: [
+      JSON_OPTION,
+      { name: 'html', type: 'string', value: 'OUT', description: 'also write a self-contained HTML report (timeline as inline SVG, no network)' },
+      { name: 'top', type: 'number', value: 'N', default: 10, description: 'how many allocation sites to list' },
+      { name: 'request', type: 'bytes', value: 'BYTES', description: 'could a request of this size be served from reserved memory? (e.g. 600MiB)' },
+    ],
+    examples: ['gpumem snapshot oom_snapshot.pickle', 'gpumem snapshot oom_snapshot.pickle --request 600MiB --html report.html', 'gpumem snapshot diff before.pickle after.pickle'],
+    exits: ['2 when the file is not a snapshot, is damaged, or holds objects other than data (refused, never executed)'],
+  },
 ];
 
 /** Looks a command up by name. */

@@ -12,4 +12,5 @@ export const HANDLERS: Record<string, Loader> = {
   pipeline: () => import('./pipeline.js'),
   kill: () => import('./kill.js'),
   runs: () => import('./runs.js'),
+  snapshot: () => import('./snapshot.js'),
 };

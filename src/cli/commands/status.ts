@@ -1,6 +1,41 @@
-import { GpumemError } from '../../core/index.js';
-import type { CommandHandler } from '../context.js';
+/** `gpumem status`: one sample (or a refreshing view with --watch) of every GPU and its processes. */
+import type { Sample } from '../../core/index.js';
+import type { CommandHandler, CommandContext } from '../context.js';
+import { openSourceFromContext } from '../open-source.js';
+import { renderStatus, statusJson } from '../render/status.js';
+import { untilInterrupted } from '../interrupt.js';
 
-export const run: CommandHandler = async () => {
-  throw new GpumemError('FAILED', 'gpumem status is not built yet');
+function show(ctx: CommandContext, sample: Sample, watching: boolean): void {
+  if (ctx.args.options.json) {
+    ctx.stdout.write(`${JSON.stringify(statusJson(sample))}\n`);
+    return;
+  }
+  const text = renderStatus(sample, { columns: ctx.stdout.columns, color: ctx.color });
+  // On a terminal a watch redraws in place; elsewhere frames follow each other, separated by a blank line.
+  ctx.stdout.write(watching && ctx.stdout.isTTY ? `\u001b[H\u001b[2J${text}` : text);
+}
+
+export const run: CommandHandler = async (ctx) => {
+  const source = await openSourceFromContext(ctx);
+  try {
+    if (!ctx.args.options.watch) {
+      show(ctx, await source.readSample(), false);
+      return { kind: 'ok' };
+    }
+    const intervalMs = Math.max(50, Number(ctx.args.options.interval ?? 2000));
+    await untilInterrupted(async (stopped) => {
+      let first = true;
+      while (!stopped()) {
+        if (source.kind === 'replay' && 'remaining' in source && (source as { remaining(): number }).remaining() === 0) break;
+        const sample = await source.readSample();
+        if (!first && !ctx.stdout.isTTY && !ctx.args.options.json) ctx.stdout.write('\n');
+        show(ctx, sample, true);
+        first = false;
+        await stopped.sleep(intervalMs);
+      }
+    });
+    return { kind: 'ok' };
+  } finally {
+    source.close();
+  }
 };

@@ -1,0 +1,37 @@
+/** `gpumem record --out FILE`: samples the GPUs at an interval into a recording that --replay reads. */
+import { GpumemError } from '../../core/index.js';
+import { createRecordingWriter } from '../../store/index.js';
+import type { CommandHandler } from '../context.js';
+import { untilInterrupted } from '../interrupt.js';
+import { openSourceFromContext } from '../open-source.js';
+
+export const run: CommandHandler = async (ctx) => {
+  const o = ctx.args.options;
+  if (typeof o.out !== 'string' || o.out === '') {
+    throw new GpumemError('USAGE', 'gpumem record needs --out FILE', { hint: 'e.g. gpumem record --out train.gpumem.ndjson' });
+  }
+  const intervalMs = Number(o.interval ?? 1000);
+  if (!(intervalMs >= 10)) throw new GpumemError('BAD_OPTION_VALUE', `--interval: ${intervalMs} ms is too short`, { hint: 'use 10 ms or more' });
+  const durationMs = o.duration === undefined ? null : Number(o.duration) * 1000;
+  if (durationMs !== null && !(durationMs >= 0)) throw new GpumemError('BAD_OPTION_VALUE', '--duration must be 0 or more seconds', { hint: 'e.g. --duration 60' });
+  const source = await openSourceFromContext(ctx);
+  const writer = createRecordingWriter(o.out, { note: typeof o.note === 'string' ? o.note : null, intervalMs });
+  const startMs = Date.now();
+  try {
+    ctx.stderr.write(`recording to ${o.out} every ${intervalMs} ms${durationMs === null ? ' until Ctrl-C' : ` for ${durationMs / 1000} s`}\n`);
+    await untilInterrupted(async (stopped) => {
+      while (!stopped()) {
+        const tickMs = Date.now();
+        if (source.kind === 'replay' && 'remaining' in source && (source as { remaining(): number }).remaining() === 0) break;
+        writer.write(await source.readSample());
+        if (durationMs !== null && Date.now() - startMs + intervalMs > durationMs) break;
+        await stopped.sleep(Math.max(0, intervalMs - (Date.now() - tickMs)));
+      }
+    });
+  } finally {
+    writer.close();
+    source.close();
+  }
+  ctx.stderr.write(`wrote ${writer.count} sample${writer.count === 1 ? '' : 's'} to ${o.out}\n`);
+  return { kind: 'ok' };
+};

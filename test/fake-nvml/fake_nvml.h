@@ -11,21 +11,6 @@
 /* Driver generations as major*1000+minor: 450.51, 510.39, 535.54, 535.104, 590.48. */
 #ifndef FAKE_ERA
 #define FAKE_ERA 590048
-
-/* Exported entry points; everything else stays hidden (built with -fvisibility=hidden). */
-#define API __attribute__((visibility("default")))
-extern int g_refs;
-/* Resolves a handle to its device (and MIG instance), applying injected errors and lost state. */
-int fake_enter(const char *fn, void *h, fake_device **d, fake_mig **m);
-#define ENTER(h) fake_device *d; fake_mig *m; { int rc_ = fake_enter(__func__, h, &d, &m); if (rc_) return rc_; }
-#define UINT_FIELD(value, out)                          \
-  do {                                                   \
-    if ((value) == FAKE_UNSET) return NVML_ERROR_NOT_SUPPORTED; \
-    if (!(out)) return NVML_ERROR_INVALID_ARGUMENT;      \
-    *(out) = (unsigned)(value);                          \
-    return NVML_SUCCESS;                                 \
-  } while (0)
-
 #endif
 
 typedef int nvmlReturn_t;
@@ -121,5 +106,6 @@ int fake_enter(const char *fn, void *h, fake_device **d, fake_mig **m);
     *(out) = (unsigned)(value);                          \
     return NVML_SUCCESS;                                 \
   } while (0)
+
 
 #endif

@@ -8,10 +8,9 @@ import type { OomEvent } from './types.js';
 
 export { createOomScanner, type OomScanner, type OomScannerOptions } from './scanner.js';
 export { explainOom } from './explain.js';
-export { eventToJson, jsonBytes, OOM_SCHEMA_VERSION } from './json.js';
-export { invertSize, SENTINEL_TEXT, type SizeValue } from './size.js';
-export { normalizeLine } from './normalize.js';
-export { MARKER_PHRASES } from './markers.js';
+export { eventToJson as oomEventToJson, OOM_SCHEMA_VERSION } from './json.js';
+export { invertSize as invertPytorchSize } from './size.js';
+export { MARKER_PHRASES as OOM_MARKER_PHRASES } from './markers.js';
 export type { Cause, OomContext, OomEvent, OomFamily, OomFrame, OomFramework, OomProcess } from './types.js';
 
 /** Every OOM event in a whole text (a log, a paste), in order, repeats merged. */

@@ -1,0 +1,146 @@
+/**
+ * The supervisor's end of the companion channel: a Unix socket in a private temporary folder, the
+ * environment that tells the Python child where it is, and the per-pid state built from what arrives.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import {
+  applyCompanionMessage,
+  createCompanionState,
+  createLineSplitter,
+  parseCompanionLine,
+  type CompanionMessage,
+  type CompanionState,
+} from '../../core/companion/index.js';
+import { GpumemError, isGpumemError } from '../../core/index.js';
+import { companionSiteDir, prependPythonPath } from './python-path.js';
+
+export interface CompanionServerOptions {
+  /** Statistics messages per second (default 10; 0 = only events and the final statistics). */
+  rateHz?: number;
+  /** Folder for OOM snapshots; null/undefined = no snapshot on OOM. */
+  snapshotDir?: string | null;
+  /** Bound on the allocation history kept for the snapshot (default 20000 entries). */
+  snapshotMaxEntries?: number;
+  /** Per-process memory fraction applied before the first allocation. */
+  memoryFraction?: number | null;
+  /** CUDA_VISIBLE_DEVICES the child runs with, to name GPUs when torch cannot report UUIDs. */
+  cudaVisibleDevices?: string | null;
+  /** Called after each message is applied to the state (live view). */
+  onMessage?: (message: CompanionMessage, state: CompanionState) => void;
+  /** Parent folder of the private socket folder (default the OS temp folder). */
+  tmpDir?: string;
+}
+
+// sockaddr_un.sun_path holds 108 bytes on Linux; a longer TMPDIR falls back to /tmp.
+const MAX_SOCKET_PATH = 100;
+
+/** A listening companion channel; `env()` for the child, `state` for what arrived, `close()` at the end. */
+export class CompanionServer {
+  readonly state: CompanionState = createCompanionState();
+  /** Lines that could not be read, one entry per connection that sent any (the first problem, with a count). */
+  readonly problems: string[] = [];
+  private readonly sockets = new Set<Socket>();
+  private closed = false;
+
+  private constructor(
+    private readonly server: Server,
+    private readonly dir: string,
+    readonly socketPath: string,
+    private readonly options: CompanionServerOptions,
+  ) {}
+
+  /** Creates the private folder and starts listening. Throws FAILED when the socket cannot be created. */
+  static async start(options: CompanionServerOptions = {}): Promise<CompanionServer> {
+    let parent = options.tmpDir ?? tmpdir();
+    if (join(parent, 'gpumem-XXXXXX', 'companion.sock').length > MAX_SOCKET_PATH) parent = '/tmp';
+    const dir = await mkdtemp(join(parent, 'gpumem-')); // mode 0700: only this user can connect
+    const socketPath = join(dir, 'companion.sock');
+    const server = createServer();
+    const instance = new CompanionServer(server, dir, socketPath, options);
+    server.on('connection', (socket) => instance.accept(socket));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(socketPath, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true });
+      throw new GpumemError('FAILED', `cannot open the companion channel at ${socketPath}`, {
+        hint: 'check that the temporary folder is writable (TMPDIR), or run without the companion',
+        cause: error,
+      });
+    }
+    return instance;
+  }
+
+  /**
+   * The variables to add to the child's environment: the channel, its settings, and PYTHONPATH with
+   * gpumem's sitecustomize first and the user's own entries after it (never replaced).
+   */
+  env(base: Readonly<Record<string, string | undefined>>): Record<string, string> {
+    const o = this.options;
+    const vars: Record<string, string> = {
+      GPUMEM_COMPANION_CHANNEL: `unix:${this.socketPath}`,
+      GPUMEM_COMPANION_RATE_HZ: String(o.rateHz ?? 10),
+      PYTHONPATH: prependPythonPath(companionSiteDir(), base.PYTHONPATH),
+    };
+    if (o.snapshotDir) vars.GPUMEM_COMPANION_SNAPSHOT_DIR = o.snapshotDir;
+    if (o.snapshotMaxEntries !== undefined) vars.GPUMEM_COMPANION_SNAPSHOT_MAX_ENTRIES = String(o.snapshotMaxEntries);
+    if (o.memoryFraction !== undefined && o.memoryFraction !== null) vars.GPUMEM_COMPANION_MEMORY_FRACTION = String(o.memoryFraction);
+    return vars;
+  }
+
+  private accept(socket: Socket): void {
+    this.sockets.add(socket);
+    const decoder = new StringDecoder('utf8');
+    const lines = createLineSplitter();
+    let lineNo = 0;
+    let badLines = 0;
+    let firstProblem = '';
+    const handle = (batch: string[]): void => {
+      for (const line of batch) {
+        lineNo++;
+        try {
+          const message = parseCompanionLine(line, `companion channel, line ${lineNo}`);
+          if (!message) continue;
+          applyCompanionMessage(this.state, message, this.options.cudaVisibleDevices ?? null);
+          this.options.onMessage?.(message, this.state);
+        } catch (error) {
+          if (!isGpumemError(error)) throw error;
+          badLines++;
+          firstProblem ||= error.message;
+        }
+      }
+    };
+    socket.on('data', (chunk: Buffer) => handle(lines.push(decoder.write(chunk))));
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => {
+      handle(lines.push(decoder.end()));
+      handle(lines.end());
+      if (badLines > 0) this.problems.push(badLines === 1 ? firstProblem : `${firstProblem} (and ${badLines - 1} more bad lines)`);
+      this.sockets.delete(socket);
+    });
+  }
+
+  /**
+   * Stops listening, gives open connections up to `drainMs` to finish (the child has usually exited and
+   * only buffered lines remain), then removes the private folder. Safe to call twice.
+   */
+  async close(drainMs = 1000): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const stopped = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    const deadline = Date.now() + drainMs;
+    while (this.sockets.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    for (const socket of this.sockets) socket.destroy();
+    await stopped;
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}

@@ -20,7 +20,7 @@ export function describeWindow(report: DiagnoseReport): string {
 function accountingLines(acc: DeviceAccounting): string[] {
   const rows = [
     ['processes visible here', formatBytes(acc.visibleBytes)],
-    ['processes not visible here', formatBytes(acc.notVisibleBytes)],
+    ['processes not in /proc here (other containers, or gone)', formatBytes(acc.notVisibleBytes)],
     [acc.unknownPids.length > 0 ? 'unattributed (incl. unknown-size pids)' : 'unattributed', formatBytes(acc.residualBytes)],
     ['= used', formatBytes(acc.usedBytes)],
     ['reserved by the driver (not in used)', formatBytes(acc.reservedBytes)],
@@ -55,7 +55,7 @@ export function renderAccounting(report: DiagnoseReport, paint: Paint, columns: 
       const laid = table([['PID', 'PPID', 'USER', 'MEMORY', 'STATE', 'AGE', 'UTIL', 'ROLE', 'COMMAND'], ...body], ['right', 'right', 'left', 'right']);
       laid.forEach((l, i) => lines.push(i === 0 ? paint('gray', `    ${l}`) : trimTo(`    ${l}`, columns)));
     }
-    for (const u of acc.unknowns) lines.push(paint('gray', trimTo(`  unknown: ${u}`, Math.max(columns, 40))));
+    for (const u of acc.unknowns) lines.push(paint('gray', `  unknown: ${u}`));
     lines.push('');
   }
   if (report.users.length > 0) {

@@ -15,7 +15,8 @@ export function roleTag(v: ProcessView): string {
   const tags: string[] = [];
   if (v.role !== 'main') tags.push(v.role);
   if (v.contextOnly && v.role !== 'worker') tags.push('context-only');
-  if (!v.visible) tags.push('not visible here');
+  if (v.gone) tags.push('gone');
+  else if (!v.visible) tags.push('not visible here');
   if (v.state === 'Z') tags.push('zombie');
   return tags.join(', ') || '-';
 }
@@ -49,7 +50,7 @@ export function renderStatusTable(report: DiagnoseReport, paint: Paint, columns:
       formatDuration(v.ageMs),
       utilText(v),
       roleTag(v),
-      v.command ?? (v.visible ? '?' : 'not visible in this PID namespace'),
+      v.command ?? (v.gone ? 'exited; the driver still lists its memory' : v.visible ? '?' : 'not visible in this PID namespace'),
     ]);
     const laid = table([['PID', 'USER', 'MEMORY', 'AGE', 'UTIL', 'ROLE', 'COMMAND'], ...body], ['right', 'left', 'right', 'right', 'right']);
     laid.forEach((line, i) => lines.push(i === 0 ? paint('gray', `  ${line}`) : trimTo(`  ${line}`, columns)));

@@ -40,7 +40,13 @@ export function buildContext(input: DiagnoseInput): RuleContext {
     });
   }
   const first = samples[0] as Sample;
-  const views = buildProcessViews(samples);
+  const views = buildProcessViews(samples).map((v): ProcessView => {
+    if (v.visible) return v;
+    // The facts of a pid that exited during the window are the ones /proc last showed for it.
+    const seen = [...samples].reverse().flatMap((s) => s.processes).find((p) => p.pid === v.pid && p.host?.visible === true)?.host;
+    if (seen) return { ...v, gone: true, user: seen.user, uid: seen.uid, ppid: seen.ppid, command: seen.cmdline?.join(' ') ?? v.command };
+    return input.pidNamespace === 'host' ? { ...v, gone: true } : v;
+  });
   const trees = buildTrees(views, input.ancestors);
   const ranked = views.map((v): ProcessView => {
     const tree = trees.find((t) => t.pids.includes(v.pid));

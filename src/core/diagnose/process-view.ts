@@ -82,6 +82,7 @@ export function buildProcessViews(samples: readonly Sample[]): ProcessView[] {
       usedBytes,
       // Rows the source did not enrich count as visible: only a pid /proc positively could not find is "not visible".
       visible: host === null ? true : host.visible,
+      gone: false, // decided by the engine, which knows the PID namespace
       user: host?.user ?? null,
       uid: host?.uid ?? null,
       ppid,

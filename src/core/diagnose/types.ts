@@ -31,6 +31,11 @@ export interface ProcessView {
   gpuIndex: number | null;
   usedBytes: number | null;
   visible: boolean;
+  /**
+   * The pid no longer exists: not in /proc while gpumem sees the host's pids, or seen earlier in the window
+   * and gone now. A pid that is merely not visible (another container) is not gone.
+   */
+  gone: boolean;
   user: string | null;
   uid: number | null;
   ppid: number | null;

@@ -1,14 +1,13 @@
 import { formatBytes } from '../../units.js';
 import type { Rule } from '../types.js';
 import { gpusOf, pidsOf, sumBytes } from './helpers.js';
-import { isStale } from './stale-pids.js';
 
 /** GPU processes whose pid does not resolve in this PID namespace (another container, or the host seen from one). */
 export const hiddenProcesses: Rule = {
   id: 'hidden-processes',
   description: 'GPU processes are not visible in this PID namespace (other containers)',
   check(ctx) {
-    const rows = ctx.processes.filter((v) => !v.visible && !isStale(v, ctx));
+    const rows = ctx.processes.filter((v) => !v.visible && !v.gone);
     if (rows.length === 0) return [];
     const total = sumBytes(rows);
     const unsure = ctx.pidNamespace !== 'container';

@@ -42,7 +42,7 @@ export const orphans: Rule = {
         severity,
         title:
           severity === 'warning'
-            ? `${group.length} orphaned process${group.length === 1 ? '' : 'es'} hold ${formatBytes(total)}`
+            ? `${group.length} orphaned process${group.length === 1 ? ' holds' : 'es hold'} ${formatBytes(total)}`
             : `${group.length} detached process${group.length === 1 ? '' : 'es'} (parent gone) still computing with ${formatBytes(total)}`,
         evidence: {
           summary: group

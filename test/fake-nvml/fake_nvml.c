@@ -48,6 +48,7 @@ API const char *nvmlErrorString(nvmlReturn_t r) {
 
 API nvmlReturn_t nvmlSystemGetDriverVersion(char *v, unsigned len) {
   if (g_refs == 0) return NVML_ERROR_UNINITIALIZED;
+  if (!g_fake.driver[0]) return NVML_ERROR_NOT_SUPPORTED;
   if (strlen(g_fake.driver) + 1 > len) return NVML_ERROR_INSUFFICIENT_SIZE;
   strcpy(v, g_fake.driver);
   return NVML_SUCCESS;

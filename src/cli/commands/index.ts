@@ -13,4 +13,5 @@ export const HANDLERS: Record<string, Loader> = {
   kill: () => import('./kill.js'),
   runs: () => import('./runs.js'),
   snapshot: () => import('./snapshot.js'),
+  estimate: () => import('./estimate.js'),
 };

@@ -1,0 +1,53 @@
+/**
+ * `gpumem snapshot FILE` and `gpumem snapshot diff A B`: read PyTorch memory snapshots with the data-only
+ * reader and print the analyses as text, JSON (schema in docs/snapshot.md) and optionally an HTML file.
+ */
+import { writeFileSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import { GpumemError } from '../../core/index.js';
+import { buildReport, diffSnapshots } from '../../core/snapshot/index.js';
+import type { CommandHandler } from '../context.js';
+import { renderSnapshotHtml } from '../render/snapshot-html.js';
+import { renderDiffText, renderSnapshotText } from '../render/snapshot-text.js';
+import { readSnapshotFile } from './snapshot-read.js';
+
+/** JSON with wide integers (BigInt, e.g. a uint64 sentinel in allocator settings) written as strings. */
+function toJson(value: unknown): string {
+  return `${JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2)}\n`;
+}
+
+export const run: CommandHandler = async (ctx) => {
+  const { positionals, options } = ctx.args;
+  const top = typeof options.top === 'number' ? options.top : 10;
+  if (!Number.isInteger(top) || top < 1) {
+    throw new GpumemError('BAD_OPTION_VALUE', `--top: "${String(options.top)}" is not a positive whole number`, { hint: 'e.g. --top 20' });
+  }
+  const at = (p: string): string => resolve(ctx.cwd, p);
+  if (positionals[0] === 'diff') {
+    if (positionals.length !== 3) {
+      throw new GpumemError('USAGE', 'snapshot diff needs two files: gpumem snapshot diff A B', { hint: 'see gpumem snapshot --help' });
+    }
+    const diff = diffSnapshots(readSnapshotFile(at(positionals[1] as string)), readSnapshotFile(at(positionals[2] as string)));
+    ctx.stdout.write(options.json ? toJson(diff) : renderDiffText(diff, top, ctx.stdout.columns, ctx.color));
+    return { kind: 'ok' };
+  }
+  if (positionals.length !== 1) {
+    throw new GpumemError('USAGE', positionals.length === 0 ? 'gpumem snapshot needs a FILE' : `gpumem snapshot takes one FILE, got ${positionals.length}`, {
+      hint: 'gpumem snapshot FILE, or gpumem snapshot diff A B',
+    });
+  }
+  const file = positionals[0] as string;
+  const snapshot = readSnapshotFile(at(file));
+  const requestBytes = typeof options.request === 'number' ? options.request : null;
+  const report = buildReport(snapshot, { top, requestBytes });
+  if (typeof options.html === 'string') {
+    try {
+      writeFileSync(at(options.html), renderSnapshotHtml(report, basename(file)));
+    } catch (error) {
+      throw new GpumemError('FAILED', `cannot write ${options.html}: ${(error as Error).message}`, { hint: 'choose a writable path for --html', cause: error });
+    }
+  }
+  ctx.stdout.write(options.json ? toJson(report) : renderSnapshotText(report, ctx.stdout.columns, ctx.color));
+  if (typeof options.html === 'string' && !options.json) ctx.stdout.write(`HTML report: ${options.html}\n`);
+  return { kind: 'ok' };
+};

@@ -1,0 +1,84 @@
+/** The channel parser: valid messages round-trip, anything else is one GpumemError, and chunking never matters. */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createLineSplitter, MAX_LINE_CHARS, parseCompanionLine } from '../../../src/core/companion/index.js';
+import { GpumemError } from '../../../src/core/index.js';
+
+const count = fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER });
+const countOrNull = fc.option(count, { nil: null });
+const stats = fc.record({
+  device: fc.integer({ min: 0, max: 15 }),
+  allocatedBytes: countOrNull, reservedBytes: countOrNull, activeBytes: countOrNull, inactiveSplitBytes: countOrNull,
+  requestedBytes: countOrNull, peakAllocatedBytes: countOrNull, peakReservedBytes: countOrNull,
+  peakActiveBytes: countOrNull, numAllocRetries: countOrNull, numOoms: countOrNull,
+});
+const base = { schemaVersion: fc.constant(1), pid: fc.integer({ min: 1, max: 4194304 }), timeMs: count };
+const message = fc.oneof(
+  fc.record({ ...base, type: fc.constant('stats'), seq: count, devices: fc.array(stats, { maxLength: 4 }) }),
+  fc.record({
+    ...base, type: fc.constant('oom'), source: fc.constantFrom('observer', 'counter'), device: fc.nat(7),
+    requestedBytes: countOrNull, deviceLimitBytes: countOrNull, deviceFreeBytes: countOrNull,
+    stats: fc.option(stats, { nil: null }), snapshotPath: fc.option(fc.string(), { nil: null }),
+    snapshotError: fc.option(fc.string(), { nil: null }),
+  }),
+  fc.record({ ...base, type: fc.constant('error'), what: fc.string(), message: fc.string() }),
+  fc.record({ ...base, type: fc.constant('bye'), dropped: count }),
+);
+
+describe('parseCompanionLine', () => {
+  it('returns exactly what the companion sent for every valid message', () => {
+    fc.assert(fc.property(message, (m) => {
+      expect(parseCompanionLine(JSON.stringify(m))).toEqual(m);
+    }));
+  });
+
+  it('throws only GpumemError INPUT_MALFORMED on arbitrary input, never anything else', () => {
+    fc.assert(fc.property(fc.oneof(fc.string(), fc.json()), (line) => {
+      try {
+        parseCompanionLine(line, 'pid 7');
+      } catch (error) {
+        expect(error).toBeInstanceOf(GpumemError);
+        expect((error as GpumemError).code).toBe('INPUT_MALFORMED');
+        expect((error as GpumemError).message.startsWith('pid 7: ')).toBe(true);
+      }
+    }));
+  });
+
+  it('names the bad field', () => {
+    const line = JSON.stringify({ schemaVersion: 1, type: 'stats', pid: 3, timeMs: 1, seq: 1, devices: [{ device: 0, allocatedBytes: -5 }] });
+    expect(() => parseCompanionLine(line)).toThrow(/devices\[0\]\.allocatedBytes: expected a non-negative integer/);
+    const frac = JSON.stringify({ schemaVersion: 1, type: 'bye', pid: 3, timeMs: 1, dropped: 1.5 });
+    expect(() => parseCompanionLine(frac)).toThrow(/dropped/);
+  });
+
+  it('refuses a newer schema and skips unknown message types of this one', () => {
+    expect(() => parseCompanionLine('{"schemaVersion":2,"type":"bye","pid":1,"timeMs":1,"dropped":0}')).toThrow(/schemaVersion 2/);
+    expect(parseCompanionLine('{"schemaVersion":1,"type":"future","pid":1,"timeMs":1}')).toBeNull();
+    expect(parseCompanionLine('   ')).toBeNull();
+  });
+});
+
+describe('createLineSplitter', () => {
+  it('yields the same lines however the stream is cut', () => {
+    fc.assert(fc.property(fc.array(fc.string({ unit: 'grapheme' }).map((s) => s.replace(/\n/g, ' ')), { maxLength: 10 }), fc.array(fc.nat(40), { maxLength: 10 }), (lines, cuts) => {
+      const text = lines.map((l) => `${l}\n`).join('');
+      const splitter = createLineSplitter();
+      const out: string[] = [];
+      let at = 0;
+      for (const c of cuts) {
+        out.push(...splitter.push(text.slice(at, at + c)));
+        at += c;
+      }
+      out.push(...splitter.push(text.slice(at)), ...splitter.end());
+      expect(out).toEqual(lines);
+    }));
+  });
+
+  it('hands out an over-long line once and drops the rest of it', () => {
+    const splitter = createLineSplitter();
+    const first = splitter.push('x'.repeat(MAX_LINE_CHARS + 10));
+    expect(first).toHaveLength(1);
+    expect(() => parseCompanionLine(first[0] as string)).toThrow(/longer than/);
+    expect(splitter.push('yyyy\n{"a":1}\n')).toEqual(['{"a":1}']);
+  });
+});

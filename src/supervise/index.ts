@@ -10,3 +10,4 @@ export { parseFreeRequirement, type FreeRequirement } from './preflight.js';
 export { ProcessTree } from './proc-tree.js';
 export { endProcesses, refuseReason, type Target, type EndResult } from './terminate.js';
 export { readProcTable, readProcEntry, parseStatLine, type ProcEntry } from './proc-table.js';
+export * from './kill/index.js';

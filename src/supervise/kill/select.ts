@@ -1,0 +1,107 @@
+/**
+ * Which GPU processes `gpumem kill` would end, and which it refuses and why. Selection is pure over an
+ * enriched sample: every process on the GPUs becomes a row when it matches all the given filters; a row is
+ * refused (never signalled) for pid 1, gpumem itself or its ancestors, another user's process without root
+ * and --all-users, a pid not visible in our namespace, or one whose start time is unknown (no reuse check).
+ */
+import { GpumemError, type GpuProcess, type Sample } from '../../core/index.js';
+
+export interface KillCriteria {
+  pids: number[];
+  /** GPU indexes or UUIDs. */
+  gpus: string[];
+  orphans: boolean;
+  zombieHolders: boolean;
+  user: string | null;
+  olderThanMs: number | null;
+  idle: boolean;
+}
+
+export interface Caller {
+  uid: number;
+  /** gpumem's own pid and its ancestors up to pid 1. */
+  protectedPids: Set<number>;
+  allUsers: boolean;
+  nowMs: number;
+}
+
+export interface KillRow {
+  pid: number;
+  startTicks: number | null;
+  gpuUuid: string | null;
+  gpuIndex: number | null;
+  usedBytes: number | null;
+  user: string | null;
+  ageMs: number | null;
+  cmdline: string;
+  action: 'end' | 'refuse';
+  reason: string;
+}
+
+/** True when no filter or pid was given: kill refuses to guess. */
+export function isEmptyCriteria(c: KillCriteria): boolean {
+  return c.pids.length === 0 && c.gpus.length === 0 && !c.orphans && !c.zombieHolders && c.user === null && c.olderThanMs === null && !c.idle;
+}
+
+/** Reads "90", "45s", "30m", "2h", "1d" (a number alone is seconds) as milliseconds. */
+export function parseDurationMs(text: string, what: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(text);
+  if (!m) throw new GpumemError('BAD_OPTION_VALUE', `${what}: cannot read "${text}" as a duration`, { hint: 'write e.g. 45s, 30m, 2h or 1d' });
+  const factor = { ms: 1, s: 1000, m: 60000, h: 3600000, d: 86400000 }[(m[2] ?? 's').toLowerCase() as 'ms'];
+  return Math.round(Number(m[1]) * factor);
+}
+
+function matches(p: GpuProcess, c: KillCriteria, sample: Sample, nowMs: number): boolean {
+  const h = p.host;
+  if (c.pids.length > 0 && !c.pids.includes(p.pid)) return false;
+  if (c.gpus.length > 0) {
+    const device = sample.devices.find((d) => d.uuid === p.gpuUuid) ?? sample.devices.find((d) => d.index === p.gpuIndex);
+    const keys = [String(device?.index ?? p.gpuIndex), device?.uuid?.toLowerCase() ?? ''];
+    if (!c.gpus.some((g) => keys.includes(g.toLowerCase()))) return false;
+  }
+  if (c.orphans && h?.ppid !== 1) return false;
+  if (c.zombieHolders && h?.state !== 'Z' && h?.state !== 'T' && h?.state !== 't') return false;
+  if (c.user !== null && h?.user !== c.user) return false;
+  if (c.olderThanMs !== null && (h?.startTimeMs == null || nowMs - h.startTimeMs < c.olderThanMs)) return false;
+  if (c.idle && p.smUtilPct !== 0) return false;
+  return true;
+}
+
+function refusal(p: GpuProcess, caller: Caller): string | null {
+  const h = p.host;
+  if (p.pid === 1) return 'pid 1 is never ended';
+  if (caller.protectedPids.has(p.pid)) return 'gpumem itself or one of its ancestors';
+  if (!h || !h.visible) return 'not visible in this PID namespace (host pid of another container?)';
+  if (h.startTicks === null) return `start time unreadable (${h.unavailable.startTicks ?? 'unknown'}): pid reuse cannot be ruled out`;
+  if (h.uid !== caller.uid) {
+    if (caller.uid !== 0) return `belongs to ${h.user ?? `uid ${h.uid}`}; you can only end your own processes`;
+    if (!caller.allUsers) return `belongs to ${h.user ?? `uid ${h.uid}`}; add --all-users to end other users' processes`;
+  }
+  return null;
+}
+
+/**
+ * Builds the rows: one per (pid, GPU) that matches. Pids given explicitly but not on any GPU are refused
+ * rows of their own, so the user hears about them.
+ */
+export function selectTargets(sample: Sample, c: KillCriteria, caller: Caller): KillRow[] {
+  const rows: KillRow[] = [];
+  for (const p of sample.processes) {
+    if (!matches(p, c, sample, caller.nowMs)) continue;
+    const refused = refusal(p, caller);
+    rows.push({
+      pid: p.pid, startTicks: p.host?.startTicks ?? null, gpuUuid: p.gpuUuid,
+      gpuIndex: p.gpuIndex ?? sample.devices.find((d) => d.uuid === p.gpuUuid)?.index ?? null,
+      usedBytes: p.usedBytes, user: p.host?.user ?? null,
+      ageMs: p.host?.startTimeMs == null ? null : caller.nowMs - p.host.startTimeMs,
+      cmdline: p.host?.cmdline?.join(' ') ?? p.name ?? '?',
+      action: refused ? 'refuse' : 'end', reason: refused ?? 'matches',
+    });
+  }
+  for (const pid of c.pids) {
+    if (!sample.processes.some((p) => p.pid === pid)) {
+      rows.push({ pid, startTicks: null, gpuUuid: null, gpuIndex: null, usedBytes: null, user: null, ageMs: null, cmdline: '?', action: 'refuse', reason: 'not a GPU process (not in the driver\'s process list)' });
+    }
+  }
+  return rows;
+}

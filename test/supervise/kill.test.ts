@@ -1,0 +1,103 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { endProcesses, executeKill, protectedPids, readProcEntry, selectTargets, type KillCriteria } from '../../src/supervise/index.js';
+import { GiB, PROCS, alive, claimsSource, tempDir } from './helpers/claims.js';
+import { startPump } from './helpers/pump.js';
+
+const BIN = join(__dirname, '../../dist/cli/bin.js');
+const children: ChildProcess[] = [];
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const c of children.splice(0)) c.kill('SIGKILL');
+  cleanups.splice(0).forEach((f) => f());
+});
+
+async function holder(script: string, claimsDir: string, ...args: string[]): Promise<number> {
+  const child = spawn(process.execPath, [join(PROCS, script), ...args], { env: { ...process.env, GPUMEM_TEST_CLAIMS: claimsDir }, stdio: ['ignore', 'pipe', 'ignore'] });
+  children.push(child);
+  await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+  return child.pid as number;
+}
+
+const none: KillCriteria = { pids: [], gpus: [], orphans: false, zombieHolders: false, user: null, olderThanMs: null, idle: false };
+
+describe('kill safety', () => {
+  it('refuses a pid whose start time changed (pid reused) and leaves that process alone', async () => {
+    const tmp = tempDir('gpumem-kill-');
+    cleanups.push(tmp.remove);
+    const pid = await holder('ignore-term.mjs', tmp.dir);
+    const real = readProcEntry(pid)!.startTicks;
+    const [result] = await endProcesses([{ pid, startTicks: real - 1 }], { graceMs: 100 });
+    expect(result).toMatchObject({ pid, outcome: 'skipped' });
+    expect(result?.detail).toMatch(/now belongs to another process/);
+    expect(alive(pid)).toBe(true);
+  });
+
+  it('skips a pid that left the GPU between the table and the signal', async () => {
+    const tmp = tempDir('gpumem-kill-');
+    cleanups.push(tmp.remove);
+    const source = claimsSource(tmp.dir, [{ totalBytes: 80 * GiB }]);
+    const pid = await holder('ignore-term.mjs', tmp.dir, '--claim', `0:${GiB}`);
+    const sample = await source.readSample();
+    for (const p of sample.processes) p.host = { visible: true, uid: process.getuid!(), user: 'me', ppid: 1, cmdline: ['x'], exe: null, startTimeMs: 0, startTicks: readProcEntry(p.pid)!.startTicks, state: 'S', containerId: null, nspid: null, cudaEnv: null, unavailable: {} };
+    const rows = selectTargets(sample, { ...none, pids: [pid] }, { uid: process.getuid!(), protectedPids: protectedPids(process.pid), allUsers: false, nowMs: Date.now() });
+    expect(rows.map((r) => r.action)).toEqual(['end']);
+    rmSync(join(tmp.dir, `${pid}-0`));
+    const [out] = await executeKill(rows, source, 100);
+    expect(out).toMatchObject({ pid, outcome: 'skipped', detail: "no longer in the driver's process list for that GPU" });
+    expect(alive(pid)).toBe(true);
+  });
+
+  it('never selects pid 1, itself or an ancestor, nor another user\'s process without root', () => {
+    const host = (uid: number) => ({ visible: true, uid, user: `u${uid}`, ppid: 0, cmdline: ['p'], exe: null, startTimeMs: 0, startTicks: 5, state: 'S' as const, containerId: null, nspid: null, cudaEnv: null, unavailable: {} });
+    const proc = (pid: number, uid: number) => ({ pid, gpuUuid: 'GPU-a', gpuIndex: 0, gpuInstanceId: null, computeInstanceId: null, usedBytes: 1, kind: 'compute' as const, name: null, smUtilPct: 0, host: host(uid), unavailable: {} });
+    const sample = { timeMs: 0, source: { kind: 'nvml' as const, detail: '' }, devices: [], processes: [proc(1, 1000), proc(50, 1000), proc(60, 1000), proc(70, 2000)], unavailable: {} };
+    const caller = { uid: 1000, protectedPids: new Set([1, 50]), allUsers: false, nowMs: 0 };
+    const reasons = selectTargets(sample, { ...none, gpus: ['0'] }, caller).map((r) => [r.pid, r.action, r.reason]);
+    expect(reasons).toEqual([
+      [1, 'refuse', 'pid 1 is never ended'], [50, 'refuse', 'gpumem itself or one of its ancestors'], [60, 'end', 'matches'],
+      [70, 'refuse', "belongs to u2000; you can only end your own processes"],
+    ]);
+    const asRoot = selectTargets(sample, { ...none, pids: [70] }, { ...caller, uid: 0 });
+    expect(asRoot[0]?.reason).toMatch(/add --all-users/);
+    expect(selectTargets(sample, { ...none, pids: [70] }, { ...caller, uid: 0, allUsers: true })[0]?.action).toBe('end');
+  });
+});
+
+describe('gpumem kill (CLI, fake NVML driver)', () => {
+  it('shows the plan with --dry-run, then TERMs, KILLs the stubborn one and reports each pid; refuses its ancestors', async () => {
+    const tmp = tempDir('gpumem-kill-cli-');
+    const pump = startPump(tmp.dir);
+    cleanups.push(() => pump.stop(), tmp.remove);
+    const stubborn = await holder('ignore-term.mjs', tmp.dir, '--claim', `0:${GiB}`);
+    const polite = await holder('worker-tree.mjs', tmp.dir, '--claim', `0:${2 * GiB}`, '--hold-ms', '60000');
+    // The test process itself "holds" memory: it is an ancestor of gpumem and must be refused.
+    const { claim } = (await import(join(PROCS, 'claim.mjs'))) as { claim: (gpu: number, bytes: number) => void };
+    process.env.GPUMEM_TEST_CLAIMS = tmp.dir;
+    cleanups.push(() => delete process.env.GPUMEM_TEST_CLAIMS);
+    claim(0, 5);
+    const cli = (args: string[]) => new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const c = spawn(process.execPath, [BIN, 'kill', ...args], { env: { ...process.env, ...pump.env } });
+      let stdout = '';
+      c.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      c.on('close', (code) => resolve({ code, stdout }));
+    });
+    const dry = await cli(['--gpu', '0', '--dry-run']);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toMatch(new RegExp(`${stubborn} +0 +1\\.00 GiB .*END`));
+    expect(dry.stdout).toMatch(new RegExp(`${process.pid} .*SKIP +gpumem itself or one of its ancestors`));
+    expect(alive(stubborn) && alive(polite)).toBe(true);
+    const noTty = await cli(['--gpu', '0']);
+    expect(noTty.code).toBe(2);
+    const done = await cli(['--gpu', '0', '--yes', '--grace-ms', '200', '--json']);
+    const report = JSON.parse(done.stdout) as { outcomes: Array<{ pid: number; outcome: string }> };
+    expect(report.outcomes).toEqual(expect.arrayContaining([
+      expect.objectContaining({ pid: stubborn, outcome: 'killed' }), expect.objectContaining({ pid: polite, outcome: 'terminated' }),
+      expect.objectContaining({ pid: process.pid, outcome: 'refused' }),
+    ]));
+    expect(alive(stubborn) || alive(polite)).toBe(false);
+    expect(done.code).toBe(0);
+  });
+});

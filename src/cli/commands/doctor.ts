@@ -7,7 +7,7 @@ import type { CommandHandler } from '../context.js';
 import { reportJson } from '../diagnose/json.js';
 import { describeWindow, renderFindings } from '../diagnose/render.js';
 import { outcomeOf, runDiagnosis } from '../diagnose/run.js';
-import { renderStatusTable } from '../diagnose/status-table.js';
+import { renderStatus } from '../render/status.js';
 
 export const run: CommandHandler = async (ctx) => {
   const { report, collected, fallback } = await runDiagnosis(ctx, true);
@@ -22,9 +22,11 @@ export const run: CommandHandler = async (ctx) => {
     lines.push(paint('gray', `why: ${fallback.reason}`));
   } else {
     lines.push(`gpumem doctor: ${describeWindow(report)}`);
-    if (collected.recordingNote) lines.push(paint('gray', `recording note: ${collected.recordingNote}`));
   }
-  lines.push('', ...renderStatusTable(report, paint, ctx.stdout.columns), '', ...renderFindings(report.findings, paint, ctx.stdout.columns, true));
+  // The status table is the one `gpumem status` prints, for the latest sample of the window.
+  const latest = collected.input.samples[collected.input.samples.length - 1]!;
+  lines.push(renderStatus(latest, { columns: ctx.stdout.columns, color: ctx.color }).trimEnd());
+  lines.push('', ...renderFindings(report.findings, paint, ctx.stdout.columns, true));
   lines.push('', paint('gray', 'evidence for each finding and the byte-by-byte accounting: gpumem diagnose'));
   ctx.stdout.write(`${lines.join('\n')}\n`);
   return outcomeOf(report);

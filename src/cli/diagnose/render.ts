@@ -3,10 +3,29 @@
  * the trees and processes with their facts, per-user totals, what is unknown, then the findings ordered
  * by severity with evidence and fix.
  */
-import { formatBytes, formatDuration } from '../../core/index.js';
-import type { DeviceAccounting, DiagnoseReport, Finding, ProcessTree } from '../../core/diagnose/index.js';
-import { table, trimTo } from '../render/style.js';
-import { roleTag, utilText, type Paint } from './status-table.js';
+import { formatBytes, formatDuration, formatPercent } from '../../core/index.js';
+import type { DeviceAccounting, DiagnoseReport, Finding, ProcessTree, ProcessView } from '../../core/diagnose/index.js';
+import { table, trimTo, type Color } from '../render/style.js';
+
+export type Paint = (color: Color, text: string) => string;
+
+/** A short tag for what a process is, as the status table and report show it. */
+export function roleTag(v: ProcessView): string {
+  const tags: string[] = [];
+  if (v.role !== 'main') tags.push(v.role);
+  if (v.contextOnly && v.role !== 'worker') tags.push('context-only');
+  if (v.gone) tags.push('gone');
+  else if (!v.visible) tags.push('not visible here');
+  if (v.state === 'Z') tags.push('zombie');
+  return tags.join(', ') || '-';
+}
+
+/** "idle 3.0s" / "42%" / "n/a" for a process's utilization over the window. */
+export function utilText(v: ProcessView): string {
+  if (!v.util) return 'n/a';
+  if (v.util.maxPct === 0) return `idle ${v.util.idleWholeWindow ? '≥' : ''}${formatDuration(v.util.idleMs)}`;
+  return formatPercent(v.util.meanPct);
+}
 
 const SEVERITY_COLOR = { critical: 'red', warning: 'yellow', info: 'cyan' } as const;
 
@@ -71,8 +90,13 @@ export function renderFindings(findings: readonly Finding[], paint: Paint, colum
   const lines = [paint('bold', `Findings (${findings.length}):`)];
   for (const f of findings) {
     lines.push(`${paint(SEVERITY_COLOR[f.severity], f.severity.toUpperCase().padEnd(8))} ${f.title}`);
-    if (!compact) lines.push(...wrap(`evidence: ${f.evidence.summary}`, columns));
-    lines.push(...wrap(`fix: ${f.fix}`, columns));
+    if (compact) {
+      // One screen: the fix's first line, the command when there is one; diagnose prints them in full.
+      lines.push(trimTo(`         fix: ${f.fix}`, Math.max(40, columns)));
+    } else {
+      lines.push(...wrap(`evidence: ${f.evidence.summary}`, columns));
+      lines.push(...wrap(`fix: ${f.fix}`, columns));
+    }
     if (f.command) lines.push(`         run: ${paint('bold', f.command)}`);
   }
   return lines;

@@ -12,3 +12,4 @@ export * from './estimate.js';
 export * from './batch.js';
 export * from './stages.js';
 export * from './params.js';
+export * from './report.js';

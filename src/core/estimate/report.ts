@@ -1,0 +1,149 @@
+/**
+ * The `gpumem estimate --json` document (schema in docs/estimate.md; bump ESTIMATE_SCHEMA_VERSION on any
+ * incompatible change) and the one function that builds it from a model, a setup and an optional budget.
+ */
+import { fitWithAccumulation, type AccumulationPlan } from './batch.js';
+import { estimateMemory, type Environment, type PhaseTotal } from './estimate.js';
+import { computeModelStates } from './model-states.js';
+import type { ModelInput, TrainingSetup } from './setup.js';
+import { estimateStages, progressiveSchedule, type StageSpec } from './stages.js';
+import { summarizeTensors, type ParamSummary } from './tensors.js';
+
+export const ESTIMATE_SCHEMA_VERSION = 1;
+
+export interface Budget {
+  /** What the GPU was called ("H100-80GB", the live device's name, or "24.00 GiB"). */
+  gpu: string;
+  capacityBytes: number;
+  /** 0–1: share of the capacity kept free for estimate error. */
+  margin: number;
+}
+
+export interface EstimateReport {
+  schemaVersion: typeof ESTIMATE_SCHEMA_VERSION;
+  model: {
+    label: string;
+    source: string;
+    totalParams: number;
+    trainableParams: number;
+    bufferParams: number;
+    loraParams: number;
+    paramsByDtype: Record<string, number> | null;
+    paramsByModule: Record<string, number> | null;
+  };
+  setup: TrainingSetup;
+  environment: Environment;
+  batch: number;
+  activationBytesPerSample: number;
+  activationMethod: string;
+  peak: PhaseTotal;
+  phases: PhaseTotal[];
+  fit: null | {
+    gpu: string;
+    capacityBytes: number;
+    margin: number;
+    budgetBytes: number;
+    maxBatch: number;
+    peakAtMaxBytes: number;
+    peakAtMaxPhase: string;
+    unbounded: boolean;
+    fits: boolean;
+  };
+  accumulation: AccumulationPlan | null;
+  stages: null | Array<{
+    name: string;
+    batch: number;
+    freeze: string[];
+    checkpointing: string;
+    peak: PhaseTotal;
+    fits: boolean | null;
+    maxBatch: number | null;
+    growth: Array<{ component: string; deltaBytes: number }>;
+  }>;
+  unfreeze: null | Array<{ frozen: string[]; peakBytes: number; peakPhase: string; maxBatch: number | null }>;
+  notes: string[];
+}
+
+export interface ReportRequest {
+  model: ModelInput;
+  source: string;
+  setup: TrainingSetup;
+  env: Environment;
+  budget: Budget | null;
+  effectiveBatch: number | null;
+  stages: StageSpec[] | null;
+  unfreezeGroups: string[] | null;
+}
+
+/** Runs every requested analysis and returns the JSON-ready report. */
+export function buildEstimateReport(req: ReportRequest): EstimateReport {
+  const { model, setup, env, budget } = req;
+  const estimate = estimateMemory(model, setup, env);
+  const states = computeModelStates(model, setup);
+  const summary: ParamSummary | null = model.tensors ? summarizeTensors(model.tensors) : null;
+  const notes = [...estimate.activations.notes];
+  let fit: EstimateReport['fit'] = null;
+  let accumulation: AccumulationPlan | null = null;
+  const b = budget ? { capacityBytes: budget.capacityBytes, margin: budget.margin } : null;
+  if (budget) {
+    const r = fitWithAccumulation(model, setup, env, budget.capacityBytes, budget.margin, req.effectiveBatch);
+    accumulation = r.plan;
+    fit = {
+      gpu: budget.gpu,
+      capacityBytes: budget.capacityBytes,
+      margin: budget.margin,
+      budgetBytes: r.fit.budgetBytes,
+      maxBatch: r.fit.maxBatch,
+      peakAtMaxBytes: r.fit.peakAtMax.totalBytes,
+      peakAtMaxPhase: r.fit.peakAtMax.phase,
+      unbounded: r.fit.unbounded,
+      fits: estimate.peak.totalBytes <= r.fit.budgetBytes,
+    };
+    if (r.fit.unbounded) notes.push('the peak does not grow with the batch (activations unknown), so no max batch is predicted');
+  }
+  const stages = req.stages
+    ? estimateStages(model, setup, req.stages, env, b).map((s) => ({
+        name: s.name,
+        batch: s.setup.batch,
+        freeze: s.setup.freeze,
+        checkpointing: s.setup.checkpointing,
+        peak: s.estimate.peak,
+        fits: s.fits,
+        maxBatch: s.fit ? s.fit.maxBatch : null,
+        growth: s.growth,
+      }))
+    : null;
+  const unfreeze = req.unfreezeGroups
+    ? progressiveSchedule(model, setup, req.unfreezeGroups, env, b).map((s) => ({
+        frozen: s.frozen,
+        peakBytes: s.estimate.peak.totalBytes,
+        peakPhase: s.estimate.peak.phase,
+        maxBatch: s.fit ? s.fit.maxBatch : null,
+      }))
+    : null;
+  return {
+    schemaVersion: ESTIMATE_SCHEMA_VERSION,
+    model: {
+      label: model.label,
+      source: req.source,
+      totalParams: states.totalParams,
+      trainableParams: states.trainableParams,
+      bufferParams: states.bufferParams,
+      loraParams: states.loraParams,
+      paramsByDtype: summary ? summary.paramsByDtype : null,
+      paramsByModule: summary ? summary.paramsByModule : null,
+    },
+    setup,
+    environment: env,
+    batch: setup.batch,
+    activationBytesPerSample: estimate.activations.savedBytesPerSample,
+    activationMethod: estimate.activations.method,
+    peak: estimate.peak,
+    phases: estimate.phases,
+    fit,
+    accumulation,
+    stages,
+    unfreeze,
+    notes,
+  };
+}

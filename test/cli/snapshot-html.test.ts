@@ -1,0 +1,49 @@
+/**
+ * The HTML report as a person sees it: opened in headless Chromium with every network request aborted. The
+ * timeline must be drawn (an SVG path with points), no request may leave the page, and a screenshot is
+ * written to build/snapshot-report.png for a human look. Chromium is required (CI installs it): when it is
+ * missing this test fails and says so rather than skipping.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { DIR } from '../core/snapshot/fixtures.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const BIN = new URL('../../dist/cli/bin.js', import.meta.url).pathname;
+const SHOT = new URL('../../build/snapshot-report.png', import.meta.url).pathname;
+
+describe('snapshot HTML report in Chromium', () => {
+  it('draws the timeline with no network', async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it (apt-get install -y chromium) to check the HTML report`);
+    const out = join(mkdtempSync(join(tmpdir(), 'gpumem-html-')), 'report.html');
+    const r = spawnSync(process.execPath, [BIN, 'snapshot', `${DIR}/current-p4.pickle`, '--html', out, '--request', '24MiB'], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1000, height: 900 } });
+      const requests: string[] = [];
+      page.on('request', (req) => requests.push(req.url()));
+      await page.route('**/*', (route) => (route.request().url().startsWith('file:') ? route.continue() : route.abort()));
+      await page.goto(pathToFileURL(out).href);
+      const svgs = await page.locator('svg.timeline').count();
+      expect(svgs).toBe(2);
+      const pathPoints = await page.locator('svg.timeline path.allocated').first().getAttribute('d');
+      expect((pathPoints ?? '').match(/L/g)?.length ?? 0).toBeGreaterThan(50);
+      const box = await page.locator('svg.timeline').first().boundingBox();
+      expect(box?.width).toBeGreaterThan(500);
+      expect(await page.locator('text=OOM at event').count()).toBeGreaterThan(0);
+      await page.screenshot({ path: SHOT, fullPage: false });
+      expect(requests.filter((u) => !u.startsWith('file:'))).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+});

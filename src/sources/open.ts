@@ -23,10 +23,6 @@ export interface OpenSourceOptions {
   proc?: ProcOptions;
 }
 
-interface NvmlModule {
-  openNvmlSource(options: { libPath?: string }): Promise<GpuSource> | GpuSource;
-}
-
 /** What NVML would be loaded from, for messages. */
 function nvmlTarget(options: OpenSourceOptions): string | undefined {
   return options.nvmlLib ?? options.env.GPUMEM_NVML_LIB ?? undefined;
@@ -34,10 +30,9 @@ function nvmlTarget(options: OpenSourceOptions): string | undefined {
 
 async function openNvml(options: OpenSourceOptions): Promise<GpuSource> {
   // Loaded only when asked for, so commands that never touch a GPU never load koffi.
-  const specifier: string = './nvml/index.js';
-  const mod = (await import(specifier)) as NvmlModule;
+  const { openNvmlSource } = await import('./nvml/index.js');
   const libPath = nvmlTarget(options);
-  return await mod.openNvmlSource(libPath === undefined ? {} : { libPath });
+  return openNvmlSource(libPath === undefined ? {} : { libPath });
 }
 
 function withHostFacts(source: GpuSource, proc: ProcOptions | undefined): GpuSource {

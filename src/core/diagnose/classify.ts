@@ -57,3 +57,9 @@ export function commandText(argv: readonly string[] | null, fallbackName: string
   if (argv && argv.length > 0) return argv.join(' ');
   return fallbackName;
 }
+
+/** True for shells (a login shell's argv[0] starts with '-'). */
+export function isShell(argv: readonly string[] | null): boolean {
+  const first = basename(argv?.[0] ?? '').replace(/^-/, '');
+  return /^(ba|z|da|fi|k|tc|c|a)?sh$/.test(first);
+}

@@ -4,25 +4,22 @@
  * its ranks. Totals per tree and per user.
  */
 import type { HostFacts } from '../types.js';
-import { commandText, isReaperCommand, launcherName } from './classify.js';
+import { commandText, isPythonCommand, isReaperCommand, launcherName } from './classify.js';
 import type { ProcessTree, ProcessView, UserTotal } from './types.js';
-
-const SHELLS = /^(ba|z|da|fi|k|tc|c)?sh$|^(tmux|screen|sshd|su|sudo|login|nohup|setsid|script)(:.*)?$/;
 
 /**
  * True when a parent that is not on a GPU should be the root of its GPU children's tree. A known launcher
- * always is; a shell, terminal multiplexer or process reaper (pid 1, systemd…) never is, since independent jobs
- * share those; an unknown parent (no /proc facts) is, when it has two or more GPU children — they share that
- * parent, which is a fact, and the tree says the parent's command is unknown.
+ * always is, and so is a Python parent of two or more GPU processes (mp.spawn, custom launchers); a shell,
+ * process reaper or any other program is not, since independent jobs share those. An unknown parent (no /proc
+ * facts, e.g. in a recording) is, when it has two or more GPU children: they share that parent, which is a
+ * fact, and the tree says the parent's command is unknown.
  */
 function groupsUnder(ppid: number, parent: HostFacts | undefined, gpuChildren: number): boolean {
   if (ppid <= 1) return false;
   if (!parent || !parent.cmdline) return gpuChildren >= 2;
   if (launcherName(parent.cmdline)) return true;
-  // A login shell's argv[0] starts with '-'.
-  const first = ((parent.cmdline[0] ?? '').split('/').pop() ?? '').replace(/^-/, '');
-  if (SHELLS.test(first) || isReaperCommand(parent.cmdline)) return false;
-  return gpuChildren >= 2;
+  if (isReaperCommand(parent.cmdline)) return false;
+  return isPythonCommand(parent.cmdline, parent.exe) && gpuChildren >= 2;
 }
 
 /** Finds the root pid of every process: the topmost GPU process above it, or the launcher above that. */

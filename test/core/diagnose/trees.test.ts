@@ -25,10 +25,18 @@ describe('process trees', () => {
   });
 
   it('does not group independent jobs that share a shell parent', () => {
-    const shell = host(400, { cmd: ['-bash'] });
+    const shell = host(400, { cmd: ['-bash'], exe: '/usr/bin/bash' });
     const s = sample(0, [device(0, 20 * GiB)], [proc(601, 0, 10 * GiB, { ppid: 400 }), proc(602, 0, 10 * GiB, { ppid: 400 })]);
     const ctx = buildContext(input([s], { ancestors: { 400: shell } }));
     expect(ctx.trees.map((t) => t.rootPid).sort()).toEqual([601, 602]);
+  });
+
+  it('groups GPU children of a Python parent (mp.spawn) but not of another program', () => {
+    const s = sample(0, [device(0, 20 * GiB)], [proc(601, 0, 10 * GiB, { ppid: 400 }), proc(602, 0, 10 * GiB, { ppid: 400 })]);
+    const spawner = buildContext(input([s], { ancestors: { 400: host(400, { cmd: ['python3', 'main.py'] }) } }));
+    expect(spawner.trees.map((t) => t.rootPid)).toEqual([400]);
+    const node = buildContext(input([s], { ancestors: { 400: host(400, { cmd: ['node', 'runner.js'], exe: '/usr/bin/node' }) } }));
+    expect(node.trees.map((t) => t.rootPid).sort()).toEqual([601, 602]);
   });
 
   it('groups siblings under a parent of unknown command and says the command is unknown', () => {

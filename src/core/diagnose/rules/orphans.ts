@@ -1,5 +1,5 @@
 import { formatBytes, formatDuration } from '../../units.js';
-import { isMultiprocessingChild, isPythonCommand, isReaperCommand } from '../classify.js';
+import { isMultiprocessingChild, isPythonCommand, isReaperCommand, isShell, launcherName } from '../classify.js';
 import { THRESHOLDS } from '../thresholds.js';
 import type { Finding, ProcessView, Rule, RuleContext } from '../types.js';
 import { gpusOf, pidsOf, sumBytes } from './helpers.js';
@@ -12,8 +12,9 @@ export function orphanReason(v: ProcessView, ctx: RuleContext): string | null {
   if (!v.visible || v.ppid === null || v.state === 'Z') return null;
   const parent = ctx.ancestors[v.ppid];
   if (v.ppid === 1) {
-    const init = ctx.ancestors[1];
-    if (init?.cmdline && !isReaperCommand(init.cmdline)) return null; // pid 1 is the container's own program
+    // In a container pid 1 may be the job itself (docker run python launch.py): its children are not orphans.
+    const init = ctx.ancestors[1]?.cmdline ?? null;
+    if (init && !isReaperCommand(init) && (isPythonCommand(init) || launcherName(init) !== null || isShell(init))) return null;
     return 'parent is pid 1 (its own parent exited)';
   }
   if (parent?.cmdline && isReaperCommand(parent.cmdline)) return `re-parented to ${parent.cmdline[0]} (pid ${v.ppid})`;

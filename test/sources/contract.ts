@@ -51,7 +51,8 @@ function checkDevice(d: Device, tolerance: number): void {
   }
 }
 
-function checkSample(s: Sample, kind: GpuSource['kind'], e: SourceExpectations): void {
+/** Asserts the model invariants on one sample (exported so the contract's own failure cases are tested). */
+export function checkSample(s: Sample, kind: GpuSource['kind'], e: SourceExpectations): void {
   expect(s.source.kind).toBe(kind);
   expect(Number.isFinite(s.timeMs)).toBe(true);
   if (e.deviceCount !== undefined) expect(s.devices).toHaveLength(e.deviceCount);

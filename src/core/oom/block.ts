@@ -73,7 +73,7 @@ export class Block {
       return true;
     }
     // "CUDA out of memory." wrapped before "Tried to allocate …" is one message.
-    const wrappedHead = wants === 'any' && /out of memory\.?$/i.test(this.text) && /^Tried to allocate /i.test(line);
+    const wrappedHead = wants === 'any' && /out of memory\.?$/i.test(this.text) && /^\.? ?Tried to allocate /i.test(line);
     if (head && !wrappedHead) return false;
     if (wants === 'hint' && !isHintPiece(line)) return false;
     this.appendBest(line);
@@ -87,7 +87,8 @@ export class Block {
     if (/[\w.]$/.test(this.text) && /^[\w.]/.test(line)) {
       const glued = this.text + line;
       const withoutSpace = recognizeAll(glued);
-      if (fieldTotal(withoutSpace) > fieldTotal(withSpace)) {
+      const gain = fieldTotal(withoutSpace) - fieldTotal(withSpace);
+      if (gain > 0 || (gain === 0 && withoutSpace.length < withSpace.length)) {
         this.commit(glued, withoutSpace);
         return;
       }

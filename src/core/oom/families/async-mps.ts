@@ -8,7 +8,7 @@ import { blankFields, clip, exceptionBefore, searchFrom, type Recognized, type R
 import { readSize } from './size-field.js';
 
 const S = SIZE_SOURCE;
-const ASYNC_HEAD = /Allocation on device (\d{1,3})? ?(?:would exceed allowed memory|$)/gim;
+const ASYNC_HEAD = /Allocation on device(?: (\d{1,3}))? ?(?:would exceed allowed memory|$)/gim;
 const CURRENT = new RegExp(String.raw`Currently allocated ?: ?${S}`, 'gi');
 const REQUESTED = new RegExp(String.raw`Requested ?: ?${S}`, 'gi');
 const LIMIT = new RegExp(String.raw`Device limit ?: ?${S}`, 'gi');

@@ -11,7 +11,7 @@ import { blankFields, clip, exceptionBefore, searchFrom, type Recognized, type R
 import { readSize } from './size-field.js';
 
 const S = SIZE_SOURCE;
-const HEAD = new RegExp(String.raw`(?:(CUDA|HIP|XPU) out of memory\.? ?|(?<!out of memory\.? ?))Tried to allocate (?:(more than 1EB)|${S}(?! on (?:private|shared) pool))|\b(CUDA|HIP|XPU) out of memory|cuda runtime error ?\(2\) ?: ?out of memory`, 'gi');
+const HEAD = new RegExp(String.raw`(?:(CUDA|HIP|XPU) out of memory ?\.? ?|(?<!out of memory ?\.? ?))Tried to allocate (?:(more than 1EB)|${S}(?! on (?:private|shared) pool))|\b(CUDA|HIP|XPU) out of memory|cuda runtime error ?\(2\) ?: ?out of memory`, 'gi');
 const GPU_OLD = /\(GPU (\d{1,3});/gi;
 const TOTAL_OLD = new RegExp(String.raw`${S} total capacity`, 'gi');
 const ALLOCATED_OLD = new RegExp(String.raw`${S} already allocated`, 'gi');

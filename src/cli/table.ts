@@ -221,6 +221,20 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     exits: ['1: the given batch, or a stage, does not fit the --gpu budget'],
   },
+  {
+    name: 'python-path',
+    summary: 'print the folder to put on PYTHONPATH for the PyTorch companion (import gpumem_torch)',
+    usage: 'python-path [options]',
+    description:
+      'Prints the folder that holds the gpumem_torch package shipped with gpumem, for scripts that use its explicit API ' +
+      '(clear_cuda_memory, memory_info, track_memory, StepLogger…). `gpumem run` needs none of this: it puts the companion ' +
+      'on the child\'s PYTHONPATH itself. See docs/companion.md.',
+    options: [
+      { name: 'site', type: 'boolean', description: 'print the folder with gpumem\'s sitecustomize.py instead (zero-code statistics, as `gpumem run` uses it)' },
+      JSON_OPTION,
+    ],
+    examples: ['export PYTHONPATH="$(gpumem python-path):$PYTHONPATH"', 'python -c "import gpumem_torch; gpumem_torch.print_memory_info()"'],
+  },
 ];
 
 /** Looks a command up by name. */

@@ -14,4 +14,5 @@ export const HANDLERS: Record<string, Loader> = {
   runs: () => import('./runs.js'),
   snapshot: () => import('./snapshot.js'),
   estimate: () => import('./estimate.js'),
+  'python-path': () => import('./python-path.js'),
 };

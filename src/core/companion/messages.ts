@@ -33,7 +33,7 @@ export interface AllocatorStats {
 interface Base {
   schemaVersion: number;
   pid: number;
-  /** Wall-clock milliseconds since the epoch in the Python process. */
+  /** Wall-clock milliseconds since the epoch, read by the Python side. */
   timeMs: number;
 }
 
@@ -97,7 +97,7 @@ export interface ExceptionMessage extends Base {
 
 export interface ErrorMessage extends Base {
   type: 'error';
-  /** Which feature failed ("oom observer", "memory fraction", …); each is reported once per process. */
+  /** Which feature failed ("oom observer", "memory fraction", …); each is reported once per Python process */
   what: string;
   message: string;
 }

@@ -1,0 +1,142 @@
+/** `gpumem doctor` and `gpumem diagnose` end to end on the bundled example recording, and without any GPU access. */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { EXAMPLE_PROCESSES, EXAMPLE_RESIDUAL_BYTES, exampleRecordingText } from '../../scripts/make-example-recording.js';
+
+const BIN = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
+const EXAMPLE = fileURLToPath(new URL('../../examples/doctor-example.ndjson', import.meta.url));
+const MiB = 1024 ** 2;
+const dir = mkdtempSync(join(tmpdir(), 'gpumem-doctor-'));
+// No NVML library and no nvidia-smi: the machine has no NVIDIA driver.
+const NO_GPU = { PATH: '/nonexistent', GPUMEM_NVML_LIB: join(dir, 'absent-libnvidia-ml.so.1'), GPUMEM_NVIDIA_SMI: join(dir, 'absent-nvidia-smi') };
+
+function gpumem(args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: NO_GPU, timeout: 20_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+type Doc = {
+  schemaVersion: number;
+  fallback: { reason: string; recording: string } | null;
+  accounting: Array<{ gpuIndex: number; usedBytes: number; visibleBytes: number; notVisibleBytes: number; residualBytes: number; reservedBytes: number; freeBytes: number }>;
+  findings: Array<{ id: string; severity: string; evidence: { pids: number[]; gpuIndexes: number[]; bytes: number | null } }>;
+  trees: Array<{ rootPid: number; launcher: boolean; pids: number[]; totalBytes: number }>;
+};
+
+const bytesOf = (pids: number[]): number => EXAMPLE_PROCESSES.filter((p) => pids.includes(p.pid)).reduce((s, p) => s + p.usedMiB * MiB, 0);
+
+describe('the bundled example recording', () => {
+  it('is what scripts/make-example-recording.ts writes, and says it is synthetic', () => {
+    const text = readFileSync(EXAMPLE, 'utf8');
+    expect(text).toBe(exampleRecordingText());
+    expect(JSON.parse(text.split('\n')[0]!).note).toMatch(/^SYNTHETIC/);
+  });
+
+  it('diagnose --json finds exactly the planted problems, with exact bytes', () => {
+    const r = gpumem(['diagnose', '--replay', EXAMPLE, '--json']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(1);
+    const doc = JSON.parse(r.stdout) as Doc;
+    expect(doc.schemaVersion).toBe(1);
+    expect(doc.fallback).toBeNull();
+    const byId = (id: string) => doc.findings.filter((f) => f.id === id);
+    expect(doc.findings.map((f) => f.id).sort()).toEqual(
+      ['alloc-conf', 'idle-kernel', 'near-capacity', 'orphans', 'other-users', 'stale-pids', 'unattributed', 'worker-cuda', 'worker-cuda'].sort(),
+    );
+    const workers = byId('worker-cuda').map((f) => [f.evidence.pids, f.evidence.bytes]);
+    expect(workers).toEqual([[[41230, 41231], bytesOf([41230, 41231])], [[41232, 41233], bytesOf([41232, 41233])]]);
+    expect(byId('orphans')[0]!.evidence).toMatchObject({ pids: [36104], bytes: 6144 * MiB });
+    expect(byId('stale-pids')[0]!.evidence).toMatchObject({ pids: [35990], bytes: 2048 * MiB });
+    expect(byId('idle-kernel')[0]!.evidence).toMatchObject({ pids: [38877], bytes: 9728 * MiB });
+    expect(byId('other-users')[0]!.evidence).toMatchObject({ pids: [38877], gpuIndexes: [1], bytes: 9728 * MiB });
+    expect(byId('unattributed')[0]!.evidence).toMatchObject({ gpuIndexes: [0], bytes: EXAMPLE_RESIDUAL_BYTES[0] });
+    const gpu1 = doc.accounting[1]!;
+    expect(byId('near-capacity')[0]!.evidence).toMatchObject({ gpuIndexes: [1], bytes: gpu1.freeBytes });
+    expect(gpu1.freeBytes).toBe(81559 * MiB - 479 * MiB - gpu1.usedBytes);
+    expect(byId('alloc-conf')[0]!.evidence.pids).toEqual([36104, 41210, 41211]);
+  });
+
+  it('diagnose --json accounts for every byte of both GPUs exactly', () => {
+    const doc = JSON.parse(gpumem(['diagnose', '--replay', EXAMPLE, '--json']).stdout) as Doc;
+    for (const acc of doc.accounting) {
+      const visible = EXAMPLE_PROCESSES.filter((p) => p.gpu === acc.gpuIndex && p.goneFrom === undefined);
+      const gone = EXAMPLE_PROCESSES.filter((p) => p.gpu === acc.gpuIndex && p.goneFrom !== undefined);
+      expect(acc.visibleBytes).toBe(bytesOf(visible.map((p) => p.pid)));
+      expect(acc.notVisibleBytes).toBe(bytesOf(gone.map((p) => p.pid)));
+      expect(acc.residualBytes).toBe(EXAMPLE_RESIDUAL_BYTES[acc.gpuIndex]);
+      expect(acc.visibleBytes + acc.notVisibleBytes + acc.residualBytes).toBe(acc.usedBytes);
+      expect(acc.reservedBytes).toBe(479 * MiB);
+    }
+    const launcher = doc.trees.find((t) => t.rootPid === 41200)!;
+    expect(launcher.launcher).toBe(true);
+    expect(launcher.pids.sort()).toEqual([41210, 41211, 41230, 41231, 41232, 41233]);
+    expect(launcher.totalBytes).toBe(bytesOf(launcher.pids));
+  });
+
+  it('the human diagnose report prints the accounting and every finding with evidence', () => {
+    const r = gpumem(['diagnose', '--replay', EXAMPLE]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/unattributed\s+1\.50 GiB/);
+    expect(r.stdout).toMatch(/= used\s+64\.50 GiB/);
+    expect(r.stdout).toContain('launcher pid 41200');
+    expect(r.stdout).toContain('WARNING  idle notebook kernel pid 38877 (bob) holds 9.50 GiB on GPU 1');
+    expect(r.stdout.match(/evidence: /g)).toHaveLength(9);
+  });
+});
+
+describe('gpumem doctor', () => {
+  it('without any GPU access shows the bundled example and says so in its first line', () => {
+    const r = gpumem([]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(1);
+    const lines = r.stdout.split('\n');
+    expect(lines[0]).toMatch(/^No GPU access on this machine, so this is the bundled example recording .*SYNTHETIC.*not your GPUs\.$/);
+    expect(r.stdout).toContain('[0] NVIDIA H100 80GB HBM3');
+    expect(r.stdout).toContain('Findings (9):');
+    const json = JSON.parse(gpumem(['doctor', '--json']).stdout) as Doc;
+    expect(json.fallback?.reason).toMatch(/no GPU access/);
+    expect(json.findings).toHaveLength(9);
+  });
+
+  it('diagnose without GPU access exits 3 instead of showing the example', () => {
+    const r = gpumem(['diagnose']);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^gpumem: error: no GPU access/);
+  });
+
+  it('exits 0 on a recording where nothing is wrong', () => {
+    const lines = readFileSync(EXAMPLE, 'utf8').trim().split('\n');
+    const header = JSON.parse(lines[0]!);
+    const quiet = lines.slice(1).map((l) => {
+      const s = JSON.parse(l);
+      s.processes = [];
+      for (const d of s.devices) {
+        d.memory.usedBytes = 4 * MiB;
+        d.memory.freeBytes = d.memory.totalBytes - d.memory.reservedBytes - 4 * MiB;
+      }
+      return JSON.stringify(s);
+    });
+    const file = join(dir, 'quiet.ndjson');
+    writeFileSync(file, [JSON.stringify(header), ...quiet].join('\n') + '\n');
+    const r = gpumem(['doctor', '--replay', file]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('No findings');
+  });
+
+  it('refuses a bad --window and a broken recording with one clear error', () => {
+    const bad = gpumem(['doctor', '--window', '-1']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--window/);
+    const file = join(dir, 'broken.ndjson');
+    writeFileSync(file, '{"format":"gpumem-recording","version":1,"createdMs":1}\n{"timeMs": "x"}\n{}\n');
+    const broken = gpumem(['diagnose', '--replay', file]);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toMatch(/broken\.ndjson:2: /);
+    expect(broken.stderr).not.toMatch(/at .*\.js/);
+  });
+});

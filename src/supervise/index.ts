@@ -11,3 +11,5 @@ export { ProcessTree } from './proc-tree.js';
 export { endProcesses, refuseReason, type Target, type EndResult } from './terminate.js';
 export { readProcTable, readProcEntry, parseStatLine, type ProcEntry } from './proc-table.js';
 export * from './kill/index.js';
+export * from './pipeline/index.js';
+export { companionPlugin, CompanionServer, companionPythonDir, companionSiteDir, type CompanionPlugin, type CompanionReport } from './companion/index.js';

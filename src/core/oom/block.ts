@@ -88,7 +88,7 @@ export class Block {
       const glued = this.text + line;
       const withoutSpace = recognizeAll(glued);
       const gain = fieldTotal(withoutSpace) - fieldTotal(withSpace);
-      if (gain > 0 || (gain === 0 && withoutSpace.length < withSpace.length)) {
+      if (gain > 0 || (gain === 0 && withoutSpace.length < withSpace.length && midNumber(this.text, line))) {
         this.commit(glued, withoutSpace);
         return;
       }
@@ -112,6 +112,11 @@ export class Block {
   finish(): BlockResult {
     return { recognized: this.recognized, startLine: this.startLine, rank: this.rank, userFrame: this.userFrame };
   }
+}
+
+/** A wrap inside a number ("4" + ".00 GiB", "4." + "00 GiB"): join without a space. */
+function midNumber(before: string, after: string): boolean {
+  return (/\d$/.test(before) && /^\.\d/.test(after)) || (/\d\.$/.test(before) && /^\d/.test(after));
 }
 
 function fieldTotal(found: readonly Recognized[]): number {

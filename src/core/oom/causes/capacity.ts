@@ -7,7 +7,7 @@ import { b, type CauseRule } from './helpers.js';
 /** The request is larger than the GPU's total capacity: no setting can make it fit. */
 export const exceedsTotal: CauseRule = (event) => {
   const { requestedBytes: req, totalBytes: total } = event;
-  if (req === null || total === null || req <= total || event.requestMoreThan1EB) return null;
+  if (req === null || total === null || total <= 0n || req <= total || event.requestMoreThan1EB) return null;
   const factor = Number((req * 100n) / total) / 100;
   const shrink = Math.ceil(factor);
   return {

@@ -1,0 +1,90 @@
+/**
+ * One full `gpumem status` sample — all devices, their processes, /proc host facts — through the NVML
+ * source and through spawning `nvidia-smi -q -x`, side by side. Both run against stand-ins: the fake
+ * libnvidia-ml.so.1 (8 GPUs × 64 processes, real pids of sleeping children) and a fake nvidia-smi that
+ * prints a recorded 8-GPU XML. So the NVML figure is gpumem's own overhead (the fake answers instantly),
+ * and the smi figure is spawn + parse without the driver's own tens of milliseconds.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openNvmlSource } from '../src/sources/nvml/index.js';
+import { createHostEnricher } from '../src/sources/procfs/index.js';
+import { openSmiSource } from '../src/sources/smi/index.js';
+import { buildFakeNvml, fakeH100, fakeNvmlLib, writeScenario, type FakeDevice } from '../test/fake-nvml/scenario.js';
+
+const GPUS = 8;
+const PROCS_PER_GPU = 64;
+const NVML_SAMPLES = 500;
+const SMI_SAMPLES = 40;
+const MiB = 1024 * 1024;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] as number;
+}
+
+async function timeEach(n: number, fn: () => Promise<unknown>): Promise<number[]> {
+  for (let i = 0; i < Math.min(20, n); i++) await fn();
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = process.hrtime.bigint();
+    await fn();
+    out.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  return out;
+}
+
+const fmt = (ms: number): string => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
+
+export async function run(): Promise<void> {
+  await buildFakeNvml();
+  const dir = mkdtempSync(join(tmpdir(), 'gpumem-bench-status-'));
+  const sleepers: ChildProcess[] = [];
+  try {
+    for (let i = 0; i < GPUS * PROCS_PER_GPU; i++) sleepers.push(spawn('sleep', ['120'], { stdio: 'ignore' }));
+    const pids = sleepers.map((c) => c.pid as number);
+    const devices: FakeDevice[] = Array.from({ length: GPUS }, (_, g) =>
+      fakeH100(g, {
+        memory: { totalBytes: 81559 * MiB, reservedBytes: 479 * MiB, usedBytes: PROCS_PER_GPU * 100 * MiB },
+        processes: pids.slice(g * PROCS_PER_GPU, (g + 1) * PROCS_PER_GPU).map((pid, i) => ({ pid, usedBytes: 100 * MiB, smUtilPct: i % 100 })),
+      }),
+    );
+    const scenario = join(dir, 'scenario.txt');
+    writeScenario(scenario, { driverVersion: '590.48.01', cudaVersion: 13010, devices });
+    process.env.GPUMEM_FAKE_NVML_SCENARIO = scenario;
+
+    const nvml = openNvmlSource({ libPath: fakeNvmlLib('590') });
+    const enrich = createHostEnricher();
+    const check = await nvml.readSample();
+    if (check.processes.length !== GPUS * PROCS_PER_GPU) throw new Error(`expected ${GPUS * PROCS_PER_GPU} processes, got ${check.processes.length}`);
+    const nvmlOnly = await timeEach(NVML_SAMPLES, () => nvml.readSample());
+    const nvmlFull = await timeEach(NVML_SAMPLES, async () => enrich(await nvml.readSample()));
+    nvml.close();
+
+    const smiPath = fileURLToPath(new URL('../test/fake-smi/nvidia-smi', import.meta.url));
+    const smi = await openSmiSource({ smiPath, env: { ...process.env, GPUMEM_FAKE_SMI_XML: 'v100s-pcie-32gb-x8-procs-driver-460.73.01.xml' } });
+    const smiOnly = await timeEach(SMI_SAMPLES, () => smi.readSample());
+    const smiFull = await timeEach(SMI_SAMPLES, async () => enrich(await smi.readSample()));
+    smi.close();
+
+    const [a, b, c, d] = [median(nvmlOnly), median(nvmlFull), median(smiOnly), median(smiFull)];
+    process.stdout.write(
+      [
+        `fake driver: ${GPUS} GPUs × ${PROCS_PER_GPU} processes (real pids); these figures are gpumem's own overhead, not a driver's`,
+        `NVML: devices + ${GPUS * PROCS_PER_GPU} process rows      median ${fmt(a)}  (${NVML_SAMPLES} samples; target ≤ 1 ms)`,
+        `NVML + /proc host facts for ${GPUS * PROCS_PER_GPU} pids  median ${fmt(b)}  (the /proc reads dominate)`,
+        `nvidia-smi -q -x: spawn + parse    median ${fmt(c)}  (${SMI_SAMPLES} samples; fake nvidia-smi printing an 8-GPU, 8-process XML)`,
+        `nvidia-smi -q -x + /proc facts     median ${fmt(d)}`,
+        `ratio smi / NVML, GPU read only    ${(c / a).toFixed(0)}×  (smi had 64× fewer rows; a real nvidia-smi adds its driver time)`,
+        `ratio smi / NVML, with /proc       ${(d / b).toFixed(1)}×  (not like for like: ${GPUS * PROCS_PER_GPU} vs 8 pids enriched)`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    for (const s of sleepers) s.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

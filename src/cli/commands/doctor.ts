@@ -18,7 +18,8 @@ export const run: CommandHandler = async (ctx) => {
   const paint = painter(ctx.color);
   const lines: string[] = [];
   if (fallback) {
-    lines.push(paint('yellow', `No GPU access on this machine, so this is the bundled example recording (${collected.recordingNote ?? 'examples/doctor-example.ndjson'}), not your GPUs.`));
+    const synthetic = /synthetic/i.test(collected.recordingNote ?? '') ? ', synthetic' : '';
+    lines.push(paint('yellow', `No GPU access on this machine: showing the bundled example recording (examples/doctor-example.ndjson${synthetic}), not your GPUs.`));
     lines.push(paint('gray', `why: ${fallback.reason}`));
   } else {
     lines.push(`gpumem doctor: ${describeWindow(report)}`);

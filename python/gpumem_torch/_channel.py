@@ -17,7 +17,7 @@ class Channel:
 
     def __init__(self, address):
         self._lock = threading.Lock()
-        self._pending = b""
+        self._pending = bytearray()
         self.dropped = 0
         self.closed = False
         self._sock = None
@@ -46,7 +46,8 @@ class Channel:
                 written = self._write(self._pending)
             except (BlockingIOError, InterruptedError):
                 return
-            self._pending = self._pending[written:]
+            # Deleting from the front of a bytearray is O(1) in CPython, so a backlog costs no copying.
+            del self._pending[:written]
 
     def send(self, message):
         """Queues one message (a dict) as a JSON line and writes what the socket accepts right now."""
@@ -57,7 +58,7 @@ class Channel:
             if len(self._pending) + len(line) > MAX_PENDING_BYTES:
                 self.dropped += 1
                 return False
-            self._pending += line
+            self._pending.extend(line)
             self._flush_locked()
             return True
 
@@ -79,7 +80,7 @@ class Channel:
                     os.write(self._fd, self._pending)
                 except OSError:
                     pass
-            self._pending = b""
+            self._pending = bytearray()
             try:
                 if self._sock is not None:
                     self._sock.close()
@@ -92,7 +93,7 @@ class Channel:
         """Forgets the connection without writing (used in a forked child that must not talk on the parent's socket)."""
         with self._lock:
             self.closed = True
-            self._pending = b""
+            self._pending = bytearray()
             try:
                 # Closing our copy of the descriptor leaves the parent's connection untouched.
                 if self._sock is not None:

@@ -58,7 +58,7 @@ describe('gpumem run (CLI, fake NVML driver, real processes)', () => {
     expect(bad.stderr).toMatch(/no GPU "7".*\nhint: GPUs present: 0 \(GPU-[^)]*NVIDIA H100 80GB HBM3\); 1 /);
   });
 
-  it('forwards Ctrl-C to the child's process group, passes its exit status on and leaves no worker behind', async () => {
+  it("forwards Ctrl-C to the child's process group, passes its exit status on and leaves no worker behind", async () => {
     const t = setup();
     let gpumemPid = 0;
     let output = (): string => '';

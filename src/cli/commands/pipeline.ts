@@ -1,6 +1,76 @@
-import { GpumemError } from '../../core/index.js';
+/** `gpumem pipeline FILE.yaml`: stages with verified cleanup between them (docs/pipeline.md). */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { GpumemError, formatBytes, formatDuration } from '../../core/index.js';
+import { openSource, type SourceChoice } from '../../sources/index.js';
+import { beginPipeline, beginRun, completePipeline, completeRun } from '../../store/index.js';
+import { parsePipeline, runPipeline, type PipelineReport } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
+import { painter, table } from '../render/style.js';
+import { tryHistory } from './history.js';
 
-export const run: CommandHandler = async () => {
-  throw new GpumemError('FAILED', 'gpumem pipeline is not built yet');
+function readPipelineFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new GpumemError(code === 'ENOENT' ? 'INPUT_NOT_FOUND' : 'INPUT_UNREADABLE', `cannot read pipeline file ${path}: ${code ?? (error as Error).message}`, {
+      hint: 'check the path', cause: error,
+    });
+  }
+}
+
+export const run: CommandHandler = async (ctx) => {
+  const o = ctx.args.options;
+  const [file, ...extra] = ctx.args.positionals;
+  if (file === undefined || extra.length > 0) throw new GpumemError('USAGE', 'gpumem pipeline takes exactly one FILE', { hint: 'e.g. gpumem pipeline examples/pipeline.yaml' });
+  const path = resolve(ctx.cwd, file);
+  const spec = parsePipeline(readPipelineFile(path), file);
+  const toleranceBytes = spec.toleranceBytes ?? (o.tolerance as number);
+  if (o.check) {
+    ctx.stdout.write(`${file}: valid, ${spec.stages.length} stage(s)\n`);
+    for (const s of spec.stages) ctx.stdout.write(`  ${s.name}: ${s.argv.join(' ')}${s.gpus ? ` [gpus ${s.gpus}]` : ''}${s.batch ? ` [batch ${s.batch}]` : ''}\n`);
+    return { kind: 'ok' };
+  }
+  const source = await openSource({
+    source: (o.source as SourceChoice | undefined) ?? 'auto', env: ctx.env,
+    ...(typeof o.replay === 'string' ? { replay: o.replay } : {}), ...(typeof o.nvmlLib === 'string' ? { nvmlLib: o.nvmlLib } : {}),
+  });
+  const db = tryHistory(ctx);
+  try {
+    const startedAtMs = Date.now();
+    const pipelineId = db ? beginPipeline(db, path, startedAtMs) : null;
+    const report = await runPipeline({
+      spec, file, source, toleranceBytes, from: typeof o.from === 'string' ? o.from : undefined, gpus: typeof o.gpus === 'string' ? o.gpus : undefined,
+      run: { cwd: ctx.cwd, env: ctx.env, forwardSignals: true, stdout: o.json ? process.stderr : process.stdout, stderr: process.stderr, log: (l) => ctx.stderr.write(`gpumem: ${l}\n`) },
+      log: (l) => ctx.stderr.write(`gpumem: ${l}\n`),
+      onStageStart: (stage) => (db && pipelineId !== null ? beginRun(db, { argv: stage.argv, cwd: ctx.cwd, startedAtMs: Date.now(), pipelineId, stage: stage.name }) : null),
+      onStageEnd: (runId, run) => db && runId !== null && completeRun(db, runId, run),
+    });
+    if (db && pipelineId !== null) completePipeline(db, pipelineId, report.status, report.durationMs, report);
+    if (o.json) ctx.stdout.write(`${JSON.stringify({ ...report, pipelineId }, null, 2)}\n`);
+    else ctx.stderr.write(renderPipeline(report, ctx.color && ctx.stderr.isTTY));
+    if (report.status === 'ok') return { kind: 'ok' };
+    const failed = report.stages.find((s) => s.status === 'failed');
+    return failed ? { kind: 'child', code: report.exit.code, signal: report.exit.signal } : { kind: 'failure' };
+  } finally {
+    db?.close();
+    source.close();
+  }
 };
+
+/** The per-stage summary table printed at the end. */
+export function renderPipeline(r: PipelineReport, color: boolean): string {
+  const paint = painter(color);
+  const rows = r.stages.map((s) => {
+    const peaks = s.run?.peaks.map((p) => `GPU ${p.index} ${formatBytes(p.peakBytes)}`).join(', ') || '-';
+    const after = s.check?.gpus.map((g) => `GPU ${g.index} ${g.deltaBytes === null ? 'n/a' : `${g.deltaBytes >= 0 ? '+' : ''}${formatBytes(g.deltaBytes)}`}`).join(', ') ?? '-';
+    const exit = s.run ? (s.run.exit.signal ?? String(s.run.exit.code)) : '-';
+    const state = s.status === 'ok' ? paint('green', 'ok') : s.status === 'skipped' || s.status === 'not-run' ? paint('gray', s.status) : paint('red', s.status);
+    return [s.name, state, exit, s.run ? formatDuration(s.run.durationMs) : '-', String(s.run?.retries ?? '-'), peaks, after];
+  });
+  const lines = table([['STAGE', 'STATUS', 'EXIT', 'DURATION', 'RETRIES', 'PEAK (tree)', 'MEMORY AFTER vs BEFORE'], ...rows], ['left', 'left', 'right', 'right', 'right']);
+  const head = paint('bold', `gpumem pipeline ${r.name}: ${r.status === 'ok' ? paint('green', 'ok') : paint('red', 'failed')} in ${formatDuration(r.durationMs)} (cleanup tolerance ${formatBytes(r.toleranceBytes)})`);
+  const reasons = r.stages.filter((s) => s.check?.reason).map((s) => `  ${s.name}: ${s.check?.reason}`);
+  return `${[head, ...lines.map((l) => `  ${l}`), ...reasons].join('\n')}\n`;
+}

@@ -17,10 +17,15 @@ export type HostEnricher = (sample: Sample) => Sample;
 export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
   const cache = new Map<number, { startTicks: number; facts: HostFacts }>();
   return (sample) => {
-    const seen = new Set<number>();
+    // One /proc read per pid per sample: a pid on eight GPUs is eight rows but one process.
+    const seen = new Map<number, HostFacts>();
     const processes = sample.processes.map((p) => {
-      seen.add(p.pid);
-      return { ...p, host: factsFor(p.pid) };
+      let host = seen.get(p.pid);
+      if (!host) {
+        host = factsFor(p.pid);
+        seen.set(p.pid, host);
+      }
+      return { ...p, host };
     });
     for (const pid of cache.keys()) if (!seen.has(pid)) cache.delete(pid);
     return { ...sample, processes };

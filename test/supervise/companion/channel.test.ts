@@ -94,3 +94,31 @@ describe('companion channel', () => {
     expect(env.GPUMEM_COMPANION_SNAPSHOT_DIR).toBeUndefined();
   });
 });
+
+describe('companion run plugin', () => {
+  it('hands the env before spawn, splits on ticks, reports and closes after the attempt', async () => {
+    const { companionPlugin } = await import('../../../src/supervise/companion/index.js');
+    const plugin = companionPlugin({ rateHz: 50 });
+    const base = { ...cleanEnv(), PYTHONPATH: join(PY, 'fake_torch_versions', 'v2_4'), CUDA_VISIBLE_DEVICES: 'GPU-x' };
+    const added = (await plugin.beforeSpawn?.({ attempt: 1, batch: null, env: base })) as Record<string, string>;
+    const child = spawn('python3', [SCRIPT, '0.1'], { env: { ...base, ...added } });
+    await new Promise((r) => child.on('close', r));
+    // The child has exited; its last lines may still be on their way through the socket.
+    for (let i = 0; i < 200 && !plugin.state().get(child.pid as number)?.ended; i++) await new Promise((r) => setTimeout(r, 10));
+    const device = plugin.state().get(child.pid as number)?.devices.get(0);
+    const reserved = device?.latest.reservedBytes as number;
+    const proc = {
+      pid: child.pid as number, gpuUuid: 'GPU-00000000-0000-0000-0000-000000000000', gpuIndex: 0, gpuInstanceId: null,
+      computeInstanceId: null, usedBytes: reserved + 300 * 2 ** 20, kind: 'compute' as const, name: null, smUtilPct: null,
+      host: null, unavailable: {},
+    };
+    plugin.onTick?.({ tMs: 0, sample: {} as never, treeBytes: {}, treeProcesses: [proc] }, { attempt: 1, batch: null, env: base });
+    expect(plugin.latestSplit()?.gpus[0]?.nonPytorchBytes).toBe(300 * 2 ** 20);
+    const report = (await plugin.afterAttempt?.({ attempt: 1, batch: null, env: base, exit: {} as never })) as {
+      schemaVersion: number; processes: Array<{ pid: number; ooms: unknown[] }>; lastSplit: unknown;
+    };
+    expect(report.schemaVersion).toBe(1);
+    expect(report.processes.map((p) => [p.pid, p.ooms.length])).toEqual([[child.pid, 1]]);
+    expect(existsSync(added.GPUMEM_COMPANION_CHANNEL?.slice(5) as string)).toBe(false);
+  });
+});

@@ -56,7 +56,7 @@ export interface FitOptions {
 export const DEFAULT_FIT_OPTIONS: Omit<FitOptions, 'targetBytes'> = {
   probes: [2, 4],
   maxBatch: 65536,
-  maxRuns: 8,
+  maxRuns: 10,
   tolerance: 0.03,
   resolution: 0.02,
 };

@@ -28,6 +28,7 @@ export function reportJson(report: DiagnoseReport, command: 'diagnose' | 'doctor
       gpuUuid: v.row.gpuUuid,
       usedBytes: v.usedBytes,
       visible: v.visible,
+      gone: v.gone,
       user: v.user,
       uid: v.uid,
       ppid: v.ppid,

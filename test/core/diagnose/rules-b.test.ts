@@ -121,4 +121,8 @@ describe('engine', () => {
     const tests = ['rules-a.test.ts', 'rules-b.test.ts'].map((f) => readFileSync(new URL(f, import.meta.url), 'utf8')).join('\n');
     for (const rule of RULES) expect(tests, rule.id).toContain(`'${rule.id}'`);
   });
+  it('docs/diagnose.md documents every rule', () => {
+    const docs = readFileSync(new URL('../../../docs/diagnose.md', import.meta.url), 'utf8');
+    for (const rule of RULES) expect(docs, rule.id).toContain(`| \`${rule.id}\` |`);
+  });
 });

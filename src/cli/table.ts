@@ -235,6 +235,28 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     examples: ['export PYTHONPATH="$(gpumem python-path):$PYTHONPATH"', 'python -c "import gpumem_torch; gpumem_torch.print_memory_info()"'],
   },
+  {
+    name: 'fit',
+    summary: 'find the largest batch that fits by measuring a few short runs, verified',
+    usage: 'fit [options] -- CMD… {batch}…',
+    description:
+      'Runs the command for a few steps ({steps} or GPUMEM_STEPS) in fresh processes at two probe batches, fits memory = fixed + per-sample × batch from the peak of the process tree, predicts the largest batch under the target fill of the GPU\'s free memory, and verifies it with one run; when the run disagrees with the line it takes a third point and bisects. It never reports a batch it did not run. See docs/fit.md.',
+    options: [
+      { name: 'steps', type: 'number', value: 'N', default: 5, description: 'training steps per run, for {steps} and GPUMEM_STEPS' },
+      { name: 'probe', type: 'list', value: 'A,B', description: 'the two probe batch sizes (default 2,4)' },
+      { name: 'fill', type: 'number', value: 'PCT', default: 90, description: 'target: this percent of the GPU\'s free memory at start' },
+      { name: 'max-batch', type: 'number', value: 'N', default: 65536, description: 'never try a larger batch' },
+      { name: 'max-runs', type: 'number', value: 'N', default: 10, description: 'stop after this many runs' },
+      { name: 'effective-batch', type: 'number', value: 'N', description: 'global batch to reach with gradient accumulation' },
+      { name: 'gpus', type: 'string', value: 'GPU', default: '0', description: 'the GPU to measure on (index or UUID); the command is pinned to it' },
+      { name: 'interval-ms', type: 'number', value: 'MS', default: 100, description: 'memory sampling interval' },
+      JSON_OPTION,
+      ...SOURCE_OPTIONS,
+    ],
+    passthrough: true,
+    examples: ['gpumem fit -- python train.py --batch-size {batch} --max-steps {steps}', 'gpumem fit --effective-batch 256 --json -- python train.py --bs {batch}'],
+    exits: ['1: not even the smallest probe fits'],
+  },
 ];
 
 /** Looks a command up by name. */

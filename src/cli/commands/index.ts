@@ -14,5 +14,6 @@ export const HANDLERS: Record<string, Loader> = {
   runs: () => import('./runs.js'),
   snapshot: () => import('./snapshot.js'),
   estimate: () => import('./estimate.js'),
+  fit: () => import('./fit.js'),
   'python-path': () => import('./python-path.js'),
 };

@@ -26,6 +26,11 @@ function imports(file: string): string[] {
   return found;
 }
 
+/** Source text without comments, so prose like "the process." in a comment is not mistaken for code. */
+function code(file: string): string {
+  return readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
+}
+
 const layerOf = (rel: string): string => rel.split('/')[0] as string;
 
 const all = files(SRC).map((f) => ({ file: f, rel: relative(SRC, f) }));
@@ -60,7 +65,7 @@ describe('layer rules', () => {
   it('core/ reads no clock and no environment', () => {
     const bad = all
       .filter((f) => f.rel.startsWith('core/'))
-      .filter((f) => /\b(Date\.now|new Date\(\)|process\.|performance\.now)/.test(readFileSync(f.file, 'utf8')))
+      .filter((f) => /\b(Date\.now|new Date\(\)|process\.[a-z]|performance\.now)/.test(code(f.file)))
       .map((f) => f.rel);
     expect(bad).toEqual([]);
   });

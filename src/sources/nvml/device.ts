@@ -27,6 +27,11 @@ export interface SystemInfo {
 /** nvmlComputeMode_t → the words nvidia-smi prints. */
 const COMPUTE_MODES: Record<number, string> = { 0: 'Default', 1: 'Exclusive_Thread', 2: 'Prohibited', 3: 'Exclusive_Process' };
 
+/** The nvidia-smi word for an nvmlComputeMode_t value. */
+export function computeModeName(mode: number): string {
+  return COMPUTE_MODES[mode] ?? `Unknown (${mode})`;
+}
+
 const stringBuf = Buffer.alloc(Math.max(NAME_BUFFER_SIZE, UUID_BUFFER_SIZE));
 const pendingU32 = new Uint32Array(1);
 
@@ -117,7 +122,7 @@ export function readDevice(
   const powerDrawMw = readUint(fns.powerUsage, 'nvmlDeviceGetPowerUsage', 'powerDrawMw', unavailable, handle);
   const powerLimitMw = readUint(fns.powerLimit, 'nvmlDeviceGetEnforcedPowerLimit', 'powerLimitMw', unavailable, handle);
   const modeNumber = readUint(fns.computeMode, 'nvmlDeviceGetComputeMode', 'computeMode', unavailable, handle);
-  const computeMode = modeNumber === null ? null : (COMPUTE_MODES[modeNumber] ?? `Unknown (${modeNumber})`);
+  const computeMode = modeNumber === null ? null : computeModeName(modeNumber);
 
   let migMode: Device['migMode'] = null;
   scratchU32[0] = 0;

@@ -19,18 +19,20 @@ export function migProfileFromName(name: string | null): string | null {
 
 /**
  * Reads the MIG instances under `parent`. Failures of the enumeration itself go into `deviceUnavailable`
- * under "migInstances"; failures of one instance's field go into that instance's own map.
+ * under "migInstances"; failures of one instance's field go into that instance's own map. Also returns
+ * the first MIG handle, because with MIG on some calls (compute mode) answer only for a MIG handle.
  */
 export function readMigInstances(
   fns: NvmlFunctions,
   memoryApi: MemoryApiState,
   parent: DeviceHandle,
   deviceUnavailable: Unavailable,
-): MigInstance[] {
+): { instances: MigInstance[]; firstHandle: DeviceHandle | null } {
+  let firstHandle: DeviceHandle | null = null;
   const max = readUint(fns.maxMigDeviceCount, 'nvmlDeviceGetMaxMigDeviceCount', 'migInstances', deviceUnavailable, parent);
   if (max === null || !fns.migHandleByIndex) {
     if (!fns.migHandleByIndex) deviceUnavailable.migInstances = 'nvmlDeviceGetMigDeviceHandleByIndex not exported by this driver';
-    return [];
+    return { instances: [], firstHandle };
   }
   const out: MigInstance[] = [];
   for (let i = 0; i < max; i++) {
@@ -43,6 +45,7 @@ export function readMigInstances(
       continue;
     }
     const handle = migHandleOut[0];
+    firstHandle ??= handle;
     const unavailable: Unavailable = {};
     const gi = readUint(fns.gpuInstanceId, 'nvmlDeviceGetGpuInstanceId', 'gpuInstanceId', unavailable, handle);
     const ci = readUint(fns.computeInstanceId, 'nvmlDeviceGetComputeInstanceId', 'computeInstanceId', unavailable, handle);
@@ -55,5 +58,5 @@ export function readMigInstances(
     const { memory } = readMemory(fns, memoryApi, handle, unavailable);
     out.push({ gpuInstanceId: gi ?? i, computeInstanceId: ci, uuid, profile, memory, unavailable });
   }
-  return out;
+  return { instances: out, firstHandle };
 }

@@ -7,8 +7,8 @@
 import type { Device, GpuProcess, Sample, Unavailable } from '../../core/index.js';
 import { GpumemError } from '../../core/index.js';
 import type { GpuSource } from '../source.js';
-import { callReason, DeviceUnreadable, invoke, scratchU32 } from './calls.js';
-import { formatCudaVersion, readDevice, readIdentity, unreadableDevice, type DeviceIdentity, type SystemInfo } from './device.js';
+import { callReason, DeviceUnreadable, invoke, readUint, scratchU32 } from './calls.js';
+import { computeModeName, formatCudaVersion, readDevice, readIdentity, unreadableDevice, type DeviceIdentity, type SystemInfo } from './device.js';
 import { DRIVER_VERSION_BUFFER_SIZE, readCString } from './layouts.js';
 import { acquireNvml, releaseNvml, type DeviceHandle, type NvmlLibrary } from './library.js';
 import { initialMemoryApi, type MemoryApiState } from './memory.js';
@@ -137,12 +137,26 @@ export class NvmlSource implements GpuSource {
     try {
       slot.identity ??= readIdentity(fns, slot.handle);
       const device = readDevice(fns, this.memoryApi, slot.handle, slot.index, slot.identity, this.system);
-      if (device.migMode === 'enabled') device.migInstances = readMigInstances(fns, this.memoryApi, slot.handle, device.unavailable);
+      if (device.migMode === 'enabled') {
+        const mig = readMigInstances(fns, this.memoryApi, slot.handle, device.unavailable);
+        device.migInstances = mig.instances;
+        if (mig.firstHandle !== null) this.readMigComputeMode(device, mig.firstHandle);
+      }
       return { device, rows: this.readProcesses(slot, device) };
     } catch (err) {
       if (!(err instanceof DeviceUnreadable)) throw err;
       return { device: unreadableDevice(slot.index, slot.identity, this.system, statusFor(err.nvmlReturn), err.message), rows: [] };
     }
+  }
+
+  /** Compute mode of a MIG GPU, read through its first MIG device (the parent handle answers NOT_SUPPORTED). */
+  private readMigComputeMode(device: Device, migHandle: DeviceHandle): void {
+    if (device.computeMode !== null) return;
+    const scratch: Unavailable = {};
+    const mode = readUint(this.lib.fns.computeMode, 'nvmlDeviceGetComputeMode', 'computeMode', scratch, migHandle);
+    if (mode === null) return;
+    device.computeMode = computeModeName(mode);
+    delete device.unavailable.computeMode;
   }
 
   private readProcesses(slot: DeviceSlot, device: Device): GpuProcess[] {

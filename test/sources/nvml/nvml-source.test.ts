@@ -174,6 +174,9 @@ describe('MIG', () => {
       const s = await source.readSample();
       const d = s.devices[0]!;
       expect(d.migMode).toBe('enabled');
+      // The parent handle refuses compute mode with MIG on; it is read through a MIG device.
+      expect(d.computeMode).toBe('Default');
+      expect(d.unavailable.computeMode).toBeUndefined();
       expect(d.utilization.gpuPct).toBeNull();
       expect(d.unavailable['utilization.gpuPct']).toMatch(/NOT_SUPPORTED/);
       expect(d.migInstances.map((m) => [m.gpuInstanceId, m.computeInstanceId, m.profile, m.memory.totalBytes, m.memory.usedBytes])).toEqual([

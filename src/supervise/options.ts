@@ -72,7 +72,5 @@ export interface SuperviseOptions {
   /** Aborting interrupts the child like SIGTERM would (`abort('SIGINT')`: like Ctrl-C). */
   signal?: AbortSignal;
   plugins?: RunPlugin[];
-  /** Explains an OOM finding (core/oom's explain step); findings stay unexplained without it. */
-  explain?: (text: string, context: { env: Record<string, string> }) => { event: unknown; causes: unknown[] } | null;
   now?: () => number;
 }

@@ -155,7 +155,10 @@ async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   const { o, now, log } = a;
   const startedAtMs = now();
   const baseline = await o.source.readSample();
-  const oom = createOomWatcher();
+  const oom = createOomWatcher({
+    ...(a.env.PYTORCH_CUDA_ALLOC_CONF ?? a.env.PYTORCH_ALLOC_CONF ? { allocConf: a.env.PYTORCH_CUDA_ALLOC_CONF ?? a.env.PYTORCH_ALLOC_CONF } : {}),
+    ...(a.env.CUDA_VISIBLE_DEVICES ? { cudaVisibleDevices: a.env.CUDA_VISIBLE_DEVICES } : {}),
+  });
   const ooms: OomFinding[] = [];
   const child = await startChild({
     argv: a.argv, env: a.env, cwd: o.cwd ?? process.cwd(),
@@ -188,13 +191,6 @@ async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   await child.drain(1000);
   a.setCurrent(null);
   ooms.push(...oom.end());
-  for (const finding of ooms) {
-    const explained = o.explain?.(finding.text, { env: a.env }) ?? null;
-    if (explained) {
-      finding.event = explained.event;
-      finding.causes = explained.causes;
-    }
-  }
   for (const l of cleanup.leftovers) log(`leftover pid ${l.pid} (${l.cmdline?.join(' ') ?? l.comm}) holding ${formatBytes(l.gpuBytes)}: ${l.outcome} — ${l.detail}`);
   if (!cleanup.memoryReleased) log(`warning: the run's processes still held GPU memory after ${cleanup.waitedMs} ms`);
   for (const h of cleanup.heldByNothing) log(`warning: GPU ${h.index}: ${formatBytes(h.bytes)} is held by no process after the run (was not before)`);

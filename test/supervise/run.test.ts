@@ -117,7 +117,10 @@ describe('superviseRun', () => {
     expect(report.attempts.map((a) => a.batch)).toEqual([{ batch: 16, accum: 1 }, { batch: 8, accum: 2 }, { batch: 4, accum: 4 }]);
     expect(report.attempts.map((a) => a.exit.code)).toEqual([1, 1, 0]);
     expect(report.attempts[0]?.ooms).toHaveLength(1);
-    expect(report.attempts[0]?.ooms[0]?.text).toMatch(/^torch\.OutOfMemoryError: CUDA out of memory/);
+    const oom = report.attempts[0]!.ooms[0]!;
+    expect(oom.text).toMatch(/^CUDA out of memory\. Tried to allocate 4096\.00 MiB/);
+    expect(oom.event).toMatchObject({ exceptionClass: 'torch.OutOfMemoryError', requestedBytes: 4 * GiB, gpuIndex: 0 });
+    expect(oom.causes.length).toBeGreaterThan(0);
     expect(report.retries).toBe(2);
     expect(t.out.text()).toContain('batch=8 accum=2 env_batch=8');
   });

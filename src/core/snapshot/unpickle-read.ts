@@ -36,6 +36,13 @@ export function readLong(b: Uint8Array, p: number, n: number): number | bigint {
     const negative = ((b[p + n - 1] as number) & 0x80) !== 0;
     return negative ? value - 2 ** (8 * n) : value;
   }
+  if (n <= 8) {
+    // Low 32 bits unsigned plus a signed high part: exact while the high part stays under 2^21.
+    let hi = 0;
+    for (let i = n - 1; i >= 4; i--) hi = hi * 256 + (b[p + i] as number);
+    if (((b[p + n - 1] as number) & 0x80) !== 0) hi -= 2 ** (8 * (n - 4));
+    if (hi < 0x200000 && hi >= -0x200000) return hi * 0x100000000 + readU32(b, p);
+  }
   let big = 0n;
   for (let i = n - 1; i >= 0; i--) big = (big << 8n) | BigInt(b[p + i] as number);
   if (((b[p + n - 1] as number) & 0x80) !== 0) big -= 1n << BigInt(8 * n);

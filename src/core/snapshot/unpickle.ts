@@ -5,8 +5,8 @@
  * opcode that would import or call a Python object is refused with INPUT_UNSAFE naming it and its offset;
  * nothing is ever executed. Hostile input is bounded: declared lengths are checked against the bytes left,
  * the memo, the MARK nesting and each container have limits, and an estimate of the memory built so far is
- * held under a budget (by default twice the file size) so that a crafted file ends in an error, not in a
- * crash of the process.
+ * held under a budget (by default 8× the file size) so that a crafted file ends in an error, not in a crash
+ * of the whole program.
  */
 import { GpumemError } from '../errors.js';
 import { OP, TEXT_OPCODES, UNSAFE_OPCODES, opcodeName } from './opcodes.js';
@@ -20,7 +20,11 @@ export interface PickleDict {
 export interface UnpickleLimits {
   /** Size of the whole input when known: a declared length beyond the bytes left fails at once. */
   totalBytes?: number;
-  /** Budget for the estimated memory of what is built; default 2 × totalBytes (at least 64 MiB), else 4 GiB. */
+  /**
+   * Budget for the estimated memory of what is built; default 8 × totalBytes + 256 MiB, else 8 GiB. Plain JS
+   * objects cost 4–6× the bytes of a trace-heavy pickle (Python's own unpickler needs about 10×), so the
+   * budget stops bombs without refusing real files.
+   */
   maxHeapBytes?: number;
   /** Deepest MARK nesting accepted (default 1000; real snapshots use under 10). */
   maxMarkDepth?: number;
@@ -29,10 +33,10 @@ export interface UnpickleLimits {
 }
 
 const MiB = 1024 * 1024;
-// Estimated V8 sizes with pointer compression: a tagged slot, an object or array header, a string header.
-const SLOT = 4;
-const OBJECT = 24;
-const STRING = 16;
+// Estimated V8 sizes as Node ships it (no pointer compression): a tagged slot, an object header, a string header.
+const SLOT = 8;
+const OBJECT = 32;
+const STRING = 24;
 const INTERN_MAX_LENGTH = 64;
 const INTERN_MAX_ENTRIES = 200_000;
 
@@ -57,7 +61,7 @@ export class Unpickler {
   constructor(limits: UnpickleLimits = {}) {
     this.totalBytes = limits.totalBytes ?? Infinity;
     this.maxHeapBytes =
-      limits.maxHeapBytes ?? (limits.totalBytes !== undefined ? Math.max(64 * MiB, 2 * limits.totalBytes) : 4096 * MiB);
+      limits.maxHeapBytes ?? (limits.totalBytes !== undefined ? 256 * MiB + 8 * limits.totalBytes : 8192 * MiB);
     this.maxMarkDepth = limits.maxMarkDepth ?? 1000;
     this.maxItems = limits.maxContainerItems ?? 50_000_000;
   }
@@ -77,7 +81,7 @@ export class Unpickler {
     if (this.result || chunk.length === 0) return;
     let buf = chunk;
     if (this.pendingBytes > 0) {
-      this.pending.push(chunk.slice());
+      this.pending.push(copyOf(chunk, 0, chunk.length));
       this.pendingBytes += chunk.length;
       if (this.pendingBytes < this.need) return;
       buf = concat(this.pending, this.pendingBytes);
@@ -87,7 +91,7 @@ export class Unpickler {
     const stoppedAt = this.run(buf);
     this.offset += stoppedAt;
     if (!this.result && stoppedAt < buf.length) {
-      const tail = buf.slice(stoppedAt);
+      const tail = copyOf(buf, stoppedAt, buf.length);
       this.pending = [tail];
       this.pendingBytes = tail.length;
     }
@@ -246,7 +250,12 @@ export class Unpickler {
           const target = stack[mark - 1];
           if (mark === 0 || !Array.isArray(target)) throw this.wrongTarget(op, at, 'a list');
           if (target.length + stack.length - mark > this.maxItems) throw this.tooMany('a list', at);
-          for (let i = mark; i < stack.length; i++) target.push(stack[i] as PickleValue);
+          if (target.length === 0) {
+            // Size a fresh list exactly: push() would give a 3-frame stack list room for 16 or more.
+            const count = stack.length - mark;
+            target.length = count;
+            for (let i = 0; i < count; i++) target[i] = stack[mark + i] as PickleValue;
+          } else for (let i = mark; i < stack.length; i++) target.push(stack[i] as PickleValue);
           this.heapBytes += (stack.length - mark) * SLOT;
           stack.length = mark;
           p += 1;
@@ -377,7 +386,7 @@ export class Unpickler {
   private text(op: number, b: Uint8Array, p: number, n: number): string | Uint8Array {
     if (op === OP.SHORT_BINBYTES || op === OP.BINBYTES || op === OP.BINBYTES8 || op === OP.BYTEARRAY8) {
       this.heapBytes += OBJECT + n;
-      return b.slice(p, p + n);
+      return copyOf(b, p, p + n);
     }
     const s = op === OP.SHORT_BINSTRING || op === OP.BINSTRING ? readLatin1(b, p, n) : readUtf8(b, p, n);
     if (n > INTERN_MAX_LENGTH) {
@@ -398,7 +407,7 @@ export class Unpickler {
     else if (typeof key === 'number' || typeof key === 'bigint' || typeof key === 'boolean') name = String(key);
     else if (key === null) name = 'None';
     else throw this.malformed(`a dict key at byte ${this.offset + at} is a container; snapshot keys are strings or numbers`, at);
-    if (!(name in dict)) this.heapBytes += SLOT * 3;
+    this.heapBytes += SLOT;
     // Assigning "__proto__" would replace the object's prototype; define it as a plain own property instead.
     if (name === '__proto__') Object.defineProperty(dict, name, { value, enumerable: true, writable: true, configurable: true });
     else dict[name] = value;
@@ -464,7 +473,7 @@ export class Unpickler {
 
   private overBudget(at: number): GpumemError {
     return new GpumemError('INPUT_TOO_LARGE', `the pickle would need more than ${Math.round(this.maxHeapBytes / MiB)} MiB of memory (at byte ${this.offset + at})`, {
-      hint: 'the file expands far beyond its size (a pickle bomb?); real snapshots need about their own size in memory',
+      hint: 'the file expands far beyond its size (a pickle bomb?); real snapshots need a few times their size in memory',
       details: { offset: this.offset + at, maxHeapBytes: this.maxHeapBytes },
     });
   }
@@ -480,6 +489,14 @@ export function unpickle(bytes: Uint8Array, limits: UnpickleLimits = {}): Pickle
   const u = new Unpickler({ totalBytes: bytes.length, ...limits });
   u.push(bytes);
   return u.finish();
+}
+
+/**
+ * A copy of b[start, end). Node's Buffer.slice returns a view, not a copy, and the file reader reuses its
+ * buffer, so kept bytes always go through Uint8Array's own slice.
+ */
+function copyOf(b: Uint8Array, start: number, end: number): Uint8Array {
+  return Uint8Array.prototype.slice.call(b, start, end);
 }
 
 function concat(parts: readonly Uint8Array[], total: number): Uint8Array {

@@ -156,6 +156,24 @@ export const COMMANDS: readonly CommandSpec[] = [
     examples: ['gpumem runs', 'gpumem runs show 12 --json'],
   },
   {
+    name: 'explain',
+    summary: 'find every out-of-memory error in logs, read its exact numbers, rank causes and fixes',
+    usage: 'explain [FILE…|-] [options]',
+    description:
+      'Reads logs (files, globs, or stdin as -) streaming, finds every OOM message of PyTorch (CUDA, cudaMallocAsync, ROCm, XPU, MPS), the CUDA runtime, cuBLAS, cuDNN, NCCL, JAX/XLA and TensorFlow, de-duplicates repeats across ranks, and explains each with ranked causes and fixes. Needs no GPU. Exit 0: no OOM found; 1: at least one found. JSON schema: docs/explain.md.',
+    args: [{ name: 'FILE', description: 'log files or globs; - (or nothing) reads stdin', variadic: true }],
+    options: [
+      JSON_OPTION,
+      { name: 'follow', short: 'f', type: 'boolean', description: 'keep reading a growing log and explain each OOM as it appears (until Ctrl-C; --json prints one object per line)' },
+      { name: 'live', type: 'boolean', description: 'cross-check the pids in the message against the GPUs now, and use this shell\'s PYTORCH_CUDA_ALLOC_CONF and CUDA_VISIBLE_DEVICES' },
+      { name: 'alloc-conf', type: 'string', value: 'VALUE', description: 'the run\'s PYTORCH_CUDA_ALLOC_CONF (so fixes do not suggest what was already set)' },
+      { name: 'visible-devices', type: 'string', value: 'LIST', description: 'the run\'s CUDA_VISIBLE_DEVICES (maps the message\'s GPU index to the physical GPU)' },
+      ...SOURCE_OPTIONS,
+    ],
+    examples: ['explain train.log', 'explain "logs/*.err" --json', 'python train.py 2>&1 | gpumem explain -', 'explain --follow train.log'],
+    exits: ['0: no OOM found', '1: at least one OOM found'],
+  },
+  {
     name: 'snapshot',
     summary: 'analyse a PyTorch memory snapshot without executing it (totals, fragmentation, who holds memory, timeline)',
     usage: 'snapshot [options] FILE | snapshot diff A B',

@@ -13,6 +13,7 @@ export const HANDLERS: Record<string, Loader> = {
   kill: () => import('./kill.js'),
   runs: () => import('./runs.js'),
   snapshot: () => import('./snapshot.js'),
+  explain: () => import('./explain.js'),
   estimate: () => import('./estimate.js'),
   fit: () => import('./fit.js'),
   'python-path': () => import('./python-path.js'),

@@ -118,7 +118,7 @@ export interface Cause {
   score: number;
   title: string;
   /** Named numbers the rule used (bytes unless the name says otherwise). */
-  evidence: Record<string, bigint | number | string | null>;
+  evidence: Record<string, bigint | number | string | boolean | null | undefined>;
   /** One or two sentences, each tied to a number. */
   detail: string;
   fix: string;

@@ -1,0 +1,137 @@
+/**
+ * `gpumem explain [FILE…|-]`: finds every OOM in logs, reads its exact numbers and ranks its causes.
+ * GPU-free by default; `--live` adds the machine's current GPU processes (to cross-check the pids a
+ * message names) and this shell's allocator environment. Exit 0 when no OOM is found, 1 when one is.
+ */
+import { closeSync, fstatSync } from 'node:fs';
+import {
+  createOomScanner,
+  explainOom,
+  GpumemError,
+  OOM_SCHEMA_VERSION,
+  oomEventToJson,
+  type OomContext,
+  type OomEvent,
+} from '../../core/index.js';
+import type { CommandContext, CommandHandler } from '../context.js';
+import { untilInterrupted } from '../interrupt.js';
+import { renderExplain, type ExplainedEvent } from '../render/explain.js';
+import { createDecoder, expandInputs, openInput, readRange, readWhole, snapshotsNear } from './explain-input.js';
+
+const FOLLOW_POLL_MS = 250;
+
+async function liveContext(ctx: CommandContext): Promise<OomContext> {
+  const o = ctx.args.options;
+  const context: OomContext = {};
+  const conf = typeof o.allocConf === 'string' ? o.allocConf : o.live ? (ctx.env.PYTORCH_CUDA_ALLOC_CONF ?? ctx.env.PYTORCH_ALLOC_CONF) : undefined;
+  const visible = typeof o.visibleDevices === 'string' ? o.visibleDevices : o.live ? ctx.env.CUDA_VISIBLE_DEVICES : undefined;
+  if (conf !== undefined) context.allocConf = conf;
+  if (visible !== undefined) context.cudaVisibleDevices = visible;
+  if (!o.live) return context;
+  try {
+    // Loaded only with --live, so plain explain never touches a GPU library.
+    const { openSourceFromContext } = await import('../open-source.js');
+    const source = await openSourceFromContext(ctx);
+    try {
+      const sample = await source.readSample();
+      context.liveChecked = true;
+      context.liveProcesses = sample.processes.map((p) => ({
+        pid: p.pid,
+        usedBytes: p.usedBytes,
+        user: p.host?.user ?? null,
+        state: p.host?.state ?? null,
+        cmdline: p.host?.cmdline ?? null,
+      }));
+    } finally {
+      source.close();
+    }
+  } catch (error) {
+    ctx.stderr.write(`gpumem: --live: GPU state not available (${error instanceof Error ? error.message : String(error)}); explaining from the log alone\n`);
+  }
+  return context;
+}
+
+function explained(file: string, events: readonly OomEvent[], context: OomContext): ExplainedEvent[] {
+  return events.map((event) => ({ file, event, causes: explainOom(event, context) }));
+}
+
+async function readStdin(ctx: CommandContext, onText: (text: string) => void): Promise<void> {
+  const decoder = createDecoder();
+  for await (const chunk of ctx.stdin) onText(decoder.decode(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer)));
+  const rest = decoder.end();
+  if (rest !== '') onText(rest);
+}
+
+async function follow(ctx: CommandContext, path: string, context: OomContext): Promise<number> {
+  const fd = openInput(path, ctx.cwd);
+  const scanner = createOomScanner();
+  let found = 0;
+  const emit = (events: OomEvent[]): void => {
+    for (const item of explained(path, events, context)) {
+      found++;
+      ctx.stdout.write(ctx.args.options.json
+        ? `${JSON.stringify({ schemaVersion: OOM_SCHEMA_VERSION, event: oomEventToJson(item.event, item.causes, path) })}\n`
+        : renderExplain([item], { color: ctx.color, snapshots: [] }));
+    }
+  };
+  try {
+    let decoder = createDecoder();
+    let pos = readRange(fd, 0, (t) => emit(scanner.push(t)), decoder);
+    emit(scanner.flush());
+    await untilInterrupted(async (stopped) => {
+      while (!stopped()) {
+        await stopped.sleep(FOLLOW_POLL_MS);
+        const size = fstatSync(fd).size;
+        if (size < pos) {
+          // Truncated or replaced in place (log rotation with copytruncate): start over.
+          pos = 0;
+          decoder = createDecoder();
+        }
+        if (size === pos) {
+          emit(scanner.flush());
+          continue;
+        }
+        pos = readRange(fd, pos, (t) => emit(scanner.push(t)), decoder);
+      }
+    });
+    emit(scanner.end());
+  } finally {
+    closeSync(fd);
+  }
+  return found;
+}
+
+export const run: CommandHandler = async (ctx) => {
+  const o = ctx.args.options;
+  const inputs = expandInputs(ctx.args.positionals.length > 0 ? ctx.args.positionals : ['-'], ctx.cwd);
+  const context = await liveContext(ctx);
+  if (o.follow) {
+    if (inputs.length !== 1 || inputs[0] === '-') {
+      throw new GpumemError('USAGE', '--follow needs exactly one file', { hint: 'gpumem explain --follow train.log' });
+    }
+    return (await follow(ctx, inputs[0] as string, context)) > 0 ? { kind: 'findings' } : { kind: 'ok' };
+  }
+  const items: ExplainedEvent[] = [];
+  for (const input of inputs) {
+    const scanner = createOomScanner();
+    const events: OomEvent[] = [];
+    const onText = (text: string): void => void events.push(...scanner.push(text));
+    if (input === '-') await readStdin(ctx, onText);
+    else readWhole(input, ctx.cwd, onText);
+    events.push(...scanner.end());
+    items.push(...explained(input === '-' ? '<stdin>' : input, events, context));
+  }
+  const snapshots = [...new Set(inputs.flatMap((i) => snapshotsNear(i, ctx.cwd)))];
+  if (o.json) {
+    const json = {
+      schemaVersion: OOM_SCHEMA_VERSION,
+      inputs: inputs.map((i) => (i === '-' ? '<stdin>' : i)),
+      snapshots,
+      events: items.map((item) => oomEventToJson(item.event, item.causes, item.file)),
+    };
+    ctx.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+  } else {
+    ctx.stdout.write(renderExplain(items, { color: ctx.color, snapshots }));
+  }
+  return items.length > 0 ? { kind: 'findings' } : { kind: 'ok' };
+};

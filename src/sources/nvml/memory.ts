@@ -49,15 +49,13 @@ export function readMemory(
     buf.writeUInt32LE(MEMORY_V2_VERSION, MEMORY_V2.version);
     const rc = fns.memoryV2(handle, buf);
     if (rc === NVML_SUCCESS) {
-      return {
-        memory: {
-          totalBytes: readU64OrNull(buf, MEMORY_V2.total),
-          reservedBytes: readU64OrNull(buf, MEMORY_V2.reserved),
-          usedBytes: readU64OrNull(buf, MEMORY_V2.used),
-          freeBytes: readU64OrNull(buf, MEMORY_V2.free),
-        },
-        noPermission: false,
+      const memory: DeviceMemory = {
+        totalBytes: readU64OrNull(buf, MEMORY_V2.total),
+        reservedBytes: readU64OrNull(buf, MEMORY_V2.reserved),
+        usedBytes: readU64OrNull(buf, MEMORY_V2.used),
+        freeBytes: readU64OrNull(buf, MEMORY_V2.free),
       };
+      return { memory: explainNulls(memory, unavailable), noPermission: false };
     }
     // R525+ rejects a struct version with ARGUMENT_VERSION_MISMATCH, R510/R515 with FUNCTION_NOT_FOUND.
     if (rc === NVML_ERROR_ARGUMENT_VERSION_MISMATCH || rc === NVML_ERROR_FUNCTION_NOT_FOUND) {
@@ -74,15 +72,21 @@ export function readMemory(
     return failedWith(reason, reason.endsWith(nvmlReturnName(NVML_ERROR_NO_PERMISSION)), unavailable);
   }
   unavailable['memory.reservedBytes'] = api.v2Reason ?? 'reserved memory not reported by v1';
-  return {
-    memory: {
-      totalBytes: readU64OrNull(buf, MEMORY_V1.total),
-      reservedBytes: null,
-      usedBytes: readU64OrNull(buf, MEMORY_V1.used),
-      freeBytes: readU64OrNull(buf, MEMORY_V1.free),
-    },
-    noPermission: false,
+  const memory: DeviceMemory = {
+    totalBytes: readU64OrNull(buf, MEMORY_V1.total),
+    reservedBytes: null,
+    usedBytes: readU64OrNull(buf, MEMORY_V1.used),
+    freeBytes: readU64OrNull(buf, MEMORY_V1.free),
   };
+  return { memory: explainNulls(memory, unavailable), noPermission: false };
+}
+
+/** A field the driver answered with NVML_VALUE_NOT_AVAILABLE (or beyond 2^53) is null; say so. */
+function explainNulls(memory: DeviceMemory, unavailable: Unavailable): DeviceMemory {
+  for (const [k, v] of Object.entries(memory)) {
+    if (v === null) unavailable[`memory.${k}`] ??= 'NVML_VALUE_NOT_AVAILABLE';
+  }
+  return memory;
 }
 
 function failed(symbol: string, rc: number, unavailable: Unavailable): { memory: DeviceMemory; noPermission: boolean } {

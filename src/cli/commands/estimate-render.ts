@@ -72,7 +72,7 @@ export function renderEstimate(r: EstimateReport, color: boolean): string {
     out.push(...table(srows, ['left', 'left', 'left', 'left', 'right']));
     for (const st of r.stages) {
       if (st.fits !== false) continue;
-      const why = st.growth.slice(0, 3).map((g) => `${LABELS[g.component as keyof Breakdown] ?? g.component} +${formatBytes(g.deltaBytes)}`).join(', ');
+      const why = st.growth.slice(0, 4).map((g) => `${LABELS[g.component as keyof Breakdown] ?? g.component} +${formatBytes(g.deltaBytes)}`).join(', ');
       out.push(`  ${st.name} breaks${why ? ` because ${why} against the stage before` : ''}`);
     }
   }

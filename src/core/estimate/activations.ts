@@ -46,7 +46,7 @@ export function activationModel(model: ModelInput, setup: TrainingSetup): Activa
 }
 
 function measured(model: ModelInput, setup: TrainingSetup, perSample: number): ActivationModel {
-  const fraction = savedFraction(model, setup);
+  const fraction = setup.activationsForTrainableSet ? 1 : savedFraction(model, setup);
   const notes: string[] = [];
   if (fraction < 1) {
     notes.push(

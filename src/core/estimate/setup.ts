@@ -40,6 +40,9 @@ export interface TrainingSetup {
   seq: number | null;
   /** Measured bytes per sample that replace the transformer activation model (from `gpumem fit`). */
   activationBytesPerSample: number | null;
+  /** True when activationBytesPerSample was measured for this very trainable set (a stage's act=), so no
+   * share is taken off for frozen modules. */
+  activationsForTrainableSet: boolean;
   attention: AttentionImpl;
   accumulation: number;
 }
@@ -59,6 +62,7 @@ export const DEFAULT_SETUP: TrainingSetup = {
   batch: 1,
   seq: null,
   activationBytesPerSample: null,
+  activationsForTrainableSet: false,
   attention: 'sdpa',
   accumulation: 1,
 };

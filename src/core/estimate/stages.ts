@@ -47,6 +47,7 @@ export function parseStages(text: string): StageSpec[] {
           break;
         case 'act':
           overrides.activationBytesPerSample = parseByteSize(value, `--stages ${name} act`);
+          overrides.activationsForTrainableSet = true;
           break;
         case 'lora':
           overrides.loraRank = positiveInt(value, token);

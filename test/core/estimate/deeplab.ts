@@ -62,33 +62,44 @@ export function deeplabV3Resnet50(numClasses = 21, aux = true): TensorDef[] {
 }
 
 /**
- * Bytes autograd keeps per sample for an H×W input at `bytesPerElement`, split into backbone and heads.
- * Each conv→BN→ReLU unit keeps two tensors of its output size (the conv output BN needs, and the ReLU
- * output that is also the next conv's input); the logits' log-softmax adds one fp32 map at full size.
+ * Bytes autograd keeps per sample for an H×W input at `bytesPerElement`, per part (stem, layer1…layer4,
+ * heads). Each conv→BN→ReLU unit keeps two tensors of its output size (the conv output BN needs, and the
+ * ReLU output that is also the next conv's input); the logits' log-softmax adds one fp32 map at full size.
+ * With `checkpointed`, each bottleneck keeps only its input (torch.utils.checkpoint per block).
  */
-export function deeplabActivationBytes(height: number, width: number, bytesPerElement: number, numClasses = 21): { backboneBytes: number; headsBytes: number } {
+export function deeplabActivationParts(height: number, width: number, bytesPerElement: number, checkpointed = false, numClasses = 21): Record<string, number> {
   const e = bytesPerElement;
-  let backbone = 3 * height * width * e; // the input image, kept by conv1
   const s2 = (height / 2) * (width / 2);
   const s4 = (height / 4) * (width / 4);
   const s8 = (height / 8) * (width / 8);
-  backbone += 2 * 64 * s2 * e + 64 * s4 * e; // stem conv-bn-relu, maxpool output (+ indices ≈ same size)
+  const parts: Record<string, number> = {};
+  parts.stem = 3 * height * width * e + 2 * 64 * s2 * e + 64 * s4 * e; // input, conv-bn-relu, maxpool output
   const sizes = [s4, s8, s8, s8]; // layer1 at /4, layer2 /8, layer3 and layer4 dilated at /8
   let inplanes = 64;
   LAYERS.forEach(([planes, blocks], li) => {
     const hw = sizes[li] as number;
+    let bytes = 0;
     for (let b = 0; b < blocks; b++) {
-      backbone += 2 * planes * hw * e * 2; // conv1/bn1/relu and conv2/bn2/relu
-      backbone += 2 * planes * 4 * hw * e; // conv3/bn3 and the block's final ReLU
-      if (b === 0) backbone += planes * 4 * hw * e; // downsample conv output
+      const inHw = b === 0 && li === 1 ? s4 : hw;
+      if (checkpointed) bytes += inplanes * inHw * e;
+      else bytes += 2 * planes * hw * e * 2 + 2 * planes * 4 * hw * e + (b === 0 ? planes * 4 * hw * e : 0);
       inplanes = planes * 4;
     }
+    parts[`layer${li + 1}`] = bytes;
   });
-  void inplanes;
   let heads = 5 * 2 * 256 * s8 * e + 1280 * s8 * e; // five ASPP branches, their concatenation
   heads += 2 * 256 * s8 * e * 2; // projection and 3×3 conv units
-  heads += 256 * s8 * e; // dropout mask/output before the classifier
+  heads += 256 * s8 * e; // dropout output before the classifier
   heads += 2 * 256 * s8 * e; // auxiliary FCN head unit
   heads += 2 * numClasses * height * width * 4; // upsampled logits and fp32 log-softmax for the loss
-  return { backboneBytes: backbone, headsBytes: heads };
+  parts.heads = heads;
+  return parts;
+}
+
+/** Backbone and heads totals of deeplabActivationParts. */
+export function deeplabActivationBytes(height: number, width: number, bytesPerElement: number, numClasses = 21): { backboneBytes: number; headsBytes: number } {
+  const p = deeplabActivationParts(height, width, bytesPerElement, false, numClasses);
+  const headsBytes = p.heads as number;
+  const backboneBytes = Object.values(p).reduce((a, b) => a + b, 0) - headsBytes;
+  return { backboneBytes, headsBytes };
 }

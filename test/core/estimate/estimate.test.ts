@@ -129,7 +129,7 @@ describe('stages', () => {
   it('parses stage settings and rejects unknown ones', () => {
     expect(parseStages('s1:freeze=a+b,batch=2 s2:full,ckpt=full,act=1GiB')).toEqual([
       { name: 's1', overrides: { freeze: ['a', 'b'], batch: 2 } },
-      { name: 's2', overrides: { freeze: [], loraRank: 0, checkpointing: 'full', activationBytesPerSample: 1024 ** 3 } },
+      { name: 's2', overrides: { freeze: [], loraRank: 0, checkpointing: 'full', activationBytesPerSample: 1024 ** 3, activationsForTrainableSet: true } },
     ]);
     expect(() => parseStages('s1:warp=9')).toThrow(/unknown setting "warp"/);
     expect(() => parseStages('s1:batch=0')).toThrow(/positive integer/);

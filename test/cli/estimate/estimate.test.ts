@@ -1,0 +1,91 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { deeplabV3Resnet50 } from '../../core/estimate/deeplab.js';
+import { encodeSafetensors } from '../../core/estimate/helpers.js';
+
+const BIN = join(__dirname, '../../../dist/cli/bin.js');
+const SEED = join(__dirname, '../../fixtures/estimate/deeplabv3_resnet50.header.safetensors');
+const DOC = readFileSync(join(__dirname, '../../../docs/estimate.md'), 'utf8');
+const tmp = mkdtempSync(join(tmpdir(), 'gpumem-estimate-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function gpumem(...args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, 'estimate', '--no-color', ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('gpumem estimate (CLI)', () => {
+  it('counts a written safetensors file exactly, reading only its header', () => {
+    // A file with real data after the header: the count must come from the header alone.
+    const file = join(tmp, 'model.safetensors');
+    writeFileSync(file, encodeSafetensors([{ name: 'a.weight', dtype: 'BF16', shape: [300, 7] }, { name: 'b.bias', dtype: 'F32', shape: [11] }], true));
+    const r = gpumem(file, '--json');
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.stdout) as { schemaVersion: number; model: { totalParams: number; paramsByDtype: Record<string, number> } };
+    expect(j.schemaVersion).toBe(1);
+    expect(j.model.totalParams).toBe(2111);
+    expect(j.model.paramsByDtype).toEqual({ BF16: 2100, F32: 11 });
+  });
+
+  it('reads a sharded folder through its index', () => {
+    const dir = join(tmp, 'sharded');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 's1.safetensors'), encodeSafetensors([{ name: 'x.weight', dtype: 'F16', shape: [10, 10] }]));
+    writeFileSync(join(dir, 's2.safetensors'), encodeSafetensors([{ name: 'y.weight', dtype: 'F16', shape: [5] }]));
+    writeFileSync(join(dir, 'model.safetensors.index.json'), JSON.stringify({ weight_map: { 'x.weight': 's1.safetensors', 'y.weight': 's2.safetensors' } }));
+    const j = JSON.parse(gpumem(dir, '--json').stdout) as { model: { totalParams: number; source: string } };
+    expect(j.model).toMatchObject({ totalParams: 105, source: 'sharded' });
+  });
+
+  it('derives GPT-2 from its config and finds a max batch on a named GPU', () => {
+    const cfg = join(tmp, 'config.json');
+    writeFileSync(cfg, JSON.stringify({ model_type: 'gpt2', n_embd: 768, n_layer: 12, n_head: 12, vocab_size: 50257, n_positions: 1024 }));
+    const r = gpumem(cfg, '--precision', 'amp-bf16', '--batch', '8', '--gpu', 'H100-80GB', '--effective-batch', '512', '--json');
+    const j = JSON.parse(r.stdout) as { model: { totalParams: number }; fit: { maxBatch: number; peakAtMaxBytes: number; budgetBytes: number }; accumulation: { microBatch: number; steps: number } };
+    expect(j.model.totalParams).toBe(124_439_808);
+    expect(j.fit.maxBatch).toBeGreaterThan(8);
+    expect(j.fit.peakAtMaxBytes).toBeLessThanOrEqual(j.fit.budgetBytes);
+    expect(j.accumulation.microBatch * j.accumulation.steps).toBeGreaterThanOrEqual(512);
+    expect(j.accumulation.microBatch).toBeLessThanOrEqual(j.fit.maxBatch);
+  });
+
+  it('bad input: one error line and a hint, exit 2, no stack', () => {
+    const junk = join(tmp, 'junk.safetensors');
+    writeFileSync(junk, 'this is not a safetensors file at all');
+    const r = gpumem(junk);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/error: .*junk\.safetensors/);
+    expect(r.stderr).toMatch(/hint: /);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(gpumem('--params', '7B', '--gpu', 'Z80').code).toBe(2);
+    expect(gpumem(join(tmp, 'missing.safetensors')).code).toBe(2);
+  });
+
+  it('the seed case in docs/estimate.md: stage 2 breaks, each fix fits, with the documented numbers', () => {
+    const stages = 'stage1:freeze=backbone,batch=2,act=1040MiB stage2:full,batch=2,act=8456MiB';
+    const broken = gpumem(SEED, '--gpu', 'T4-16GB', '--stages', stages);
+    expect(broken.code).toBe(1);
+    const rows = broken.stdout.split('\n').filter((l) => /^\s+stage[12]\s+batch/.test(l));
+    expect(rows).toHaveLength(2);
+    for (const row of rows) expect(DOC).toContain(row.trimEnd());
+    expect(broken.stdout).toMatch(/stage2 breaks because activations/);
+    const fixes: Array<[string, string]> = [
+      ['stage2:full,batch=1,act=8456MiB', '10.52 GiB'],
+      ['stage2:full,batch=2,ckpt=full,act=3304MiB', '8.43 GiB'],
+    ];
+    for (const [stage2, peak] of fixes) {
+      const r = gpumem(SEED, '--gpu', 'T4-16GB', '--stages', `stage1:freeze=backbone,batch=2,act=1040MiB ${stage2}`);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(peak);
+      expect(DOC).toContain(`| \`${stage2}\` | ${peak} | yes |`);
+    }
+  });
+
+  it('the same model file holds the 42,004,074 parameters torchvision publishes', () => {
+    expect(readFileSync(SEED)).toEqual(Buffer.from(encodeSafetensors(deeplabV3Resnet50(), false, { format: 'pt', note: 'header only: shapes of torchvision deeplabv3_resnet50, no weights' })));
+    expect(gpumem(SEED).stdout).toContain('42,004,074 parameters');
+  });
+});

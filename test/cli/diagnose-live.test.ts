@@ -68,6 +68,7 @@ let doc: {
   findings: Array<{ id: string; evidence: { pids: number[]; gpuIndexes: number[]; bytes: number | null } }>;
   accounting: Array<{ usedBytes: number; visibleBytes: number; notVisibleBytes: number; residualBytes: number }>;
   processes: Array<{ pid: number; role: string; contextOnly: boolean; util: { idleWholeWindow: boolean } | null; state: string }>;
+  window: { samples: number; spanMs: number };
 };
 let exitCode: number | null = null;
 
@@ -140,6 +141,9 @@ const finding = (id: string) => doc.findings.filter((f) => f.id === id);
 describe('gpumem diagnose on real process trees and the fake NVML', () => {
   it('exits 1 with findings, and the accounting sums exactly', () => {
     expect(exitCode).toBe(1);
+    // --window 1 at one sample per 500 ms: three live samples.
+    expect(doc.window.samples).toBe(3);
+    expect(doc.window.spanMs).toBeGreaterThan(500);
     expect(doc.accounting[0]).toMatchObject({ visibleBytes: 26 * GiB + 1000 * MiB, notVisibleBytes: 0, residualBytes: 0 });
     expect(doc.accounting[1]).toMatchObject({ visibleBytes: 4 * GiB + 700 * MiB, notVisibleBytes: 2 * GiB, residualBytes: 300 * MiB });
     for (const a of doc.accounting) expect(a.visibleBytes + a.notVisibleBytes + a.residualBytes).toBe(a.usedBytes);

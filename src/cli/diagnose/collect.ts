@@ -83,12 +83,12 @@ export async function collectWindow(options: CollectOptions): Promise<Collected>
   const source = await openSource(options.source);
   const samples: Sample[] = [];
   try {
+    // Samples at 0, interval, 2·interval … windowMs after the first, so the window spans what was asked.
+    const count = Math.floor(options.windowMs / options.intervalMs) + 1;
     const started = Date.now();
-    for (;;) {
+    for (let k = 0; k < count; k++) {
+      await sleep(Math.max(0, started + k * options.intervalMs - Date.now()));
       samples.push(await source.readSample());
-      const elapsed = Date.now() - started;
-      if (elapsed + options.intervalMs > options.windowMs) break;
-      await sleep(Math.max(0, started + samples.length * options.intervalMs - Date.now()));
     }
   } finally {
     source.close();

@@ -6,12 +6,13 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Device, GpuProcess, Sample } from '../../../src/core/index.js';
 import type { GpuSource } from '../../../src/sources/index.js';
 import { readProcEntry } from '../../../src/supervise/index.js';
 
 export const GiB = 1024 ** 3;
-export const PROCS = join(__dirname, '../../fixtures/procs');
+export const PROCS = fileURLToPath(new URL('../../fixtures/procs', import.meta.url));
 
 export interface ClaimGpu {
   totalBytes: number;

@@ -61,61 +61,70 @@ export function createOomScanner(options: OomScannerOptions = {}): OomScanner {
     block = new Block(norm.text, n, norm.rank, userFrameBefore(before));
   }
 
-  /** The text before `at`, reaching back into earlier chunks, for finding the traceback frames. */
-  function lookback(text: string, at: number): string {
-    return at >= LOOKBACK ? text.slice(at - LOOKBACK, at) : (history + text.slice(0, at)).slice(-LOOKBACK);
+  /** The text before `at` (within text[from, at)), reaching back into earlier chunks, for traceback frames. */
+  function lookback(text: string, from: number, at: number): string {
+    return at - from >= LOOKBACK ? text.slice(at - LOOKBACK, at) : (history + text.slice(from, at)).slice(-LOOKBACK);
   }
 
-  /** Processes `text`, which ends at a line break (or is a piece of an over-long line, or the last line). */
-  function processComplete(text: string): void {
-    let pos = 0;
-    const end = text.length;
-    while (pos < end) {
+  /**
+   * Processes text[from, to), which ends at a line break (or is a piece of an over-long line, or the last
+   * line). Works on the chunk in place: slicing a big chunk would make the regex pass slower.
+   */
+  function processComplete(text: string, from: number, to: number): void {
+    let pos = from;
+    while (pos < to) {
       if (block) {
         const nl = text.indexOf('\n', pos);
-        const lineEnd = nl < 0 ? end : nl;
-        handleLine(text.slice(pos, Math.min(lineEnd, pos + WINDOW_AFTER)), lineNo, lookback(text, pos));
-        if (nl < 0) break;
+        const lineEnd = nl < 0 || nl >= to ? to : nl;
+        handleLine(text.slice(pos, Math.min(lineEnd, pos + WINDOW_AFTER)), lineNo, lookback(text, from, pos));
+        if (lineEnd === to) break;
         lineNo++;
-        pos = nl + 1;
+        pos = lineEnd + 1;
         continue;
       }
       MARKER_RE.lastIndex = pos;
       const hit = MARKER_RE.exec(text);
-      if (!hit) {
-        lineNo += countBreaks(text, pos, end);
+      if (!hit || hit.index >= to) {
+        lineNo += countBreaks(text, pos, to);
         break;
       }
-      const lineStart = text.lastIndexOf('\n', hit.index) + 1;
-      const startAt = Math.max(lineStart, pos);
-      lineNo += countBreaks(text, pos, startAt);
+      const lineStart = Math.max(text.lastIndexOf('\n', hit.index) + 1, pos);
+      lineNo += countBreaks(text, pos, lineStart);
       const nl = text.indexOf('\n', hit.index);
-      const lineEnd = nl < 0 ? end : nl;
-      const from = Math.max(startAt, hit.index - WINDOW_BEFORE);
-      handleLine(text.slice(from, Math.min(lineEnd, hit.index + WINDOW_AFTER)), lineNo, lookback(text, startAt));
-      if (nl < 0) break;
+      const lineEnd = nl < 0 || nl >= to ? to : nl;
+      const windowStart = Math.max(lineStart, hit.index - WINDOW_BEFORE);
+      handleLine(text.slice(windowStart, Math.min(lineEnd, hit.index + WINDOW_AFTER)), lineNo, lookback(text, from, lineStart));
+      if (lineEnd === to) break;
       lineNo++;
-      pos = nl + 1;
+      pos = lineEnd + 1;
     }
-    history = text.length >= LOOKBACK ? text.slice(-LOOKBACK) : (history + text).slice(-LOOKBACK);
+    history = to - from >= LOOKBACK ? text.slice(to - LOOKBACK, to) : (history + text.slice(from, to)).slice(-LOOKBACK);
   }
 
   return {
     push(chunk) {
-      const data = carry + chunk;
-      const lastBreak = data.lastIndexOf('\n');
-      if (lastBreak < 0) {
-        carry = data;
+      const firstBreak = chunk.indexOf('\n');
+      if (firstBreak < 0) {
+        carry += chunk;
         if (carry.length > MAX_LINE) {
           // An over-long line: parse all but its tail now, keep the tail, and stay on the same line number.
           const cut = carry.length - WINDOW_AFTER;
-          processComplete(carry.slice(0, cut));
+          processComplete(carry, 0, cut);
           carry = carry.slice(cut);
         }
-      } else {
-        processComplete(data.slice(0, lastBreak + 1));
-        carry = data.slice(lastBreak + 1);
+        return dedup.release(lineNo);
       }
+      // The line carried over from the last chunk ends at this chunk's first break.
+      if (carry !== '') {
+        const line = carry + chunk.slice(0, firstBreak + 1);
+        carry = '';
+        processComplete(line, 0, line.length);
+      } else {
+        processComplete(chunk, 0, firstBreak + 1);
+      }
+      const lastBreak = chunk.lastIndexOf('\n');
+      if (lastBreak > firstBreak) processComplete(chunk, firstBreak + 1, lastBreak + 1);
+      carry = chunk.slice(lastBreak + 1);
       return dedup.release(lineNo);
     },
     flush() {
@@ -123,7 +132,7 @@ export function createOomScanner(options: OomScannerOptions = {}): OomScanner {
       return dedup.release(Number.POSITIVE_INFINITY);
     },
     end() {
-      if (carry !== '') processComplete(carry);
+      if (carry !== '') processComplete(carry, 0, carry.length);
       carry = '';
       closeBlock();
       return dedup.release(Number.POSITIVE_INFINITY);

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GiB, PROCS, alive, readClaims, tempDir } from './helpers/claims.js';
@@ -84,5 +84,23 @@ describe('gpumem run (CLI, fake NVML driver, real processes)', () => {
     const t = setup();
     const r = await gpumem(['run', '--no-history', '--', ...node('worker-tree.mjs', '--hold-ms', '10', '--crash', '1')], t.pump.env);
     expect(r.code).toBe(128 + 11);
+  });
+
+  it('runs a pipeline file end to end, stores each stage, and rejects a bad file before running anything', async () => {
+    const t = setup();
+    const file = join(t.dir, 'p.yaml');
+    const stage = (name: string, args: string): string => `  - name: ${name}\n    command: ${process.execPath} ${join(PROCS, 'worker-tree.mjs')} ${args}`;
+    writeFileSync(file, `gpus: "0"\nstages:\n${stage('train', `--claim 0:${3 * GiB} --hold-ms 300`)}\n${stage('eval', `--claim 0:${GiB} --hold-ms 200`)}\n`);
+    const r = await gpumem(['pipeline', file, '--db', t.db, '--source', 'nvml', '--json'], t.pump.env);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as { status: string; stages: Array<{ name: string; status: string; run: { peaks: Array<{ peakBytes: number }> } }> };
+    expect(report.stages.map((s) => [s.name, s.status, s.run.peaks[0]?.peakBytes])).toEqual([['train', 'ok', 3 * GiB], ['eval', 'ok', GiB]]);
+    const runs = JSON.parse((await gpumem(['runs', '--db', t.db, '--json'], {})).stdout) as { runs: Array<{ stage: string; pipelineId: number }> };
+    expect(runs.runs.map((x) => x.stage)).toEqual(['eval', 'train']);
+    writeFileSync(file, `stages:\n  - name: a\n    command: touch ${join(t.dir, 'ran')}\n  - name: b\n`);
+    const bad = await gpumem(['pipeline', file, '--no-history'], t.pump.env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('p.yaml:4: stages[1].command: is required');
+    expect(existsSync(join(t.dir, 'ran'))).toBe(false);
   });
 });

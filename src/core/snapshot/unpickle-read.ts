@@ -81,3 +81,22 @@ export function readUtf8(b: Uint8Array, p: number, n: number): string {
 export function readLatin1(b: Uint8Array, p: number, n: number): string {
   return LATIN1.decode(b.subarray(p, p + n));
 }
+
+/**
+ * A copy of b[start, end). Node's Buffer.slice returns a view, not a copy, and the file reader reuses its
+ * buffer, so kept bytes always go through Uint8Array's own slice.
+ */
+export function copyOf(b: Uint8Array, start: number, end: number): Uint8Array {
+  return Uint8Array.prototype.slice.call(b, start, end);
+}
+
+/** Joins chunks into one buffer of `total` bytes. */
+export function concat(parts: readonly Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}

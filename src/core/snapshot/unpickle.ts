@@ -9,28 +9,12 @@
  * of the whole program.
  */
 import { GpumemError } from '../errors.js';
-import { OP, TEXT_OPCODES, UNSAFE_OPCODES, opcodeName } from './opcodes.js';
-import { readF64, readI32, readLatin1, readLong, readU32, readU64, readUtf8 } from './unpickle-read.js';
+import { OP, opcodeName } from './opcodes.js';
+import { badLength, malformedAt, nestedTooDeep, overBudget, refuseOpcode, tooMany, underflow, wrongTarget } from './unpickle-errors.js';
+import { isDict, type PickleDict, type PickleValue, type UnpickleLimits } from './unpickle-types.js';
+import { concat, copyOf, readF64, readI32, readLatin1, readLong, readU32, readU64, readUtf8 } from './unpickle-read.js';
 
-export type PickleValue = null | boolean | number | bigint | string | Uint8Array | PickleValue[] | PickleDict;
-export interface PickleDict {
-  [key: string]: PickleValue;
-}
-
-export interface UnpickleLimits {
-  /** Size of the whole input when known: a declared length beyond the bytes left fails at once. */
-  totalBytes?: number;
-  /**
-   * Budget for the estimated memory of what is built; default 8 × totalBytes + 256 MiB, else 8 GiB. Plain JS
-   * objects cost 4–6× the bytes of a trace-heavy pickle (Python's own unpickler needs about 10×), so the
-   * budget stops bombs without refusing real files.
-   */
-  maxHeapBytes?: number;
-  /** Deepest MARK nesting accepted (default 1000; real snapshots use under 10). */
-  maxMarkDepth?: number;
-  /** Most items in one list, dict, tuple or on the stack (default 50 million). */
-  maxContainerItems?: number;
-}
+export { isDict, type PickleDict, type PickleValue, type UnpickleLimits } from './unpickle-types.js';
 
 const MiB = 1024 * 1024;
 // Estimated V8 sizes as Node ships it (no pointer compression): a tagged slot, an object header, a string header.
@@ -69,11 +53,6 @@ export class Unpickler {
   /** True once STOP was read; later bytes are ignored, as Python's pickle.load ignores them. */
   get done(): boolean {
     return this.result !== undefined;
-  }
-
-  /** Bytes consumed so far (the offset errors refer to). */
-  get bytesRead(): number {
-    return this.offset;
   }
 
   /** Feeds the next chunk. The chunk may be reused by the caller afterwards: any tail kept is copied. */
@@ -115,9 +94,9 @@ export class Unpickler {
     while (p < end) {
       const at = p;
       const op = b[p] as number;
-      if (stack.length > this.maxItems) throw this.tooMany('the stack', at);
+      if (stack.length > this.maxItems) throw tooMany('the stack', this.maxItems, this.offset + at);
       if (this.offset + at === 0 && op !== OP.PROTO) {
-        throw this.malformed('the file does not start with a pickle protocol header (byte 0x80); it is not a protocol 2–5 pickle', at);
+        throw malformedAt('the file does not start with a pickle protocol header (byte 0x80); it is not a protocol 2–5 pickle', this.offset + at);
       }
       switch (op) {
         case OP.BININT1:
@@ -147,7 +126,7 @@ export class Unpickler {
         case OP.LONG4: {
           if (end - p < 5) return this.wait(at, 5);
           const n = readI32(b, p + 1);
-          if (n < 0 || n > 4096) throw this.badLength('LONG4', n, at, 'longer than 4096 bytes');
+          if (n < 0 || n > 4096) throw badLength('LONG4', n, this.offset + at, 'longer than 4096 bytes');
           if (end - p < 5 + n) return this.wait(at, 5 + n);
           stack.push(readLong(b, p + 5, n));
           this.heapBytes += 16 + n;
@@ -161,15 +140,9 @@ export class Unpickler {
           p += 9;
           break;
         case OP.NONE:
-          stack.push(null);
-          p += 1;
-          break;
         case OP.NEWTRUE:
-          stack.push(true);
-          p += 1;
-          break;
         case OP.NEWFALSE:
-          stack.push(false);
+          stack.push(op === OP.NONE ? null : op === OP.NEWTRUE);
           p += 1;
           break;
         case OP.SHORT_BINUNICODE:
@@ -184,24 +157,17 @@ export class Unpickler {
         }
         case OP.BINUNICODE:
         case OP.BINSTRING:
-        case OP.BINBYTES: {
-          if (end - p < 5) return this.wait(at, 5);
-          const n = readU32(b, p + 1);
-          this.checkLength(op, n, at, 5);
-          if (end - p < 5 + n) return this.wait(at, 5 + n);
-          stack.push(this.text(op, b, p + 5, n));
-          p += 5 + n;
-          break;
-        }
+        case OP.BINBYTES:
         case OP.BINUNICODE8:
         case OP.BINBYTES8:
         case OP.BYTEARRAY8: {
-          if (end - p < 9) return this.wait(at, 9);
-          const n = readU64(b, p + 1);
-          this.checkLength(op, n, at, 9);
-          if (end - p < 9 + n) return this.wait(at, 9 + n);
-          stack.push(this.text(op, b, p + 9, n));
-          p += 9 + n;
+          const head = op === OP.BINUNICODE8 || op === OP.BINBYTES8 || op === OP.BYTEARRAY8 ? 9 : 5;
+          if (end - p < head) return this.wait(at, head);
+          const n = head === 9 ? readU64(b, p + 1) : readU32(b, p + 1);
+          this.checkLength(op, n, at, head);
+          if (end - p < head + n) return this.wait(at, head + n);
+          stack.push(this.text(op, b, p + head, n));
+          p += head + n;
           break;
         }
         case OP.EMPTY_DICT:
@@ -211,10 +177,6 @@ export class Unpickler {
           break;
         case OP.EMPTY_LIST:
         case OP.EMPTY_SET:
-          stack.push([]);
-          this.heapBytes += OBJECT;
-          p += 1;
-          break;
         case OP.EMPTY_TUPLE:
           stack.push([]);
           this.heapBytes += OBJECT;
@@ -224,19 +186,14 @@ export class Unpickler {
         case OP.TUPLE2:
         case OP.TUPLE3: {
           const n = op - OP.TUPLE1 + 1;
-          if (stack.length < n) throw this.underflow(op, at);
+          if (stack.length < n) throw underflow(op, this.offset + at);
           stack.push(stack.splice(stack.length - n, n));
           this.heapBytes += OBJECT + n * SLOT;
           p += 1;
           break;
         }
         case OP.MARK:
-          if (this.marks.length >= this.maxMarkDepth) {
-            throw new GpumemError('INPUT_UNSAFE', `the pickle nests deeper than ${this.maxMarkDepth} levels at byte ${this.offset + at}`, {
-              hint: 'PyTorch snapshots nest fewer than 10 levels; this file was crafted or is corrupt',
-              details: { offset: this.offset + at },
-            });
-          }
+          if (this.marks.length >= this.maxMarkDepth) throw nestedTooDeep(this.maxMarkDepth, this.offset + at);
           this.marks.push(stack.length);
           p += 1;
           break;
@@ -248,8 +205,8 @@ export class Unpickler {
         case OP.ADDITEMS: {
           const mark = this.popMark(op, at);
           const target = stack[mark - 1];
-          if (mark === 0 || !Array.isArray(target)) throw this.wrongTarget(op, at, 'a list');
-          if (target.length + stack.length - mark > this.maxItems) throw this.tooMany('a list', at);
+          if (mark === 0 || !Array.isArray(target)) throw wrongTarget(op, this.offset + at, 'a list');
+          if (target.length + stack.length - mark > this.maxItems) throw tooMany('a list', this.maxItems, this.offset + at);
           if (target.length === 0) {
             // Size a fresh list exactly: push() would give a 3-frame stack list room for 16 or more.
             const count = stack.length - mark;
@@ -263,8 +220,8 @@ export class Unpickler {
         }
         case OP.APPEND: {
           const target = stack[stack.length - 2];
-          if (stack.length < 2 || !Array.isArray(target)) throw this.wrongTarget(op, at, 'a list');
-          if (target.length >= this.maxItems) throw this.tooMany('a list', at);
+          if (stack.length < 2 || !Array.isArray(target)) throw wrongTarget(op, this.offset + at, 'a list');
+          if (target.length >= this.maxItems) throw tooMany('a list', this.maxItems, this.offset + at);
           target.push(stack.pop() as PickleValue);
           this.heapBytes += SLOT;
           p += 1;
@@ -273,8 +230,8 @@ export class Unpickler {
         case OP.SETITEMS: {
           const mark = this.popMark(op, at);
           const target = stack[mark - 1];
-          if (mark === 0 || !isDict(target)) throw this.wrongTarget(op, at, 'a dict');
-          if ((stack.length - mark) % 2 !== 0) throw this.malformed(`SETITEMS at byte ${this.offset + at} has an odd number of items`, at);
+          if (mark === 0 || !isDict(target)) throw wrongTarget(op, this.offset + at, 'a dict');
+          if ((stack.length - mark) % 2 !== 0) throw malformedAt(`SETITEMS at byte ${this.offset + at} has an odd number of items`, this.offset + at);
           for (let i = mark; i < stack.length; i += 2) this.setItem(target, stack[i] as PickleValue, stack[i + 1] as PickleValue, at);
           stack.length = mark;
           p += 1;
@@ -282,7 +239,7 @@ export class Unpickler {
         }
         case OP.SETITEM: {
           const target = stack[stack.length - 3];
-          if (stack.length < 3 || !isDict(target)) throw this.wrongTarget(op, at, 'a dict');
+          if (stack.length < 3 || !isDict(target)) throw wrongTarget(op, this.offset + at, 'a dict');
           const value = stack.pop() as PickleValue;
           this.setItem(target, stack.pop() as PickleValue, value, at);
           p += 1;
@@ -300,7 +257,7 @@ export class Unpickler {
         }
         case OP.DICT: {
           const mark = this.popMark(op, at);
-          if ((stack.length - mark) % 2 !== 0) throw this.malformed(`DICT at byte ${this.offset + at} has an odd number of items`, at);
+          if ((stack.length - mark) % 2 !== 0) throw malformedAt(`DICT at byte ${this.offset + at} has an odd number of items`, this.offset + at);
           const dict: PickleDict = {};
           this.heapBytes += OBJECT;
           for (let i = mark; i < stack.length; i += 2) this.setItem(dict, stack[i] as PickleValue, stack[i + 1] as PickleValue, at);
@@ -310,7 +267,7 @@ export class Unpickler {
           break;
         }
         case OP.MEMOIZE:
-          if (stack.length === 0) throw this.underflow(op, at);
+          if (stack.length === 0) throw underflow(op, this.offset + at);
           memo.push(stack[stack.length - 1] as PickleValue);
           this.heapBytes += SLOT;
           p += 1;
@@ -320,9 +277,9 @@ export class Unpickler {
           const width = op === OP.BINPUT ? 1 : 4;
           if (end - p < 1 + width) return this.wait(at, 1 + width);
           const index = width === 1 ? (b[p + 1] as number) : readU32(b, p + 1);
-          if (stack.length === 0) throw this.underflow(op, at);
+          if (stack.length === 0) throw underflow(op, this.offset + at);
           // Writers number memo slots in order; a jump ahead would make the memo a sparse table of any size.
-          if (index > memo.length) throw this.malformed(`${opcodeName(op)} at byte ${this.offset + at} stores memo slot ${index} out of order (next is ${memo.length})`, at);
+          if (index > memo.length) throw malformedAt(`${opcodeName(op)} at byte ${this.offset + at} stores memo slot ${index} out of order (next is ${memo.length})`, this.offset + at);
           memo[index] = stack[stack.length - 1] as PickleValue;
           this.heapBytes += SLOT;
           p += 1 + width;
@@ -333,26 +290,23 @@ export class Unpickler {
           const width = op === OP.BINGET ? 1 : 4;
           if (end - p < 1 + width) return this.wait(at, 1 + width);
           const index = width === 1 ? (b[p + 1] as number) : readU32(b, p + 1);
-          if (index >= memo.length) throw this.malformed(`${opcodeName(op)} at byte ${this.offset + at} reads memo slot ${index}, which was never stored`, at);
+          if (index >= memo.length) throw malformedAt(`${opcodeName(op)} at byte ${this.offset + at} reads memo slot ${index}, which was never stored`, this.offset + at);
           stack.push(memo[index] as PickleValue);
           p += 1 + width;
           break;
         }
         case OP.POP:
-          if (stack.length === 0) throw this.underflow(op, at);
-          stack.pop();
-          p += 1;
-          break;
         case OP.DUP:
-          if (stack.length === 0) throw this.underflow(op, at);
-          stack.push(stack[stack.length - 1] as PickleValue);
+          if (stack.length === 0) throw underflow(op, this.offset + at);
+          if (op === OP.POP) stack.pop();
+          else stack.push(stack[stack.length - 1] as PickleValue);
           p += 1;
           break;
         case OP.PROTO: {
           if (end - p < 2) return this.wait(at, 2);
           const version = b[p + 1] as number;
           if (version < 2 || version > 5) {
-            throw this.malformed(`pickle protocol ${version} at byte ${this.offset + at} is not supported (2–5 are)`, at);
+            throw malformedAt(`pickle protocol ${version} at byte ${this.offset + at} is not supported (2–5 are)`, this.offset + at);
           }
           p += 2;
           break;
@@ -364,16 +318,16 @@ export class Unpickler {
           break;
         case OP.STOP:
           if (stack.length !== 1 || this.marks.length !== 0) {
-            throw this.malformed(`STOP at byte ${this.offset + at} leaves ${stack.length} values and ${this.marks.length} marks instead of one value`, at);
+            throw malformedAt(`STOP at byte ${this.offset + at} leaves ${stack.length} values and ${this.marks.length} marks instead of one value`, this.offset + at);
           }
           this.result = { value: stack.pop() as PickleValue };
           this.memo = [];
           this.interned.clear();
           return at + 1;
         default:
-          throw this.refuse(op, at);
+          throw refuseOpcode(op, this.offset + at);
       }
-      if (this.heapBytes > this.maxHeapBytes) throw this.overBudget(at);
+      if (this.heapBytes > this.maxHeapBytes) throw overBudget(this.maxHeapBytes, this.offset + at);
     }
     return p;
   }
@@ -406,7 +360,7 @@ export class Unpickler {
     if (typeof key === 'string') name = key;
     else if (typeof key === 'number' || typeof key === 'bigint' || typeof key === 'boolean') name = String(key);
     else if (key === null) name = 'None';
-    else throw this.malformed(`a dict key at byte ${this.offset + at} is a container; snapshot keys are strings or numbers`, at);
+    else throw malformedAt(`a dict key at byte ${this.offset + at} is a container; snapshot keys are strings or numbers`, this.offset + at);
     this.heapBytes += SLOT;
     // Assigning "__proto__" would replace the object's prototype; define it as a plain own property instead.
     if (name === '__proto__') Object.defineProperty(dict, name, { value, enumerable: true, writable: true, configurable: true });
@@ -415,73 +369,17 @@ export class Unpickler {
 
   private popMark(op: number, at: number): number {
     const mark = this.marks.pop();
-    if (mark === undefined) throw this.malformed(`${opcodeName(op)} at byte ${this.offset + at} has no MARK before it`, at);
-    if (mark > this.stack.length) throw this.underflow(op, at);
+    if (mark === undefined) throw malformedAt(`${opcodeName(op)} at byte ${this.offset + at} has no MARK before it`, this.offset + at);
+    if (mark > this.stack.length) throw underflow(op, this.offset + at);
     return mark;
   }
 
   private checkLength(op: number, n: number, at: number, header: number): void {
     const left = this.totalBytes - (this.offset + at + header);
-    if (n > left) throw this.badLength(opcodeName(op), n, at, `more than the ${Math.max(0, left)} bytes left in the file`);
-    if (n > 0x1fffffe8) throw this.badLength(opcodeName(op), n, at, 'larger than the longest string JavaScript can hold');
+    if (n > left) throw badLength(opcodeName(op), n, this.offset + at, `more than the ${Math.max(0, left)} bytes left in the file`);
+    if (n > 0x1fffffe8) throw badLength(opcodeName(op), n, this.offset + at, 'larger than the longest string JavaScript can hold');
   }
 
-  private refuse(op: number, at: number): GpumemError {
-    const offset = this.offset + at;
-    const unsafe = UNSAFE_OPCODES.get(op);
-    if (unsafe) {
-      return new GpumemError('INPUT_UNSAFE', `refusing pickle opcode ${unsafe} at byte ${offset}: it imports or calls Python objects, and a memory snapshot holds only data`, {
-        hint: 'this file is not a plain PyTorch memory snapshot and may be an attempt to run code; gpumem never executes pickles',
-        details: { opcode: unsafe, offset },
-      });
-    }
-    const text = TEXT_OPCODES.get(op);
-    return this.malformed(
-      text ? `pickle opcode ${text} at byte ${offset} belongs to protocols 0–1, which gpumem does not read` : `byte 0x${op.toString(16).padStart(2, '0')} at offset ${offset} is not a pickle opcode`,
-      at,
-    );
-  }
-
-  private malformed(message: string, at: number): GpumemError {
-    return new GpumemError('INPUT_MALFORMED', message, {
-      hint: 'the file is not a valid PyTorch memory snapshot (damaged, truncated or another format)',
-      details: { offset: this.offset + at },
-    });
-  }
-
-  private underflow(op: number, at: number): GpumemError {
-    return this.malformed(`${opcodeName(op)} at byte ${this.offset + at} needs more values than the stack holds`, at);
-  }
-
-  private wrongTarget(op: number, at: number, what: string): GpumemError {
-    return this.malformed(`${opcodeName(op)} at byte ${this.offset + at} does not apply to ${what}`, at);
-  }
-
-  private badLength(name: string, n: number, at: number, why: string): GpumemError {
-    const declared = Number.isFinite(n) ? String(n) : 'more than 2^53';
-    return new GpumemError('INPUT_MALFORMED', `${name} at byte ${this.offset + at} declares ${declared} bytes, ${why}`, {
-      hint: 'the file is truncated or crafted; a real snapshot never declares more data than it holds',
-      details: { offset: this.offset + at, declaredBytes: n },
-    });
-  }
-
-  private tooMany(what: string, at: number): GpumemError {
-    return new GpumemError('INPUT_TOO_LARGE', `${what} grows past ${this.maxItems} items at byte ${this.offset + at}`, {
-      details: { offset: this.offset + at },
-    });
-  }
-
-  private overBudget(at: number): GpumemError {
-    return new GpumemError('INPUT_TOO_LARGE', `the pickle would need more than ${Math.round(this.maxHeapBytes / MiB)} MiB of memory (at byte ${this.offset + at})`, {
-      hint: 'the file expands far beyond its size (a pickle bomb?); real snapshots need a few times their size in memory',
-      details: { offset: this.offset + at, maxHeapBytes: this.maxHeapBytes },
-    });
-  }
-}
-
-/** True for a value the unpickler built from a dict opcode. */
-export function isDict(value: unknown): value is PickleDict {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
 }
 
 /** Unpickles a complete in-memory pickle (tests, small files). Large files go through Unpickler chunk by chunk. */
@@ -489,22 +387,4 @@ export function unpickle(bytes: Uint8Array, limits: UnpickleLimits = {}): Pickle
   const u = new Unpickler({ totalBytes: bytes.length, ...limits });
   u.push(bytes);
   return u.finish();
-}
-
-/**
- * A copy of b[start, end). Node's Buffer.slice returns a view, not a copy, and the file reader reuses its
- * buffer, so kept bytes always go through Uint8Array's own slice.
- */
-function copyOf(b: Uint8Array, start: number, end: number): Uint8Array {
-  return Uint8Array.prototype.slice.call(b, start, end);
-}
-
-function concat(parts: readonly Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }

@@ -1,0 +1,26 @@
+/** The values the data-only unpickler builds, and the limits it enforces. */
+
+export type PickleValue = null | boolean | number | bigint | string | Uint8Array | PickleValue[] | PickleDict;
+export interface PickleDict {
+  [key: string]: PickleValue;
+}
+
+export interface UnpickleLimits {
+  /** Size of the whole input when known: a declared length beyond the bytes left fails at once. */
+  totalBytes?: number;
+  /**
+   * Budget for the estimated memory of what is built; default 8 × totalBytes + 256 MiB, else 8 GiB. Plain JS
+   * objects cost 4–6× the bytes of a trace-heavy pickle (Python's own unpickler needs about 10×), so the
+   * budget stops bombs without refusing real files.
+   */
+  maxHeapBytes?: number;
+  /** Deepest MARK nesting accepted (default 1000; real snapshots use under 10). */
+  maxMarkDepth?: number;
+  /** Most items in one list, dict, tuple or on the stack (default 50 million). */
+  maxContainerItems?: number;
+}
+
+/** True for a value the unpickler built from a dict opcode. */
+export function isDict(value: unknown): value is PickleDict {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
+}

@@ -1,0 +1,99 @@
+/**
+ * `gpumem explain` end to end: the built CLI on real files, globs, stdin and a growing file, checking
+ * exit codes and that the JSON carries the parser's exact bytes.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const BIN = new URL('../../dist/cli/bin.js', import.meta.url).pathname;
+const SAMPLE = new URL('../fixtures/oom/train-sample.txt', import.meta.url).pathname;
+
+function gpumem(args: string[], input?: string, cwd?: string): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, ...args], { input, encoding: 'utf8', cwd, env: { ...process.env, NO_COLOR: '1' } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('gpumem explain (CLI)', () => {
+  it('explains a log: exit 1, exact bytes in JSON, ranks merged, user frame', () => {
+    const r = gpumem(['explain', SAMPLE, '--json']);
+    expect(r.code).toBe(1);
+    const json = JSON.parse(r.stdout) as { schemaVersion: number; events: Array<Record<string, unknown>> };
+    expect(json.schemaVersion).toBe(1);
+    expect(json.events).toHaveLength(1);
+    const e = json.events[0] as Record<string, unknown>;
+    expect(e.requestedBytes).toBe(Math.round(1.7 * 2 ** 30));
+    expect(e.reservedUnallocatedBytes).toBe(Math.round(3.84 * 2 ** 30));
+    expect(e.ranks).toEqual([0, 1]);
+    expect(e.userFrame).toEqual({ file: '/home/ana/proj/train.py', line: 97, function: 'main' });
+    expect((e.causes as Array<{ id: string }>)[0]?.id).toBe('fragmentation');
+  });
+
+  it('human report names the numbers and the fix', () => {
+    const r = gpumem(['explain', SAMPLE]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('requested 1.70 GiB');
+    expect(r.stdout).toContain('PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True');
+    expect(r.stdout).toContain('gpumem kill 48213');
+  });
+
+  it('--alloc-conf with expandable segments on stops suggesting it', () => {
+    const r = gpumem(['explain', SAMPLE, '--alloc-conf', 'expandable_segments:True', '--json']);
+    const causes = (JSON.parse(r.stdout) as { events: Array<{ causes: Array<{ id: string; fix: string }> }> }).events[0]?.causes ?? [];
+    expect(causes.find((c) => c.id === 'fragmentation')?.fix).toMatch(/already on/);
+  });
+
+  it('stdin, no OOM: exit 0', () => {
+    const r = gpumem(['explain', '-'], 'epoch 1 loss 0.5\nall good\n');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/No out-of-memory error found/);
+  });
+
+  it('globs and the snapshot pointer', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gpumem-explain-'));
+    copyFileSync(SAMPLE, join(dir, 'a.err'));
+    writeFileSync(join(dir, 'b.err'), 'RuntimeError: CUDA error: out of memory\n');
+    writeFileSync(join(dir, 'oom_snapshot.pickle'), '');
+    const r = gpumem(['explain', '*.err', '--json'], undefined, dir);
+    const json = JSON.parse(r.stdout) as { inputs: string[]; snapshots: string[]; events: Array<{ file: string; family: string }> };
+    expect(json.inputs).toEqual(['a.err', 'b.err']);
+    expect(json.events.map((e) => [e.file, e.family])).toEqual([['a.err', 'pytorch-cuda'], ['b.err', 'cuda-runtime']]);
+    expect(json.snapshots).toEqual(['oom_snapshot.pickle']);
+    expect(gpumem(['explain', '*.err'], undefined, dir).stdout).toContain('gpumem snapshot oom_snapshot.pickle');
+  });
+
+  it('bad input: missing file and folder give one error line and exit 2; binary input does not crash', () => {
+    const missing = gpumem(['explain', '/nonexistent/x.log']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^gpumem: error: .*no such file\nhint: /);
+    expect(gpumem(['explain', tmpdir()]).code).toBe(2);
+    const dir = mkdtempSync(join(tmpdir(), 'gpumem-explain-bin-'));
+    const bytes = Buffer.alloc(300_000);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 131 + 7) % 256;
+    writeFileSync(join(dir, 'blob.bin'), bytes);
+    const r = gpumem(['explain', join(dir, 'blob.bin')]);
+    expect([0, 1]).toContain(r.code);
+    expect(r.stderr).toBe('');
+  });
+
+  it('--follow explains an OOM appended to a growing file, and ends on SIGINT', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gpumem-follow-'));
+    const log = join(dir, 'train.log');
+    writeFileSync(log, 'step 1\n');
+    const child = spawn(process.execPath, [BIN, 'explain', '--follow', '--json', log], { env: { ...process.env, NO_COLOR: '1' } });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    await new Promise((r) => setTimeout(r, 400));
+    appendFileSync(log, 'RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 11.17 GiB total capacity; 7.57 GiB already allocated; 18.25 MiB free; 7.74 GiB reserved in total by PyTorch)\n');
+    for (let i = 0; i < 50 && !out.includes('\n'); i++) await new Promise((r) => setTimeout(r, 100));
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((r) => child.on('close', r));
+    const first = JSON.parse(out.split('\n')[0] as string) as { schemaVersion: number; event: { line: number; requestedBytes: number } };
+    expect(first.schemaVersion).toBe(1);
+    expect(first.event.line).toBe(2);
+    expect(first.event.requestedBytes).toBe(20 * 2 ** 20);
+    expect(code).toBe(1);
+  });
+});

@@ -60,7 +60,7 @@ export interface SuperviseOptions {
   cleanupTimeoutMs?: number;
   /** Memory held by nothing below this is not reported. Default 64 MiB. */
   toleranceBytes?: number;
-  /** Output tail kept per attempt. Default 64 KiB. */
+  /** Output tail kept per attempt. Default 16 KiB. */
   tailBytes?: number;
   /** Where the child's output goes. Default process.stdout / process.stderr. */
   stdout?: NodeJS.WritableStream;

@@ -95,6 +95,8 @@ export interface AttemptReport {
   interruptedBy: NodeJS.Signals | null;
   /** Data returned by plugins (keyed by plugin name). */
   plugins: Record<string, unknown>;
+  /** The last `tailBytes` (default 16 KiB) of the child's combined output, for the report and history. */
+  outputTail: string;
   /** Downsampled timeline of the tree's memory per GPU uuid (≤ 300 points). */
   timeline: Array<{ tMs: number; bytes: Record<string, number> }>;
 }

@@ -163,7 +163,7 @@ async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   const child = await startChild({
     argv: a.argv, env: a.env, cwd: o.cwd ?? process.cwd(),
     stdout: o.stdout ?? process.stdout, stderr: o.stderr ?? process.stderr,
-    tailBytes: o.tailBytes ?? 65536, onOutput: (text) => ooms.push(...oom.push(text)),
+    tailBytes: o.tailBytes ?? 16384, onOutput: (text) => ooms.push(...oom.push(text)),
   });
   a.setCurrent(child);
   const ctx: AttemptContext = { ...a.ctx, pid: child.pid };
@@ -203,6 +203,6 @@ async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
     attempt: a.attempt, argv: a.argv, batch: a.plan, startedAtMs, durationMs, exit,
     sampleHz: durationMs > 0 ? Math.round((monitor.samples / durationMs) * 10000) / 10 : 0, samples: monitor.samples,
     peaks: monitor.peakList(), mismatches: monitor.mismatchList(), ooms, cleanup, interruptedBy: a.interrupted(),
-    plugins, timeline: monitor.timeline(),
+    plugins, outputTail: child.tail(), timeline: monitor.timeline(),
   };
 }

@@ -33,6 +33,7 @@ describe('superviseRun', () => {
     expect(byName.PYTORCH_CUDA_ALLOC_CONF).toMatchObject({ value: 'max_split_size_mb:128,expandable_segments:True', action: 'merged' });
     expect(t.lines.filter((l) => l.startsWith('env CUDA_VISIBLE_DEVICES=')).length).toBe(1);
     expect(report.exit).toEqual({ code: 0, signal: null });
+    expect(report.attempts[0]?.outputTail).toBe(t.out.text());
   });
 
   it('measures the peak of the whole tree per GPU, workers included', async () => {

@@ -63,3 +63,15 @@ for (const era of Object.keys(FAKE_ERAS) as FakeEra[]) {
   });
 }
 
+
+// The same contract through openSource, so samples carry /proc host facts of the real sleeper pids.
+runSourceContract('NVML (era 590) with host facts via openSource', async () => {
+  const { openSource } = await import('../../src/sources/open.js');
+  return openSource({ source: 'nvml', nvmlLib: fakeNvmlLib('590'), env: process.env });
+}, {
+  memoryToleranceBytes: 0,
+  deviceCount: 4,
+  get pids() {
+    return expectedPids();
+  },
+});

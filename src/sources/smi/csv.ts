@@ -45,7 +45,8 @@ export function parseSmiCsv(text: string, where = 'nvidia-smi CSV'): CsvTable {
     const m = /^([^[\]]+?)\s*(?:\[([^\]]*)\])?$/.exec(h);
     const name = m?.[1]?.trim().toLowerCase();
     if (!name || /\s/.test(name)) throw malformed(where, `bad header field "${h}"`, 1);
-    const key = ALIASES[name] ?? name;
+    // hasOwn: a header field named "__proto__" must not reach Object.prototype.
+    const key = Object.hasOwn(ALIASES, name) ? (ALIASES[name] as string) : name;
     if (columns.includes(key)) throw malformed(where, `duplicate header field "${h}"`, 1);
     columns.push(key);
     units.push(m?.[2]?.trim() || undefined);

@@ -81,3 +81,12 @@ describe('parser robustness', () => {
     );
   });
 });
+
+describe('prototype keys in headers', () => {
+  it('a header field named like an Object.prototype member is just an unknown field', () => {
+    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      onlyGpumemErrors(parseQueryGpuCsv, `${name}, memory.total [MiB]\n1, 100 MiB\n`);
+      onlyGpumemErrors(parseComputeAppsCsv, `pid, ${name}\n1, 2\n`);
+    }
+  });
+});

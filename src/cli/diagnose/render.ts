@@ -90,13 +90,10 @@ export function renderFindings(findings: readonly Finding[], paint: Paint, colum
   const lines = [paint('bold', `Findings (${findings.length}):`)];
   for (const f of findings) {
     lines.push(`${paint(SEVERITY_COLOR[f.severity], f.severity.toUpperCase().padEnd(8))} ${f.title}`);
-    if (compact) {
-      // One screen: the fix's first line, the command when there is one; diagnose prints them in full.
-      lines.push(trimTo(`         fix: ${f.fix}`, Math.max(40, columns)));
-    } else {
-      lines.push(...wrap(`evidence: ${f.evidence.summary}`, columns));
-      lines.push(...wrap(`fix: ${f.fix}`, columns));
-    }
+    // Compact (doctor) leaves out the evidence to stay on one screen; the fix is never cut, since a cut
+    // sentence can change what it tells the user to do.
+    if (!compact) lines.push(...wrap(`evidence: ${f.evidence.summary}`, columns));
+    lines.push(...wrap(`fix: ${f.fix}`, columns));
     if (f.command) lines.push(`         run: ${paint('bold', f.command)}`);
   }
   return lines;

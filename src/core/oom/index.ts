@@ -1,12 +1,13 @@
 /**
  * core/oom: find out-of-memory errors in text, read their exact numbers, and rank their causes. Pure: it
- * takes strings and returns values. The supervisor feeds a child's output through `createOomScanner`;
- * `gpumem explain` does the same for files.
+ * takes strings or bytes and returns values. The supervisor feeds a child's output through
+ * `createOomScanner`; `gpumem explain` feeds files and stdin as bytes through `createOomByteScanner`.
  */
 import { createOomScanner } from './scanner.js';
 import type { OomEvent } from './types.js';
 
 export { createOomScanner, type OomScanner, type OomScannerOptions } from './scanner.js';
+export { createOomByteScanner, type OomByteScanner } from './byte-scanner.js';
 export { explainOom } from './explain.js';
 export { eventToJson as oomEventToJson, OOM_SCHEMA_VERSION } from './json.js';
 export { invertSize as invertPytorchSize } from './size.js';

@@ -1,16 +1,13 @@
 /**
- * The streaming OOM scanner: feed it text in chunks of any size, get events once each is complete. Line
- * numbers are global across chunks. Ordinary lines cost one marker-regex pass over the chunk and a newline
- * count; only lines holding a marker (and the few lines after one) are normalized and parsed. Memory stays
- * bounded: a line longer than 1 MiB is cut into pieces, and a traceback is looked up in the last 16 KiB.
+ * The streaming OOM scanner over text: feed it text in chunks of any size, get events once each is complete.
+ * Line numbers are global across chunks. Ordinary lines cost one marker-regex pass over the chunk and a
+ * newline count; only lines holding a marker (and the few lines after one) are normalized and parsed. Memory
+ * stays bounded: a line longer than 1 MiB is cut into pieces, and a traceback is looked up in the last 16 KiB.
+ * Logs read from files go through the byte scanner (byte-scanner.ts), which gives the same events faster.
  */
-import { Block } from './block.js';
-import { Dedup } from './dedup.js';
-import { findHead } from './families/index.js';
-import { isUserFrame, parseFrame } from './frames.js';
+import { LineMachine, LOOKBACK, WINDOW_AFTER, WINDOW_BEFORE } from './line-machine.js';
 import { MARKER_RE } from './markers.js';
-import { normalizeLine } from './normalize.js';
-import type { OomEvent, OomFrame } from './types.js';
+import type { OomEvent } from './types.js';
 
 export interface OomScanner {
   /** Feeds the next piece of text; returns the events that became complete. */
@@ -27,39 +24,18 @@ export interface OomScannerOptions {
 }
 
 const MAX_LINE = 1 << 20;
-const WINDOW_BEFORE = 2048;
-const WINDOW_AFTER = 16_384;
-const LOOKBACK = 16_384;
 
 /**
  * Creates a scanner (see OomScanner). Events are held until no repeat of them can follow within the
  * de-duplication window, so ranks printing the same message become one event with every rank listed.
  */
 export function createOomScanner(options: OomScannerOptions = {}): OomScanner {
-  const dedup = new Dedup(options.dedupWindowLines ?? 400);
+  const machine = new LineMachine(options.dedupWindowLines ?? 400);
   let carry = '';
   /** Line number of the first line in `carry` (1-based). */
   let lineNo = 1;
   /** The last LOOKBACK characters before `carry`, for traceback frames. */
   let history = '';
-  let block: Block | null = null;
-
-  function closeBlock(): void {
-    if (!block) return;
-    dedup.add(block.finish());
-    block = null;
-  }
-
-  /** Handles one complete line (`raw`, possibly a window of a longer one) at line number `n`. */
-  function handleLine(raw: string, n: number, before: string): void {
-    const norm = normalizeLine(raw);
-    if (block) {
-      if (block.offer(norm.text)) return;
-      closeBlock();
-    }
-    if (norm.text === '' || !findHead(norm.text, 0)) return;
-    block = new Block(norm.text, n, norm.rank, userFrameBefore(before));
-  }
 
   /** The text before `at` (within text[from, at)), reaching back into earlier chunks, for traceback frames. */
   function lookback(text: string, from: number, at: number): string {
@@ -73,10 +49,11 @@ export function createOomScanner(options: OomScannerOptions = {}): OomScanner {
   function processComplete(text: string, from: number, to: number): void {
     let pos = from;
     while (pos < to) {
-      if (block) {
+      if (machine.collecting) {
         const nl = text.indexOf('\n', pos);
         const lineEnd = nl < 0 || nl >= to ? to : nl;
-        handleLine(text.slice(pos, Math.min(lineEnd, pos + WINDOW_AFTER)), lineNo, lookback(text, from, pos));
+        const lineStart = pos;
+        machine.line(text.slice(pos, Math.min(lineEnd, pos + WINDOW_AFTER)), lineNo, () => lookback(text, from, lineStart));
         if (lineEnd === to) break;
         lineNo++;
         pos = lineEnd + 1;
@@ -93,7 +70,7 @@ export function createOomScanner(options: OomScannerOptions = {}): OomScanner {
       const nl = text.indexOf('\n', hit.index);
       const lineEnd = nl < 0 || nl >= to ? to : nl;
       const windowStart = Math.max(lineStart, hit.index - WINDOW_BEFORE);
-      handleLine(text.slice(windowStart, Math.min(lineEnd, hit.index + WINDOW_AFTER)), lineNo, lookback(text, from, lineStart));
+      machine.line(text.slice(windowStart, Math.min(lineEnd, hit.index + WINDOW_AFTER)), lineNo, () => lookback(text, from, lineStart));
       if (lineEnd === to) break;
       lineNo++;
       pos = lineEnd + 1;
@@ -112,7 +89,7 @@ export function createOomScanner(options: OomScannerOptions = {}): OomScanner {
           processComplete(carry, 0, cut);
           carry = carry.slice(cut);
         }
-        return dedup.release(lineNo);
+        return machine.release(lineNo);
       }
       // The line carried over from the last chunk ends at this chunk's first break.
       if (carry !== '') {
@@ -125,17 +102,17 @@ export function createOomScanner(options: OomScannerOptions = {}): OomScanner {
       const lastBreak = chunk.lastIndexOf('\n');
       if (lastBreak > firstBreak) processComplete(chunk, firstBreak + 1, lastBreak + 1);
       carry = chunk.slice(lastBreak + 1);
-      return dedup.release(lineNo);
+      return machine.release(lineNo);
     },
     flush() {
-      closeBlock();
-      return dedup.release(Number.POSITIVE_INFINITY);
+      machine.closeBlock();
+      return machine.release(Number.POSITIVE_INFINITY);
     },
     end() {
       if (carry !== '') processComplete(carry, 0, carry.length);
       carry = '';
-      closeBlock();
-      return dedup.release(Number.POSITIVE_INFINITY);
+      machine.closeBlock();
+      return machine.release(Number.POSITIVE_INFINITY);
     },
   };
 }
@@ -145,27 +122,4 @@ function countBreaks(text: string, from: number, to: number): number {
   let count = 0;
   for (let i = text.indexOf('\n', from); i >= 0 && i < to; i = text.indexOf('\n', i + 1)) count++;
   return count;
-}
-
-/**
- * The user's frame of the traceback that ends right before a message: walks back over the lines before
- * it, gives up after 6 lines without a frame, stops at "Traceback (most recent call last)".
- */
-function userFrameBefore(before: string): OomFrame | null {
-  if (before === '') return null;
-  const lines = before.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
-  let sinceFrame = 0;
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const text = normalizeLine(lines[i] as string).text;
-    if (text.startsWith('Traceback (most recent call last)')) break;
-    const frame = text.startsWith('File "') ? parseFrame(text) : null;
-    if (frame) {
-      sinceFrame = 0;
-      if (isUserFrame(frame)) return frame;
-      continue;
-    }
-    if (++sinceFrame > 6) break;
-  }
-  return null;
 }

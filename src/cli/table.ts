@@ -22,6 +22,14 @@ const JSON_OPTION: OptionSpec = { name: 'json', type: 'boolean', description: 'p
 /** Sampling window of doctor and diagnose. */
 const WINDOW_OPTION: OptionSpec = { name: 'window', type: 'number', value: 'SECONDS', default: 3, description: 'sample the GPUs for this long so utilisation and idleness are measured (0: one sample)' };
 
+/** The PyTorch companion under `gpumem run` and `gpumem pipeline` (docs/companion.md). */
+const COMPANION_OPTIONS: readonly OptionSpec[] = [
+  { name: 'no-companion', type: 'boolean', description: 'do not start the PyTorch companion (the child\'s environment is left as it is)' },
+  { name: 'companion-rate', type: 'number', value: 'HZ', default: 10, description: 'PyTorch allocator statistics per second from the companion (0–100; 0: only OOMs and the final numbers)' },
+  { name: 'snapshot-on-oom', type: 'boolean', description: 'record allocation history and write a PyTorch memory snapshot into the run folder on OOM' },
+  { name: 'memory-fraction', type: 'number', value: 'F', description: 'cap each PyTorch process at this fraction of each GPU (0 < F ≤ 1), applied before its first allocation' },
+];
+
 export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'doctor',
@@ -79,7 +87,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'run a training command on the right GPUs, watched, with OOM retry and verified cleanup',
     usage: 'run [options] -- CMD [ARGS…]',
     description:
-      'Pins the chosen GPUs by UUID (CUDA_VISIBLE_DEVICES + CUDA_DEVICE_ORDER=PCI_BUS_ID), merges expandable_segments:True into PYTORCH_CUDA_ALLOC_CONF unless you set that key, checks free memory first, watches the whole process tree at 10 Hz (peak per GPU, memory on GPUs not chosen), forwards Ctrl-C/TERM to the child\'s process group, ends leftover workers and checks the memory is released. `{batch}`/`{accum}` in the command (and GPUMEM_BATCH/GPUMEM_ACCUM) are filled from --batch/--accum; with --retry-oom N an OOM halves the batch and doubles accumulation. Exits with the child\'s status (128+n when killed by signal n). Every run is stored in the history (gpumem runs). See docs/run.md.',
+      'Pins the chosen GPUs by UUID (CUDA_VISIBLE_DEVICES + CUDA_DEVICE_ORDER=PCI_BUS_ID), merges expandable_segments:True into PYTORCH_CUDA_ALLOC_CONF unless you set that key, checks free memory first, watches the whole process tree at 10 Hz (peak per GPU, memory on GPUs not chosen), forwards Ctrl-C/TERM to the child\'s process group, ends leftover workers and checks the memory is released. For a PyTorch program the companion (on unless --no-companion) splits each GPU\'s memory into allocated / reserved-unallocated / non-PyTorch, captures the allocator\'s numbers at an OOM and, with --snapshot-on-oom, writes a memory snapshot into the run folder. `{batch}`/`{accum}` in the command (and GPUMEM_BATCH/GPUMEM_ACCUM) are filled from --batch/--accum; with --retry-oom N an OOM halves the batch and doubles accumulation. Exits with the child\'s status (128+n when killed by signal n). Every run is stored in the history (gpumem runs). See docs/run.md.',
     options: [
       { name: 'gpus', type: 'string', value: 'SPEC', description: 'GPUs to use: an index (2), a list (0,1,2), UUIDs, auto (the freest) or auto:N' },
       { name: 'no-alloc-conf', type: 'boolean', description: 'leave PYTORCH_CUDA_ALLOC_CONF as it is (no expandable_segments:True)' },
@@ -92,6 +100,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: 'interval-ms', type: 'number', value: 'MS', default: 100, description: 'sampling interval of GPU memory and the process tree' },
       { name: 'db', type: 'string', value: 'PATH', description: 'run history database (default $XDG_DATA_HOME/gpumem/history.db)' },
       { name: 'no-history', type: 'boolean', description: 'do not store this run in the history' },
+      ...COMPANION_OPTIONS,
       JSON_OPTION,
       ...SOURCE_OPTIONS,
     ],
@@ -113,6 +122,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: 'tolerance', type: 'bytes', value: 'BYTES', default: '256MiB', description: 'how far above its pre-stage level GPU memory may be when the next stage starts' },
       { name: 'db', type: 'string', value: 'PATH', description: 'run history database (default $XDG_DATA_HOME/gpumem/history.db)' },
       { name: 'no-history', type: 'boolean', description: 'do not store this pipeline in the history' },
+      ...COMPANION_OPTIONS,
       JSON_OPTION,
       ...SOURCE_OPTIONS,
     ],
@@ -268,6 +278,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: 'effective-batch', type: 'number', value: 'N', description: 'global batch to reach with gradient accumulation' },
       { name: 'gpus', type: 'string', value: 'GPU', default: '0', description: 'the GPU to measure on (index or UUID); the command is pinned to it' },
       { name: 'interval-ms', type: 'number', value: 'MS', default: 100, description: 'memory sampling interval' },
+      { name: 'no-companion', type: 'boolean', description: 'do not start the PyTorch companion in the probe runs (it counts OOMs the program catches itself)' },
       JSON_OPTION,
       ...SOURCE_OPTIONS,
     ],

@@ -12,4 +12,4 @@ export { endProcesses, refuseReason, type Target, type EndResult } from './termi
 export { readProcTable, readProcEntry, parseStatLine, type ProcEntry } from './proc-table.js';
 export * from './kill/index.js';
 export * from './pipeline/index.js';
-export { companionPlugin, CompanionServer, companionPythonDir, companionSiteDir, type CompanionPlugin, type CompanionReport } from './companion/index.js';
+export { companionPlugin, CompanionServer, companionPythonDir, companionSiteDir, splitLine, oomLine, type CompanionPlugin, type CompanionPluginOptions, type CompanionReport, type LinkedOomFinding } from './companion/index.js';

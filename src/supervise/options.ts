@@ -6,7 +6,7 @@
 import type { GpuSource } from '../sources/index.js';
 import type { MonitorTick } from './monitor.js';
 import type { FreeRequirement } from './preflight.js';
-import type { ChildExit } from './report.js';
+import type { ChildExit, OomFinding } from './report.js';
 import type { BatchPlan } from './retry.js';
 
 export interface AttemptContext {
@@ -27,8 +27,12 @@ export interface RunPlugin {
   onSpawn?(ctx: AttemptContext): void;
   /** Every monitor sample while the attempt runs. */
   onTick?(tick: MonitorTick, ctx: AttemptContext): void;
-  /** After the attempt and its cleanup: whatever is returned is stored under `plugins[name]`. */
-  afterAttempt?(ctx: AttemptContext & { exit: ChildExit }): Promise<unknown> | unknown;
+  /**
+   * After the attempt and its cleanup: whatever is returned is stored under `plugins[name]`. `ooms` are the
+   * attempt's OOM findings from the output; a plugin may add facts to them (the companion attaches the
+   * allocator's numbers) but not remove any.
+   */
+  afterAttempt?(ctx: AttemptContext & { exit: ChildExit; ooms?: OomFinding[] }): Promise<unknown> | unknown;
 }
 
 export interface SuperviseOptions {

@@ -196,7 +196,7 @@ async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   for (const h of cleanup.heldByNothing) log(`warning: GPU ${h.index}: ${formatBytes(h.bytes)} is held by no process after the run (was not before)`);
   const plugins: Record<string, unknown> = {};
   for (const plugin of o.plugins ?? []) {
-    if (plugin.afterAttempt) plugins[plugin.name] = await plugin.afterAttempt({ ...ctx, exit });
+    if (plugin.afterAttempt) plugins[plugin.name] = await plugin.afterAttempt({ ...ctx, exit, ooms });
   }
   const durationMs = endedMs - startedAtMs;
   return {

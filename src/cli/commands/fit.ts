@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { GpumemError, formatBytes } from '../../core/index.js';
 import { DEFAULT_FIT_OPTIONS, buildFitReport, planFit, type FitReport, type Measurement } from '../../core/fit/index.js';
 import { openSource, type SourceChoice } from '../../sources/index.js';
-import { superviseRun } from '../../supervise/index.js';
+import { companionPlugin, superviseRun, type CompanionReport } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
 import { painter, table } from '../render/style.js';
 
@@ -61,9 +61,13 @@ export const run: CommandHandler = async (ctx) => {
         argv: withSteps, source, cwd: ctx.cwd, env: ctx.env, gpus, batch, accum: 1, retryOom: 0,
         extraEnv: { GPUMEM_STEPS: String(steps) }, intervalMs: num(o.intervalMs) ?? 100,
         graceMs: 2000, cleanupTimeoutMs: 10000, stdout: sink(), stderr: sink(), log: () => undefined,
+        // Statistics only at the end: the companion is here to count OOMs the program catches itself.
+        plugins: o.noCompanion ? [] : [companionPlugin({ rateHz: 0 })],
       });
       const attempt = report.attempts[report.attempts.length - 1];
-      const oom = (attempt?.ooms.length ?? 0) > 0;
+      const companion = attempt?.plugins.companion as CompanionReport | undefined;
+      const caught = (companion?.gpus ?? []).some((g) => (g.numOoms ?? 0) > 0);
+      const oom = (attempt?.ooms.length ?? 0) > 0 || caught;
       const peaks = report.peaks.filter((p) => p.uuid === device.uuid);
       const peakBytes = peaks.length > 0 ? Math.max(...peaks.map((p) => p.peakBytes)) : null;
       return { ok: report.exit.code === 0 && !oom, oom, peakBytes: peakBytes === 0 && report.exit.code !== 0 ? null : peakBytes };

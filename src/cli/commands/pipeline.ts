@@ -7,6 +7,7 @@ import { beginPipeline, beginRun, completePipeline, completeRun } from '../../st
 import { parsePipeline, runPipeline, type PipelineReport } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
 import { painter, table } from '../render/style.js';
+import { companionSettings, startCompanion } from './companion.js';
 import { tryHistory } from './history.js';
 
 function readPipelineFile(path: string): string {
@@ -32,6 +33,7 @@ export const run: CommandHandler = async (ctx) => {
     for (const s of spec.stages) ctx.stdout.write(`  ${s.name}: ${s.argv.join(' ')}${s.gpus ? ` [gpus ${s.gpus}]` : ''}${s.batch ? ` [batch ${s.batch}]` : ''}\n`);
     return { kind: 'ok' };
   }
+  const settings = companionSettings(ctx);
   const source = await openSource({
     source: (o.source as SourceChoice | undefined) ?? 'auto', env: ctx.env,
     ...(typeof o.replay === 'string' ? { replay: o.replay } : {}), ...(typeof o.nvmlLib === 'string' ? { nvmlLib: o.nvmlLib } : {}),
@@ -40,15 +42,16 @@ export const run: CommandHandler = async (ctx) => {
   try {
     const startedAtMs = Date.now();
     const pipelineId = db ? beginPipeline(db, path, startedAtMs) : null;
+    const companion = startCompanion(ctx, settings, { runId: null, startedAtMs, ...(pipelineId !== null ? { folderName: `pipeline-${pipelineId}` } : {}) });
     const report = await runPipeline({
       spec, file, source, toleranceBytes, from: typeof o.from === 'string' ? o.from : undefined, gpus: typeof o.gpus === 'string' ? o.gpus : undefined,
-      run: { cwd: ctx.cwd, env: ctx.env, forwardSignals: true, stdout: o.json ? process.stderr : process.stdout, stderr: process.stderr, log: (l) => ctx.stderr.write(`gpumem: ${l}\n`) },
+      run: { cwd: ctx.cwd, env: ctx.env, forwardSignals: true, stdout: o.json ? process.stderr : process.stdout, stderr: process.stderr, log: (l) => ctx.stderr.write(`gpumem: ${l}\n`), plugins: companion.plugin ? [companion.plugin] : [] },
       log: (l) => ctx.stderr.write(`gpumem: ${l}\n`),
       onStageStart: (stage) => (db && pipelineId !== null ? beginRun(db, { argv: stage.argv, cwd: ctx.cwd, startedAtMs: Date.now(), pipelineId, stage: stage.name }) : null),
       onStageEnd: (runId, run) => db && runId !== null && completeRun(db, runId, run),
     });
     if (db && pipelineId !== null) completePipeline(db, pipelineId, report.status, report.durationMs, report);
-    if (o.json) ctx.stdout.write(`${JSON.stringify({ ...report, pipelineId }, null, 2)}\n`);
+    if (o.json) ctx.stdout.write(`${JSON.stringify({ ...report, pipelineId, runFolder: companion.runFolder }, null, 2)}\n`);
     else ctx.stderr.write(renderPipeline(report, ctx.color && ctx.stderr.isTTY));
     if (report.status === 'ok') return { kind: 'ok' };
     const failed = report.stages.find((s) => s.status === 'failed');

@@ -5,6 +5,7 @@ import { beginRun, completeRun } from '../../store/index.js';
 import { parseFreeRequirement, superviseRun } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
 import { renderRunReport } from '../render/run.js';
+import { companionSettings, startCompanion } from './companion.js';
 import { tryHistory } from './history.js';
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
@@ -15,6 +16,7 @@ export const run: CommandHandler = async (ctx) => {
   if (argv.length === 0) {
     throw new GpumemError('USAGE', 'no command to run', { hint: 'put the command after --, e.g. gpumem run --gpus 0 -- python train.py' });
   }
+  const settings = companionSettings(ctx);
   const requireFree = typeof o.requireFree === 'string' ? parseFreeRequirement(o.requireFree, parseByteSize) : null;
   const source = await openSource({
     source: (o.source as SourceChoice | undefined) ?? 'auto', env: ctx.env,
@@ -24,6 +26,7 @@ export const run: CommandHandler = async (ctx) => {
   try {
     const startedAtMs = Date.now();
     const runId = db ? beginRun(db, { argv, cwd: ctx.cwd, startedAtMs }) : null;
+    const companion = startCompanion(ctx, settings, { runId, startedAtMs });
     const report = await superviseRun({
       argv, source, cwd: ctx.cwd, env: ctx.env, requireFree, forwardSignals: true,
       gpus: typeof o.gpus === 'string' ? o.gpus : undefined, allocConf: !o.noAllocConf,
@@ -33,9 +36,10 @@ export const run: CommandHandler = async (ctx) => {
       // stdout carries only the report.
       stdout: o.json ? process.stderr : process.stdout, stderr: process.stderr,
       log: (line) => ctx.stderr.write(`gpumem: ${line}\n`),
+      plugins: companion.plugin ? [companion.plugin] : [],
     });
     if (db && runId !== null) completeRun(db, runId, report);
-    if (o.json) ctx.stdout.write(`${JSON.stringify({ ...report, runId }, null, 2)}\n`);
+    if (o.json) ctx.stdout.write(`${JSON.stringify({ ...report, runId, runFolder: companion.runFolder }, null, 2)}\n`);
     else ctx.stderr.write(renderRunReport(report, ctx.stderr.isTTY && ctx.color, runId));
     return { kind: 'child', code: report.exit.code, signal: report.exit.signal };
   } finally {

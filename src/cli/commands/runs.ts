@@ -2,6 +2,8 @@
 import { GpumemError, formatBytes, formatDuration } from '../../core/index.js';
 import { getRun, listRuns, type RunRow } from '../../store/index.js';
 import type { CommandHandler } from '../context.js';
+import type { AttemptReport } from '../../supervise/index.js';
+import { renderPytorch } from '../render/run-pytorch.js';
 import { painter, table, trimTo } from '../render/style.js';
 import { historyFor } from './history.js';
 
@@ -77,5 +79,7 @@ function renderShow(r: RunRow, report: unknown, color: boolean): string {
     for (const l of a.cleanup.leftovers) lines.push(`    leftover pid ${l.pid} (${formatBytes(l.gpuBytes)}): ${l.outcome}`);
     for (const h of a.cleanup.heldByNothing ?? []) lines.push(`    GPU ${h.index}: ${formatBytes(h.bytes)} held by no process after the run`);
   }
+  // Stored reports of this gpumem carry the companion's data under attempts[].plugins.
+  lines.push(...renderPytorch((rep?.attempts ?? []) as unknown as AttemptReport[], paint));
   return `${lines.join('\n')}\n`;
 }

@@ -1,6 +1,7 @@
 /** Human rendering of a supervised run's report (stderr, after the child's own output). */
 import { formatBytes, formatDuration } from '../../core/index.js';
 import type { AttemptReport, RunReport } from '../../supervise/index.js';
+import { allocatorLine, renderPytorch } from './run-pytorch.js';
 import { painter } from './style.js';
 
 function exitText(exit: RunReport['exit']): string {
@@ -36,12 +37,15 @@ export function renderRunReport(report: RunReport, color: boolean, runId: number
     }
     for (const o of a.ooms) {
       out.push(paint('yellow', `  OOM (attempt ${a.attempt}, line ${o.line}): ${o.text.slice(0, 160)}`));
+      const allocator = allocatorLine(o);
+      if (allocator) out.push(allocator);
       for (const c of o.causes.slice(0, 3)) out.push(`    likely: ${describeCause(c)}`);
     }
     for (const l of a.cleanup.leftovers) {
       out.push(`  leftover pid ${l.pid} ${l.cmdline?.join(' ').slice(0, 60) ?? l.comm ?? ''} (${formatBytes(l.gpuBytes)} on GPU): ${l.outcome} — ${l.detail}`);
     }
   }
+  out.push(...renderPytorch(report.attempts, paint));
   const cleanup = last?.cleanup;
   if (cleanup) {
     out.push(cleanup.memoryReleased

@@ -10,3 +10,14 @@ export {
   type CompanionState,
 } from './state.js';
 export { splitProcessMemory, splitProcesses, splitByGpu, type MemorySplit, type GpuSplit } from './split.js';
+export { foldPytorchSample, finishPytorchSummary, type PytorchGpuSummary } from './summary.js';
+export { allocatorAtOom, withAllocatorNumbers, type AllocatorAtOom } from './oom-event.js';
+export {
+  buildLiveCompanionDoc,
+  parseLiveCompanionDoc,
+  LIVE_COMPANION_FORMAT,
+  LIVE_COMPANION_SCHEMA_VERSION,
+  type LiveCompanionDoc,
+  type LiveCompanionProcess,
+  type LiveCompanionDevice,
+} from './live.js';

@@ -15,6 +15,19 @@ export interface HistoryAttempt {
   ooms: Array<{ line: number; text: string; event: unknown; causes: unknown[] }>;
   cleanup: { leftovers: Array<{ pid: number; cmdline: string[] | null; gpuBytes: number | null; outcome: string; detail: string }> };
   timeline: Array<{ tMs: number; bytes: Record<string, number> }>;
+  /** Run plugins' data; the companion's per-GPU PyTorch summary is stored in pytorch_peaks. */
+  plugins?: Record<string, unknown>;
+}
+
+/** The part of the companion's report the history keeps as rows (its shape is docs/run.md's `plugins.companion.gpus`). */
+interface PytorchPeakRow {
+  gpuIndex: number | null; gpuUuid: string; treeBytes: number | null; allocatedBytes: number | null; reservedBytes: number | null;
+  nonPytorchBytes: number | null; peakAllocatedBytes: number | null; peakReservedBytes: number | null; numAllocRetries: number | null; numOoms: number | null;
+}
+
+function pytorchRows(a: HistoryAttempt): PytorchPeakRow[] {
+  const gpus = (a.plugins?.companion as { gpus?: unknown } | undefined)?.gpus;
+  return Array.isArray(gpus) ? gpus.filter((g): g is PytorchPeakRow => typeof g === 'object' && g !== null && typeof (g as PytorchPeakRow).gpuUuid === 'string') : [];
 }
 
 export interface HistoryReport {
@@ -73,12 +86,16 @@ export function completeRun(db: Db, id: number, report: HistoryReport): void {
     const sample = db.prepare('INSERT INTO samples (run_id, attempt, t_ms, gpu_uuid, bytes) VALUES (?, ?, ?, ?, ?)');
     const oom = db.prepare('INSERT INTO oom_events (run_id, attempt, line, text, event_json) VALUES (?, ?, ?, ?, ?)');
     const left = db.prepare('INSERT INTO leftovers (run_id, attempt, pid, cmdline, gpu_bytes, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    const torch = db.prepare('INSERT INTO pytorch_peaks (run_id, attempt, gpu_index, gpu_uuid, tree_bytes, allocated_bytes, reserved_bytes, non_pytorch_bytes, peak_allocated_bytes, peak_reserved_bytes, num_alloc_retries, num_ooms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
     for (const a of report.attempts) {
       att.run(id, a.attempt, JSON.stringify(a.argv), a.batch?.batch ?? null, a.batch?.accum ?? null, a.durationMs, a.exit.code, a.exit.signal);
       for (const p of a.peaks) peak.run(id, a.attempt, p.index, p.uuid, p.peakBytes, p.atMs, p.chosen ? 1 : 0);
       for (const t of a.timeline) for (const [uuid, bytes] of Object.entries(t.bytes)) sample.run(id, a.attempt, t.tMs, uuid, bytes);
       for (const o of a.ooms) oom.run(id, a.attempt, o.line, o.text, o.event === null ? null : JSON.stringify({ event: o.event, causes: o.causes }));
       for (const l of a.cleanup.leftovers) left.run(id, a.attempt, l.pid, l.cmdline?.join(' ') ?? null, l.gpuBytes, l.outcome, l.detail);
+      for (const g of pytorchRows(a)) {
+        torch.run(id, a.attempt, g.gpuIndex, g.gpuUuid, g.treeBytes, g.allocatedBytes, g.reservedBytes, g.nonPytorchBytes, g.peakAllocatedBytes, g.peakReservedBytes, g.numAllocRetries, g.numOoms);
+      }
     }
   })();
 }

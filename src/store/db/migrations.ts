@@ -65,6 +65,15 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX runs_started ON runs(started_at_ms);
   CREATE INDEX samples_run ON samples(run_id, attempt, t_ms);
   `,
+  // 2: PyTorch's own numbers per GPU from the companion: the split at the tree's peak and the allocator's peaks.
+  `
+  CREATE TABLE pytorch_peaks (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    attempt INTEGER NOT NULL, gpu_index INTEGER, gpu_uuid TEXT NOT NULL,
+    tree_bytes INTEGER, allocated_bytes INTEGER, reserved_bytes INTEGER, non_pytorch_bytes INTEGER,
+    peak_allocated_bytes INTEGER, peak_reserved_bytes INTEGER, num_alloc_retries INTEGER, num_ooms INTEGER
+  );
+  `,
 ];
 
 /** The schema version this build writes. */

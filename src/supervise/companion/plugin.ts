@@ -1,23 +1,34 @@
 /**
  * The companion as a `gpumem run` plugin: before each attempt it opens a channel and hands the child the
- * environment; on every monitor tick it splits the tree's GPU memory with the latest PyTorch numbers;
- * after the attempt it closes the channel and returns a report for the run's JSON and history.
+ * environment; on every monitor tick it splits the tree's GPU memory with the latest PyTorch numbers,
+ * keeps the split at the tree's peak per GPU, logs live lines and publishes the statistics for
+ * `gpumem diagnose`; after the attempt it closes the channel, joins its OOM captures to the OOMs found in
+ * the output and returns a report for the run's JSON and history.
  */
 import {
+  foldPytorchSample,
+  finishPytorchSummary,
   splitByGpu,
   splitProcesses,
+  type AllocatorAtOom,
+  type CompanionMessage,
   type CompanionState,
   type GpuSplit,
   type MemorySplit,
   type OomMessage,
+  type PytorchGpuSummary,
 } from '../../core/companion/index.js';
+import { allocatorAtOom } from '../../core/companion/index.js';
 import type { GpuProcess } from '../../core/index.js';
 import type { RunPlugin } from '../options.js';
+import { helloLine, oomLine, retriesLine, splitLine } from './live-lines.js';
+import { createLivePublisher, type LivePublisher } from './live-publish.js';
+import { linkCompanionOoms, type LinkedOomFinding } from './oom-link.js';
 import { CompanionServer, type CompanionServerOptions } from './server.js';
 
 export const COMPANION_REPORT_SCHEMA_VERSION = 1;
 
-/** What the plugin stores under `plugins.companion` of an attempt's report (docs/companion.md). */
+/** What the plugin stores under `plugins.companion` of an attempt's report (docs/run.md, docs/companion.md). */
 export interface CompanionReport {
   schemaVersion: number;
   processes: Array<{
@@ -41,6 +52,12 @@ export interface CompanionReport {
   }>;
   /** The split at the last monitor tick that had both NVML and companion numbers. */
   lastSplit: { processes: MemorySplit[]; gpus: GpuSplit[] } | null;
+  /** Per GPU: the split at the tree's peak, with the allocator's peaks, retries and OOMs over the attempt. */
+  gpus: PytorchGpuSummary[];
+  /** OOMs the allocator saw that no printed message matched (the program caught them without printing). */
+  unprintedOoms: AllocatorAtOom[];
+  /** Memory snapshots written on OOM, for `gpumem snapshot FILE`. */
+  snapshots: string[];
   /** Lines from the channel that could not be read. */
   problems: string[];
 }
@@ -52,15 +69,28 @@ export interface CompanionPlugin extends RunPlugin {
   latestSplit(): { processes: MemorySplit[]; gpus: GpuSplit[] } | null;
 }
 
+export interface CompanionPluginOptions extends Omit<CompanionServerOptions, 'cudaVisibleDevices'> {
+  /** gpumem's own stderr lines (the supervisor's `log`); omitted = silent. */
+  log?: (line: string) => void;
+  /** Print the per-GPU split every this many ms while the program runs (the first one at once). Default 30000; 0 = only the first. */
+  liveIntervalMs?: number;
+  /** Publish the latest statistics here for `gpumem diagnose` (store/live); null or omitted = do not. */
+  livePath?: string | null;
+  now?: () => number;
+}
+
 /** Builds the report from the state (exported for tests and for `gpumem runs show`). */
 export function companionReport(
   state: CompanionState,
   lastSplit: CompanionReport['lastSplit'],
   problems: string[],
+  gpus: PytorchGpuSummary[] = [],
+  unprintedOoms: AllocatorAtOom[] = [],
 ): CompanionReport {
+  const processes = [...state.values()];
   return {
     schemaVersion: COMPANION_REPORT_SCHEMA_VERSION,
-    processes: [...state.values()].map((p) => ({
+    processes: processes.map((p) => ({
       pid: p.pid,
       torchVersion: p.hello?.torchVersion ?? null,
       ended: p.ended,
@@ -80,40 +110,94 @@ export function companionReport(
       droppedMessages: p.droppedMessages,
     })),
     lastSplit,
+    gpus,
+    unprintedOoms,
+    snapshots: processes.flatMap((p) => p.ooms.map((o) => o.snapshotPath).filter((s): s is string => s !== null)),
     problems,
   };
 }
 
 /**
- * Creates the plugin. Options are the channel settings (rate, snapshot folder, memory fraction); the
- * CUDA_VISIBLE_DEVICES the supervisor planned is read from the attempt's environment.
+ * Creates the plugin. Options are the channel settings (rate, snapshot folder, memory fraction) and the
+ * live extras (log, live file); the CUDA_VISIBLE_DEVICES the supervisor planned is read from the attempt's
+ * environment.
  */
-export function companionPlugin(options: Omit<CompanionServerOptions, 'cudaVisibleDevices'> = {}): CompanionPlugin {
+export function companionPlugin(options: CompanionPluginOptions = {}): CompanionPlugin {
+  const { log, liveIntervalMs = 30000, livePath = null, now = Date.now, ...channel } = options;
   let server: CompanionServer | null = null;
   let latest: CompanionReport['lastSplit'] = null;
   let state: CompanionState = new Map();
+  let atPeak = new Map<string, PytorchGpuSummary>();
+  let indexOf: (uuid: string) => number | null = () => null;
+  let lastLiveMs: number | null = null;
+  let publisher: LivePublisher | null = null;
+  const retriesSeen = new Map<string, number>();
 
-  const splitOf = (processes: readonly GpuProcess[]): CompanionReport['lastSplit'] => {
-    const rows = splitProcesses(processes, state);
-    return rows.length > 0 ? { processes: rows, gpus: splitByGpu(rows) } : null;
+  const onMessage = (m: CompanionMessage, s: CompanionState): void => {
+    channel.onMessage?.(m, s);
+    if (!log) return;
+    if (m.type === 'hello') log(helloLine(m));
+    else if (m.type === 'error') log(`companion: pid ${m.pid}: ${m.what} failed (${m.message}); the program runs on without it`);
+    else if (m.type === 'oom') {
+      const uuid = s.get(m.pid)?.devices.get(m.device)?.gpuUuid ?? null;
+      log(oomLine(allocatorAtOom(m, uuid), uuid === null ? null : indexOf(uuid), m.snapshotError));
+    }
+    if (m.type === 'stats' || m.type === 'oom') {
+      for (const d of s.get(m.pid)?.devices.values() ?? []) {
+        const key = `${m.pid}/${d.device}`;
+        const retries = d.maxNumAllocRetries ?? 0;
+        const seen = retriesSeen.get(key) ?? 0;
+        // First rise, then each doubling: a run that retries all the time should not flood the terminal.
+        if (retries > 0 && (seen === 0 ? retries > 0 : retries >= 2 * seen)) {
+          retriesSeen.set(key, retries);
+          log(retriesLine(m.pid, d.device, retries));
+        }
+      }
+    }
   };
+
+  const splitOf = (processes: readonly GpuProcess[]): MemorySplit[] => splitProcesses(processes, state);
 
   return {
     name: 'companion',
     async beforeSpawn(ctx) {
       await server?.close(0);
       latest = null;
-      server = await CompanionServer.start({ ...options, cudaVisibleDevices: ctx.env.CUDA_VISIBLE_DEVICES ?? null });
+      atPeak = new Map();
+      lastLiveMs = null;
+      retriesSeen.clear();
+      server = await CompanionServer.start({ ...channel, onMessage, cudaVisibleDevices: ctx.env.CUDA_VISIBLE_DEVICES ?? null });
       state = server.state;
+      publisher = livePath ? createLivePublisher(livePath, state, now) : null;
       return server.env(ctx.env);
     },
     onTick(tick) {
-      latest = splitOf(tick.treeProcesses) ?? latest;
+      indexOf = (uuid) => tick.sample.devices?.find((d) => d.uuid === uuid)?.index ?? null;
+      const rows = splitOf(tick.treeProcesses);
+      if (rows.length > 0) latest = { processes: rows, gpus: splitByGpu(rows) };
+      foldPytorchSample(atPeak, tick.tMs, rows, tick.treeBytes, indexOf);
+      publisher?.maybePublish();
+      if (log && rows.length > 0 && (lastLiveMs === null || (liveIntervalMs > 0 && tick.tMs - lastLiveMs >= liveIntervalMs))) {
+        lastLiveMs = tick.tMs;
+        const current = new Map<string, ReturnType<typeof finishPytorchSummary>[number]>();
+        foldPytorchSample(current, tick.tMs, rows, tick.treeBytes, indexOf);
+        for (const s of finishPytorchSummary(current, state).filter((g) => current.has(g.gpuUuid))) log(splitLine(s));
+      }
     },
-    async afterAttempt() {
+    async afterAttempt(ctx) {
       if (!server) return companionReport(new Map(), null, []);
       await server.close();
-      return companionReport(server.state, latest, server.problems);
+      publisher?.remove();
+      publisher = null;
+      const findings = (ctx.ooms ?? []) as LinkedOomFinding[];
+      const env = ctx.env;
+      const allocConf = env.PYTORCH_CUDA_ALLOC_CONF ?? env.PYTORCH_ALLOC_CONF;
+      const unprinted = linkCompanionOoms(findings, server.state, {
+        ...(allocConf ? { allocConf } : {}),
+        ...(env.CUDA_VISIBLE_DEVICES ? { cudaVisibleDevices: env.CUDA_VISIBLE_DEVICES } : {}),
+      });
+      const gpus = finishPytorchSummary(atPeak, server.state);
+      return companionReport(server.state, latest, server.problems, gpus, unprinted);
     },
     state: () => state,
     latestSplit: () => latest,

@@ -1,4 +1,6 @@
 """Assembles a fake ``torch`` package (torch, torch.cuda, torch.cuda.memory, torch._C, torch.nn) over ``Fake``."""
+import os
+import re
 import sys
 import types
 
@@ -15,6 +17,16 @@ class device:
 
     def __str__(self):
         return self.type if self.index is None else "%s:%d" % (self.type, self.index)
+
+
+_UUID = re.compile(r"^GPU-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")
+
+
+def _visible_uuid(index):
+    """The UUID real torch reports for ordinal ``index``: that of the physical GPU CUDA_VISIBLE_DEVICES names."""
+    listed = [s.strip() for s in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if s.strip()]
+    match = _UUID.match(listed[index]) if index < len(listed) else None
+    return match.group(1) if match else None
 
 
 def make_tensor_class(fake):
@@ -164,7 +176,7 @@ def install(torch, version, features):
         fake.lazy_init()
         props = types.SimpleNamespace(name="Fake GPU", total_memory=fake.devices[idx(device)].total)
         if features.get("uuid", True):
-            props.uuid = "00000000-0000-0000-0000-00000000000%d" % idx(device)
+            props.uuid = _visible_uuid(idx(device)) or "00000000-0000-0000-0000-00000000000%d" % idx(device)
         return props
 
     cuda.get_device_properties = get_device_properties

@@ -1,0 +1,82 @@
+/**
+ * The companion options shared by `gpumem run` and `gpumem pipeline`: validated here once, turned into the
+ * run plugin with its live lines, the live file for `gpumem diagnose` and, with --snapshot-on-oom, the run
+ * folder next to the history database.
+ */
+import { dirname, join } from 'node:path';
+import { GpumemError } from '../../core/index.js';
+import { createRunFolder, defaultDbPath, liveCompanionPath, runFolderPath } from '../../store/index.js';
+import { companionPlugin, type CompanionPlugin } from '../../supervise/index.js';
+import type { CommandContext } from '../context.js';
+
+export interface CompanionChoice {
+  plugin: CompanionPlugin | null;
+  /** The run folder (created), or null when nothing needs one. */
+  runFolder: string | null;
+}
+
+/** --companion-rate: 0–100 statistics per second. */
+export function companionRate(value: unknown): number {
+  const hz = value === undefined ? 10 : value;
+  if (typeof hz !== 'number' || !Number.isFinite(hz) || hz < 0 || hz > 100) {
+    throw new GpumemError('BAD_OPTION_VALUE', `--companion-rate: ${String(hz)} is not a rate between 0 and 100 per second`, { hint: 'e.g. --companion-rate 10 (0: only OOMs and the final numbers)' });
+  }
+  return hz;
+}
+
+/** --memory-fraction: 0 < F ≤ 1, or null when not given. */
+export function memoryFraction(value: unknown): number | null {
+  if (value === undefined) return null;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 1) {
+    throw new GpumemError('BAD_OPTION_VALUE', `--memory-fraction: ${String(value)} is not a fraction in (0, 1]`, { hint: 'e.g. --memory-fraction 0.5 caps each PyTorch process at half of each GPU' });
+  }
+  return value;
+}
+
+export interface CompanionSettings {
+  enabled: boolean;
+  rateHz: number;
+  memoryFraction: number | null;
+  snapshotOnOom: boolean;
+}
+
+/**
+ * Validates the companion options before anything runs (a bad value must not leave a half-started run in
+ * the history). --snapshot-on-oom and --memory-fraction with --no-companion are refused.
+ */
+export function companionSettings(ctx: CommandContext): CompanionSettings {
+  const o = ctx.args.options;
+  const rateHz = companionRate(o.companionRate);
+  const fraction = memoryFraction(o.memoryFraction);
+  if (o.noCompanion) {
+    const needs = [o.snapshotOnOom ? '--snapshot-on-oom' : null, fraction !== null ? '--memory-fraction' : null].filter((x) => x !== null);
+    if (needs.length > 0) {
+      throw new GpumemError('USAGE', `${needs.join(' and ')} need${needs.length === 1 ? 's' : ''} the PyTorch companion, which --no-companion turns off`, { hint: 'drop --no-companion' });
+    }
+  }
+  return { enabled: !o.noCompanion, rateHz, memoryFraction: fraction, snapshotOnOom: o.snapshotOnOom === true };
+}
+
+/**
+ * Builds the plugin from validated settings (null when disabled). With --snapshot-on-oom the run folder
+ * is created next to the history database and its path printed; `run` names it (history id, or start
+ * time and pid when the run is not recorded; `folderName` overrides, e.g. for a pipeline).
+ */
+export function startCompanion(ctx: CommandContext, settings: CompanionSettings, run: { runId: number | null; startedAtMs: number; folderName?: string }): CompanionChoice {
+  if (!settings.enabled) return { plugin: null, runFolder: null };
+  let runFolder: string | null = null;
+  if (settings.snapshotOnOom) {
+    const dbPath = typeof ctx.args.options.db === 'string' ? ctx.args.options.db : defaultDbPath(ctx.env);
+    const path = runFolderPath(dbPath, { runId: run.runId, startedAtMs: run.startedAtMs, pid: process.pid });
+    runFolder = createRunFolder(run.folderName ? join(dirname(path), run.folderName) : path);
+    ctx.stderr.write(`gpumem: run folder ${runFolder} (memory snapshots on OOM are written here)\n`);
+  }
+  const plugin = companionPlugin({
+    rateHz: settings.rateHz,
+    snapshotDir: runFolder,
+    memoryFraction: settings.memoryFraction,
+    log: (line) => ctx.stderr.write(`gpumem: ${line}\n`),
+    livePath: liveCompanionPath(ctx.env, process.pid),
+  });
+  return { plugin, runFolder };
+}

@@ -1,0 +1,61 @@
+/**
+ * The PyTorch part of the end-of-run report: per GPU the split of the tree's memory at its peak (NVML tree
+ * total = allocated + reserved-unallocated + non-PyTorch + tree processes without PyTorch statistics), the
+ * allocator's own peaks, retries and OOMs; the allocator's numbers at each OOM; snapshots written.
+ */
+import type { AllocatorAtOom } from '../../core/companion/index.js';
+import { formatBytes } from '../../core/index.js';
+import type { AttemptReport, CompanionReport, LinkedOomFinding } from '../../supervise/index.js';
+import { table, type Color } from './style.js';
+
+type Paint = (color: Color, text: string) => string;
+
+/** The companion's report of an attempt, when the companion ran. */
+export function companionOf(a: AttemptReport): CompanionReport | null {
+  const c = a.plugins?.companion as CompanionReport | undefined;
+  return c && Array.isArray(c.gpus) ? c : null;
+}
+
+/** "allocator at the OOM: …" for a finding the companion matched, else null. */
+export function allocatorLine(f: LinkedOomFinding): string | null {
+  return f.allocator ? `    allocator at that instant: ${describeAllocator(f.allocator)}` : null;
+}
+
+function describeAllocator(at: AllocatorAtOom): string {
+  if (at.source === 'counter') return `pid ${at.pid} cuda:${at.device}: counted by num_ooms (this torch has no OOM observer, so no sizes)`;
+  return `pid ${at.pid} cuda:${at.device}: requested ${formatBytes(at.requestedBytes)}, allocated ${formatBytes(at.allocatedBytes)}, ` +
+    `reserved ${formatBytes(at.reservedBytes)} (${formatBytes(at.unallocatedBytes)} unallocated), ${formatBytes(at.deviceFreeBytes)} free of ${formatBytes(at.deviceLimitBytes)}, ` +
+    `retries ${at.numAllocRetries ?? 'n/a'}`;
+}
+
+/** Lines for the last attempt's PyTorch split, unprinted OOMs and snapshots; empty without companion data. */
+export function renderPytorch(attempts: readonly AttemptReport[], paint: Paint): string[] {
+  const out: string[] = [];
+  const last = attempts[attempts.length - 1];
+  const report = last ? companionOf(last) : null;
+  if (report && report.gpus.length > 0) {
+    out.push(`  PyTorch (companion${attempts.length > 1 ? `, attempt ${last?.attempt}` : ''}), split at the tree's peak on each GPU:`);
+    const rows = report.gpus.map((g) => [
+      g.gpuIndex === null ? g.gpuUuid : `GPU ${g.gpuIndex}`, formatBytes(g.treeBytes), formatBytes(g.allocatedBytes), formatBytes(g.reservedBytes),
+      formatBytes(g.unallocatedBytes), formatBytes(g.nonPytorchBytes), formatBytes(g.otherProcessesBytes), formatBytes(g.peakAllocatedBytes),
+      String(g.numAllocRetries ?? 'n/a'), String(g.numOoms ?? 'n/a'),
+    ]);
+    const head = ['', 'TREE (NVML)', 'ALLOCATED', 'RESERVED', 'UNALLOCATED', 'NON-PYTORCH', 'OTHER PROCS', 'PEAK ALLOC', 'RETRIES', 'OOMS'];
+    const laid = table([head, ...rows], ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right']);
+    laid.forEach((l, i) => out.push(i === 0 ? paint('gray', `    ${l}`) : `    ${l}`));
+    const retrying = report.gpus.filter((g) => (g.numAllocRetries ?? 0) > 0);
+    if (retrying.length > 0) {
+      out.push(paint('yellow', `    allocator retries on ${retrying.map((g) => `GPU ${g.gpuIndex ?? g.gpuUuid}`).join(', ')}: PyTorch had to free its cache to satisfy allocations — a warning sign before an OOM`));
+    }
+  }
+  for (const a of attempts) {
+    for (const u of companionOf(a)?.unprintedOoms ?? []) {
+      out.push(paint('yellow', `  OOM caught by the program (attempt ${a.attempt}, not printed): ${describeAllocator(u)}`));
+    }
+    for (const file of companionOf(a)?.snapshots ?? []) out.push(`  memory snapshot at the OOM: ${file}  (gpumem snapshot ${file})`);
+    for (const p of companionOf(a)?.processes ?? []) {
+      for (const [what, message] of Object.entries(p.companionErrors)) out.push(paint('gray', `  companion (pid ${p.pid}): ${what} failed: ${message}`));
+    }
+  }
+  return out;
+}

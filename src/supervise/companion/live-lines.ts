@@ -1,0 +1,41 @@
+/**
+ * What the companion adds to `gpumem run`'s own stderr lines while the program runs: the PyTorch split of
+ * each GPU, OOMs at the instant they happen (with the snapshot written), rising allocator retries and
+ * companion failures. One line each, in the supervisor's `gpumem: …` voice.
+ */
+import type { AllocatorAtOom, HelloMessage, PytorchGpuSummary } from '../../core/companion/index.js';
+import { formatBytes } from '../../core/index.js';
+
+/** "GPU 0: tree 1.49 GiB = allocated … + unallocated … + non-PyTorch … (+ … other processes); retries 0, OOMs 0". */
+export function splitLine(s: PytorchGpuSummary): string {
+  const gpu = s.gpuIndex === null ? s.gpuUuid : `GPU ${s.gpuIndex}`;
+  const other = s.otherProcessesBytes ? ` + ${formatBytes(s.otherProcessesBytes)} in tree processes without PyTorch statistics` : '';
+  const counts = `retries ${s.numAllocRetries ?? 'n/a'}, OOMs ${s.numOoms ?? 'n/a'}`;
+  return `${gpu}: tree ${formatBytes(s.treeBytes)} = allocated ${formatBytes(s.allocatedBytes)} + reserved-unallocated ` +
+    `${formatBytes(s.unallocatedBytes)} + non-PyTorch ${formatBytes(s.nonPytorchBytes)}${other} (PyTorch reserved ${formatBytes(s.reservedBytes)}); ${counts}`;
+}
+
+/** The companion announcing itself for one Python process. */
+export function helloLine(m: HelloMessage): string {
+  const extras = [
+    m.config.snapshotDir ? 'snapshot on OOM' : null,
+    m.config.memoryFraction !== null ? `memory fraction ${m.config.memoryFraction}` : null,
+  ].filter((x) => x !== null);
+  return `companion: pid ${m.pid} runs torch ${m.torchVersion}; PyTorch statistics at ${m.config.rateHz ?? '?'} Hz${extras.length ? `, ${extras.join(', ')}` : ''}`;
+}
+
+/** An OOM as the allocator saw it, with the snapshot hint when one was written. */
+export function oomLine(at: AllocatorAtOom, gpuIndex: number | null, snapshotError: string | null): string {
+  const where = `cuda:${at.device}${gpuIndex === null ? '' : ` (GPU ${gpuIndex})`}`;
+  const sizes = at.source === 'observer'
+    ? `tried to allocate ${formatBytes(at.requestedBytes)} with ${formatBytes(at.allocatedBytes)} allocated, ${formatBytes(at.reservedBytes)} reserved ` +
+      `(${formatBytes(at.unallocatedBytes)} unallocated), ${formatBytes(at.deviceFreeBytes)} free of ${formatBytes(at.deviceLimitBytes)}`
+    : 'seen from the num_ooms counter (this torch has no OOM observer: no sizes)';
+  const snapshot = at.snapshotPath ? `; snapshot ${at.snapshotPath} (gpumem snapshot ${at.snapshotPath})` : snapshotError ? `; no snapshot: ${snapshotError}` : '';
+  return `OOM in pid ${at.pid} on ${where}: ${sizes}${snapshot}`;
+}
+
+/** Retries rising: the allocator flushed its cache to satisfy an allocation. */
+export function retriesLine(pid: number, device: number, retries: number): string {
+  return `warning: pid ${pid} cuda:${device}: PyTorch allocator retries rose to ${retries} (it had to free its cache to satisfy an allocation — a warning sign before an OOM)`;
+}

@@ -1,0 +1,48 @@
+/**
+ * Publishes the companion's latest statistics of a running attempt for `gpumem diagnose` (the live
+ * companion file, store/live): at most four times a second, only once some process has statistics for a
+ * known GPU, and removed when the attempt ends. A failure to write is logged nowhere and retried on the
+ * next tick: diagnose then says the split is unknown, and the run itself is never disturbed.
+ */
+import { buildLiveCompanionDoc, type CompanionState } from '../../core/companion/index.js';
+import { readStartTicks } from '../../sources/index.js';
+import { removeLiveCompanion, writeLiveCompanion } from '../../store/index.js';
+
+const MIN_INTERVAL_MS = 250;
+
+export interface LivePublisher {
+  /** Writes the file when the state changed and the last write is at least 250 ms old. */
+  maybePublish(): void;
+  remove(): void;
+}
+
+/** A publisher for `state` at `path`. */
+export function createLivePublisher(path: string, state: CompanionState, now: () => number): LivePublisher {
+  const supervisor = { pid: process.pid, startTicks: readStartTicks(process.pid) };
+  const starts = new Map<number, number | null>();
+  const startOf = (pid: number): number | null => {
+    if (!starts.has(pid)) starts.set(pid, readStartTicks(pid));
+    return starts.get(pid) ?? null;
+  };
+  let lastMs = -Infinity;
+  let lastKey = '';
+  let written = false;
+  return {
+    maybePublish() {
+      const t = now();
+      if (t - lastMs < MIN_INTERVAL_MS) return;
+      const doc = buildLiveCompanionDoc(state, supervisor, t, startOf);
+      if (doc.processes.length === 0 && !written) return;
+      const key = JSON.stringify(doc.processes);
+      if (key === lastKey) return;
+      if (writeLiveCompanion(path, doc) === null) {
+        lastMs = t;
+        lastKey = key;
+        written = true;
+      }
+    },
+    remove() {
+      removeLiveCompanion(path);
+    },
+  };
+}

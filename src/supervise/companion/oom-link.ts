@@ -1,0 +1,61 @@
+/**
+ * Joins the companion's OOM captures to the OOM messages found in the child's output: each finding gets
+ * the allocator's exact numbers at that instant (`allocator`), and its explanation is recomputed on them
+ * instead of the printed, rounded sizes.
+ */
+import { allocatorAtOom, withAllocatorNumbers, type AllocatorAtOom, type CompanionState, type OomMessage } from '../../core/companion/index.js';
+import { explainOom, oomEventToJson, parseOomText, type OomContext } from '../../core/index.js';
+import type { OomFinding } from '../report.js';
+
+/** A finding with the allocator's numbers attached (docs/run.md). */
+export type LinkedOomFinding = OomFinding & { allocator?: AllocatorAtOom };
+
+function requestedOf(f: OomFinding): number | null {
+  const v = (f.event as { requestedBytes?: unknown } | null)?.requestedBytes;
+  return typeof v === 'number' ? v : null;
+}
+
+// The printed request is rounded to two decimals of its unit: within 0.5 % (or 10 KiB) it is the same one.
+function sameRequest(printed: number | null, exact: number | null): boolean {
+  if (printed === null || exact === null) return true;
+  return Math.abs(printed - exact) <= Math.max(10 * 1024, exact * 0.005);
+}
+
+function relink(finding: LinkedOomFinding, at: AllocatorAtOom, memoryFraction: number | null, context: OomContext): void {
+  finding.allocator = at;
+  const json = finding.event as { message?: unknown; line?: unknown; lines?: unknown } | null;
+  if (!json || typeof json.message !== 'string') return;
+  const event = parseOomText(json.message)[0];
+  if (!event) return;
+  const exact = withAllocatorNumbers(
+    { ...event, line: typeof json.line === 'number' ? json.line : event.line, lines: Array.isArray(json.lines) ? (json.lines as number[]) : event.lines },
+    at, memoryFraction,
+  );
+  const causes = explainOom(exact, context);
+  const { causes: ranked, ...rest } = oomEventToJson(exact, causes);
+  finding.event = rest;
+  finding.causes = (ranked as unknown[] | undefined) ?? [];
+}
+
+/**
+ * Attaches each capture (in the order they happened) to the first not yet linked finding with the same
+ * request size (printed rounding allowed). Counter captures (torch without an observer) carry no sizes
+ * and link in order. Returns the captures that matched no printed message (caught and not printed).
+ */
+export function linkCompanionOoms(findings: LinkedOomFinding[], state: CompanionState, context: OomContext): AllocatorAtOom[] {
+  const captures: Array<{ message: OomMessage; uuid: string | null; fraction: number | null }> = [];
+  for (const p of state.values()) {
+    for (const m of p.ooms) {
+      captures.push({ message: m, uuid: p.devices.get(m.device)?.gpuUuid ?? null, fraction: p.hello?.config.memoryFraction ?? null });
+    }
+  }
+  captures.sort((a, b) => a.message.timeMs - b.message.timeMs);
+  const unmatched: AllocatorAtOom[] = [];
+  for (const c of captures) {
+    const at = allocatorAtOom(c.message, c.uuid);
+    const finding = findings.find((f) => !f.allocator && sameRequest(requestedOf(f), at.requestedBytes));
+    if (finding) relink(finding, at, c.fraction, context);
+    else unmatched.push(at);
+  }
+  return unmatched;
+}

@@ -9,6 +9,7 @@ import type { HostFacts, Sample } from '../../core/index.js';
 import type { DiagnoseInput, PidNamespace } from '../../core/diagnose/index.js';
 import { GpumemError } from '../../core/index.js';
 import { openSource, readHostFacts, readRecording, type OpenSourceOptions, type ProcOptions } from '../../sources/index.js';
+import { readLiveCompanion } from '../../store/index.js';
 
 export interface CollectOptions {
   /** Window length; 0 takes one sample. */
@@ -101,6 +102,8 @@ export async function collectWindow(options: CollectOptions): Promise<Collected>
       viewer: { uid: info.uid, user: info.username },
       pidNamespace: detectPidNamespace(options.source.proc?.procRoot),
       ancestors: readAncestors(latest, options.source.proc),
+      // Read after the window so the statistics are as close as they can be to the latest sample.
+      companion: Object.fromEntries(readLiveCompanion(options.source.env ?? {}, options.source.proc)),
     },
     recordingNote: null,
   };

@@ -3,6 +3,7 @@
  * the trees and processes with their facts, per-user totals, what is unknown, then the findings ordered
  * by severity with evidence and fix.
  */
+import type { MemorySplit } from '../../core/companion/index.js';
 import { formatBytes, formatDuration, formatPercent } from '../../core/index.js';
 import type { DeviceAccounting, DiagnoseReport, Finding, ProcessTree, ProcessView } from '../../core/diagnose/index.js';
 import { table, trimTo, type Color } from '../render/style.js';
@@ -57,6 +58,12 @@ function treeLine(tree: ProcessTree, gpu: number): string {
   return `${root}, ${tree.user ?? 'unknown user'}: ${formatBytes(here)} here${elsewhere > 0 ? `, ${formatBytes(elsewhere)} on other GPUs` : ''}, ${tree.pids.length} process${tree.pids.length === 1 ? '' : 'es'}`;
 }
 
+/** "PyTorch pid 12: 30.00 GiB (NVML) = allocated … + cached … + non-PyTorch …; retries 0" for a split process. */
+export function pytorchLine(p: MemorySplit): string {
+  return `PyTorch pid ${p.pid}: ${formatBytes(p.processUsedBytes)} (NVML) = allocated ${formatBytes(p.allocatedBytes)} + reserved-unallocated ` +
+    `${formatBytes(p.cachedBytes)} + non-PyTorch ${formatBytes(p.nonPytorchBytes)} (context, workspaces); allocator retries ${p.numAllocRetries ?? 'n/a'}`;
+}
+
 /** Renders the per-GPU accounting section. */
 export function renderAccounting(report: DiagnoseReport, paint: Paint, columns: number): string[] {
   const lines: string[] = [];
@@ -74,6 +81,7 @@ export function renderAccounting(report: DiagnoseReport, paint: Paint, columns: 
       const laid = table([['PID', 'PPID', 'USER', 'MEMORY', 'STATE', 'AGE', 'UTIL', 'ROLE', 'COMMAND'], ...body], ['right', 'right', 'left', 'right']);
       laid.forEach((l, i) => lines.push(i === 0 ? paint('gray', `    ${l}`) : trimTo(`    ${l}`, columns)));
     }
+    for (const p of acc.pytorch) lines.push(trimTo(`    ${pytorchLine(p)}`, columns));
     for (const u of acc.unknowns) lines.push(paint('gray', `  unknown: ${u}`));
     lines.push('');
   }

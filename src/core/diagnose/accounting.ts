@@ -3,15 +3,30 @@
  * namespace cannot see (other containers), and the residual no listed process explains. The three parts
  * always sum to the device's `used` exactly; what cannot be split is named, never estimated.
  */
+import { splitProcessMemory, type LiveCompanionProcess, type MemorySplit } from '../companion/index.js';
 import type { Device } from '../types.js';
 import type { DeviceAccounting, ProcessView } from './types.js';
 
-/** Said for every GPU until the Python companion reports PyTorch's own numbers for its processes. */
+/** Said for every GPU with processes that have no PyTorch companion statistics (not run under `gpumem run`). */
 export const PYTORCH_SPLIT_UNKNOWN =
   "PyTorch's split of each process (allocated / cached by the allocator / context, cuBLAS workspaces, NCCL) is not known from outside the process";
 
-/** Accounts one device from the process views of the same sample. */
-export function accountDevice(device: Device, views: readonly ProcessView[]): DeviceAccounting {
+/** The split of every row on `device` whose pid has companion statistics for this GPU's UUID. */
+function pytorchSplits(device: Device, rows: readonly ProcessView[], companion: Readonly<Record<number, LiveCompanionProcess>>): MemorySplit[] {
+  const out: MemorySplit[] = [];
+  for (const v of rows) {
+    const uuid = v.row.gpuUuid ?? device.uuid;
+    const stats = companion[v.pid]?.devices.find((d) => d.gpuUuid === uuid)?.stats;
+    if (stats && uuid) out.push(splitProcessMemory(v.pid, uuid, v.usedBytes, stats));
+  }
+  return out;
+}
+
+/**
+ * Accounts one device from the process views of the same sample; `companion` (from a running `gpumem
+ * run`) splits the processes it has PyTorch statistics for.
+ */
+export function accountDevice(device: Device, views: readonly ProcessView[], companion: Readonly<Record<number, LiveCompanionProcess>> = {}): DeviceAccounting {
   const rows = views.filter((v) => v.gpuIndex === device.index);
   let visibleBytes = 0;
   let notVisibleBytes = 0;
@@ -30,7 +45,10 @@ export function accountDevice(device: Device, views: readonly ProcessView[]): De
       `memory of pid ${unknownPids.join(', ')}: the driver reports it as not available, so the residual below includes it`,
     );
   }
-  if (rows.length > 0) unknowns.push(PYTORCH_SPLIT_UNKNOWN);
+  const pytorch = pytorchSplits(device, rows, companion);
+  const unsplit = [...new Set(rows.filter((v) => !pytorch.some((p) => p.pid === v.pid)).map((v) => v.pid))];
+  if (unsplit.length > 0 && pytorch.length === 0) unknowns.push(PYTORCH_SPLIT_UNKNOWN);
+  else if (unsplit.length > 0) unknowns.push(`${PYTORCH_SPLIT_UNKNOWN}: pid ${unsplit.join(', ')} (not supervised by a gpumem run with the companion)`);
   return {
     gpuIndex: device.index,
     gpuUuid: device.uuid,
@@ -45,5 +63,6 @@ export function accountDevice(device: Device, views: readonly ProcessView[]): De
     unknownPids,
     pids: [...new Set(rows.map((v) => v.pid))],
     unknowns,
+    pytorch,
   };
 }

@@ -60,7 +60,7 @@ export function buildContext(input: DiagnoseInput): RuleContext {
     devices: latest.devices,
     processes: ranked,
     trees,
-    accounting: latest.devices.map((d) => accountDevice(d, ranked)),
+    accounting: latest.devices.map((d) => accountDevice(d, ranked, input.companion ?? {})),
     viewer: input.viewer,
     pidNamespace: input.pidNamespace,
     ancestors: input.ancestors,

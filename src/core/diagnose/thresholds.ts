@@ -25,6 +25,14 @@ export const THRESHOLDS = {
   minUtilSamples: 2,
   /** A process counts as active training when its (or its device's) mean utilization is at least this. */
   activeUtilPct: 5,
+  /**
+   * PyTorch's cache (reserved − allocated) of one process worth a finding: at least this many bytes … A
+   * cache of a few hundred MiB is the allocator doing its job; gigabytes held idle starve other processes
+   * and usually mean fragmentation (blocks too small to reuse) or a finished phase's memory never returned.
+   */
+  pytorchCachedMinBytes: 1 * GiB,
+  /** … and at least this fraction of what PyTorch reserved. */
+  pytorchCachedMinFraction: 0.25,
 } as const;
 
 export type Thresholds = typeof THRESHOLDS;

@@ -3,6 +3,7 @@
  * what comes out (per-GPU accounting, process trees, findings). Everything here is plain data so a report
  * can be printed, serialised to JSON and compared in tests.
  */
+import type { LiveCompanionProcess, MemorySplit } from '../companion/index.js';
 import type { Device, GpuProcess, HostFacts, Sample } from '../types.js';
 
 export type Severity = 'critical' | 'warning' | 'info';
@@ -21,6 +22,11 @@ export interface DiagnoseInput {
    * processes (launchers, subreapers). Keyed by pid; may be empty (recordings).
    */
   ancestors: Readonly<Record<number, HostFacts>>;
+  /**
+   * PyTorch allocator statistics of processes a running `gpumem run` supervises (its live companion file),
+   * keyed by pid, already checked against /proc (pid and start time). Absent or empty: no split is known.
+   */
+  companion?: Readonly<Record<number, LiveCompanionProcess>>;
 }
 
 /** One (pid, GPU) row of the latest sample with everything derived about it. */
@@ -107,8 +113,13 @@ export interface DeviceAccounting {
   residualBytes: number | null;
   unknownPids: number[];
   pids: number[];
-  /** What could not be known, in words (e.g. the PyTorch split before the companion reports it). */
+  /** What could not be known, in words (e.g. the PyTorch split of processes without companion statistics). */
   unknowns: string[];
+  /**
+   * PyTorch's split of each process on this GPU that has companion statistics (NVML process total =
+   * allocated + cached (reserved − allocated) + non-PyTorch); empty when none has.
+   */
+  pytorch: MemorySplit[];
 }
 
 export interface Evidence {

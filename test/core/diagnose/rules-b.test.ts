@@ -118,7 +118,7 @@ describe('engine', () => {
     expect(() => diagnose(input([]))).toThrow(/no samples/);
   });
   it('every rule has a test that names it', () => {
-    const tests = ['rules-a.test.ts', 'rules-b.test.ts'].map((f) => readFileSync(new URL(f, import.meta.url), 'utf8')).join('\n');
+    const tests = ['rules-a.test.ts', 'rules-b.test.ts', 'rules-pytorch.test.ts'].map((f) => readFileSync(new URL(f, import.meta.url), 'utf8')).join('\n');
     for (const rule of RULES) expect(tests, rule.id).toContain(`'${rule.id}'`);
   });
   it('docs/diagnose.md documents every rule', () => {

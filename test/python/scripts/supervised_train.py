@@ -43,7 +43,7 @@ def claim(nbytes):
 
 def truth(tag):
     s = torch.cuda.memory_stats(0)
-    out = {"tag": tag, "allocatedBytes": s["allocated_bytes.all.current"], "reservedBytes": s["reserved_bytes.all.current"],
+    out = {"tag": tag, "pid": os.getpid(), "allocatedBytes": s["allocated_bytes.all.current"], "reservedBytes": s["reserved_bytes.all.current"],
            "peakAllocatedBytes": s["allocated_bytes.all.peak"], "peakReservedBytes": s["reserved_bytes.all.peak"],
            "numAllocRetries": s["num_alloc_retries"], "numOoms": s["num_ooms"], "nvmlBytes": s["reserved_bytes.all.current"] + CONTEXT}
     print("truth " + json.dumps(out), flush=True)

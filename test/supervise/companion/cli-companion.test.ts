@@ -4,7 +4,7 @@
  * per-GPU split must equal the fake torch's memory_stats and the NVML figure exactly.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/claims.js';
@@ -125,6 +125,36 @@ describe('gpumem run with the PyTorch companion (fake torch, fake NVML, real pro
     const mib = (n: number): string => `${(n / MiB).toFixed(2)} MiB`;
     expect(cells.slice(0, 6)).toEqual(['GPU 1', mib(hold.nvmlBytes as number), mib(hold.allocatedBytes as number), mib(hold.reservedBytes as number),
       mib((hold.reservedBytes as number) - (hold.allocatedBytes as number)), '500.00 MiB']);
+  });
+
+  it('a diagnose run during a supervised run splits that process exactly, and the live file goes away after', async () => {
+    const t = setup();
+    const go = join(t.dir, 'go');
+    let output = (): string => '';
+    const running = gpumem(['run', '--gpus', '0', '--no-history', '--source', 'nvml', '--interval-ms', '20', '--companion-rate', '50',
+      '--', 'python3', SCRIPT, 'ok', '20', go], t.env, (out) => (output = out));
+    const liveDir = join(t.env.XDG_RUNTIME_DIR as string, 'gpumem');
+    const end = Date.now() + 15000;
+    const published = (): boolean => existsSync(liveDir) && readdirSync(liveDir).some((n) => n.endsWith('.json'));
+    while (!(output().includes('truth ') && published()) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    // One more publication interval, so the file holds the statistics of the hold.
+    await new Promise((r) => setTimeout(r, 300));
+    const d = await gpumem(['diagnose', '--json', '--window', '0', '--source', 'nvml'], t.env);
+    writeFileSync(go, '');
+    const r = await running;
+    expect(r.code, r.stderr).toBe(0);
+    const hold = truths(r.stdout).hold as Record<string, number>;
+    const report = JSON.parse(d.stdout) as { accounting: Array<{ gpuIndex: number; pytorch: Array<Record<string, number>>; unknowns: string[] }>; findings: Array<{ id: string }> };
+    const gpu0 = report.accounting.find((a) => a.gpuIndex === 0);
+    expect(gpu0?.pytorch).toEqual([expect.objectContaining({
+      pid: hold.pid, gpuUuid: UUID0, processUsedBytes: hold.nvmlBytes, allocatedBytes: hold.allocatedBytes, reservedBytes: hold.reservedBytes,
+      cachedBytes: (hold.reservedBytes as number) - (hold.allocatedBytes as number), nonPytorchBytes: 500 * MiB, numAllocRetries: 0,
+    })]);
+    expect(gpu0?.unknowns.join('\n')).not.toContain('is not known');
+    expect(readdirSync(liveDir)).toEqual([]);
+    // Once the run is over the same diagnosis has no statistics to split with.
+    const after = await gpumem(['diagnose', '--json', '--window', '0', '--source', 'nvml'], t.env);
+    expect((JSON.parse(after.stdout) as typeof report).accounting.every((a) => a.pytorch.length === 0)).toBe(true);
   });
 
   it('--no-companion leaves the child environment untouched; --memory-fraction reaches the child allocator', async () => {

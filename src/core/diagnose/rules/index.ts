@@ -1,6 +1,7 @@
 /** Every rule, in the order their findings are listed within one severity. Adding a rule: one file, one line here. */
 import type { Rule } from '../types.js';
 import { allocConf } from './alloc-conf.js';
+import { allocRetries } from './alloc-retries.js';
 import { deviceOrder } from './device-order.js';
 import { duplicateInstances } from './duplicate-instances.js';
 import { hiddenProcesses } from './hidden-processes.js';
@@ -9,6 +10,7 @@ import { lowUtilization } from './low-utilization.js';
 import { nearCapacity } from './near-capacity.js';
 import { orphans } from './orphans.js';
 import { otherUsers } from './other-users.js';
+import { pytorchCache } from './pytorch-cache.js';
 import { stalePids } from './stale-pids.js';
 import { unattributed } from './unattributed.js';
 import { workerCuda } from './worker-cuda.js';
@@ -17,6 +19,7 @@ import { zombies } from './zombies.js';
 
 export const RULES: readonly Rule[] = [
   nearCapacity,
+  allocRetries,
   duplicateInstances,
   workerCuda,
   zombies,
@@ -28,6 +31,7 @@ export const RULES: readonly Rule[] = [
   deviceOrder,
   unattributed,
   lowUtilization,
+  pytorchCache,
   hiddenProcesses,
   allocConf,
 ];

@@ -157,6 +157,19 @@ describe('gpumem run with the PyTorch companion (fake torch, fake NVML, real pro
     expect((JSON.parse(after.stdout) as typeof report).accounting.every((a) => a.pytorch.length === 0)).toBe(true);
   });
 
+  it('pipeline stages get the companion too, with --snapshot-on-oom into the pipeline\'s run folder', async () => {
+    const t = setup();
+    const file = join(t.dir, 'p.yaml');
+    writeFileSync(file, `gpus: "0"\nstages:\n  - name: train\n    command: python3 ${SCRIPT} ok 0.3\n`);
+    const r = await gpumem(['pipeline', file, '--json', '--source', 'nvml', '--companion-rate', '50', '--snapshot-on-oom'], t.env);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as { pipelineId: number; runFolder: string; stages: Array<{ run: { attempts: Report['attempts'] } }> };
+    const hold = truths(r.stderr).hold as Record<string, number>;
+    const gpu = report.stages[0]?.run.attempts[0]?.plugins.companion?.gpus[0];
+    expect([gpu?.allocatedBytes, gpu?.reservedBytes, gpu?.nonPytorchBytes]).toEqual([hold.allocatedBytes, hold.reservedBytes, 500 * MiB]);
+    expect(report.runFolder).toBe(join(t.env.XDG_DATA_HOME as string, 'gpumem', 'runs', `pipeline-${report.pipelineId}`));
+  });
+
   it('--no-companion leaves the child environment untouched; --memory-fraction reaches the child allocator', async () => {
     const t = setup();
     const envOf = (out: string): Record<string, string> => JSON.parse((out.split('\n').find((l) => l.startsWith('env ')) as string).slice(4)) as Record<string, string>;

@@ -1,14 +1,19 @@
 /**
  * `gpumem explain` throughput: generates a training log (GPUMEM_BENCH_EXPLAIN_MB, default 1024 MB) with
- * OOMs of several families, then scans it streaming with our scanner and with `grep -c -E` over the same
- * marker phrases, in the same run. Prints both throughputs, the ratio and the scanner's peak RSS.
+ * OOMs of several families, then runs, alternately and GPUMEM_BENCH_EXPLAIN_REPEATS times (default 3),
+ * `grep -c -i -E` over the same marker phrases and the built CLI (`node dist/cli/bin.js explain FILE --json`
+ * in a child process). Both sides are timed from spawn to exit, so ours includes Node's start-up. Prints
+ * every pair, both throughputs and the ratio, and the child's peak RSS (VmHWM from its /proc/self/status)
+ * on the full log, on an 8 MB log and on an empty one, to show memory does not grow with the log.
  */
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createOomScanner, OOM_MARKER_PHRASES } from '../src/core/index.js';
-import { createDecoder, readRange } from '../src/cli/commands/explain-input.js';
+import { fileURLToPath } from 'node:url';
+import { OOM_MARKER_PHRASES } from '../src/core/index.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 const OOMS = [
   'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB. GPU 0 has a total capacity of 79.25 GiB of which 1.79 GiB is free. Including non-PyTorch memory, this process has 77.46 GiB memory in use. Of the allocated memory 76.04 GiB is allocated by PyTorch, and 13.88 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)',
@@ -16,6 +21,15 @@ const OOMS = [
   "host:1:2 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'",
   'jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 14285187448 bytes.',
 ];
+
+/** The child: the CLI's own entry, plus a hook that reports the process's peak RSS on stderr at exit. */
+const CHILD = `
+const { readFileSync, writeSync } = require('node:fs');
+process.on('exit', () => {
+  const hwm = /VmHWM:\\s+(\\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  writeSync(2, '\\nvmhwm-kib ' + (hwm ? hwm[1] : 'n/a') + '\\n');
+});
+import(process.argv[1]).then(({ main }) => main(process.argv.slice(2))).then((code) => { process.exitCode = code; });`;
 
 function generate(path: string, targetBytes: number): number {
   const lines: string[] = [];
@@ -35,38 +49,65 @@ function generate(path: string, targetBytes: number): number {
   return written;
 }
 
+interface Timed {
+  seconds: number;
+  stdout: string;
+  stderr: string;
+}
+
+function timed(command: string, args: string[], env?: NodeJS.ProcessEnv): Timed {
+  const t0 = performance.now();
+  const r = spawnSync(command, args, { encoding: 'utf8', maxBuffer: 64 << 20, env: env ?? process.env });
+  const seconds = (performance.now() - t0) / 1000;
+  if (r.status !== 0 && r.status !== 1) throw new Error(`${command} failed (${String(r.status)}): ${r.stderr}`);
+  return { seconds, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Runs `gpumem explain FILE --json` in a child; returns its time, event count and peak RSS in bytes. */
+function ours(path: string): { seconds: number; events: number; peakRssBytes: number | null } {
+  const r = timed(process.execPath, ['-e', CHILD, `${ROOT}dist/cli/main.js`, 'explain', path, '--json']);
+  const hwm = /vmhwm-kib (\d+)/.exec(r.stderr);
+  const json = JSON.parse(r.stdout) as { events: unknown[] };
+  return { seconds: r.seconds, events: json.events.length, peakRssBytes: hwm ? Number(hwm[1]) * 1024 : null };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const mib = (b: number | null): string => (b === null ? 'n/a' : `${(b / 2 ** 20).toFixed(0)} MiB = ${(b / 1e6).toFixed(0)} MB`);
+
 export async function run(): Promise<void> {
   const mb = Number(process.env.GPUMEM_BENCH_EXPLAIN_MB ?? 1024);
+  const repeats = Math.max(1, Number(process.env.GPUMEM_BENCH_EXPLAIN_REPEATS ?? 3));
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-explain-bench-'));
   const path = join(dir, 'train.log');
   try {
     const bytes = generate(path, mb * 1e6);
+    const small = join(dir, 'small.log');
+    generate(small, 8e6);
+    const empty = join(dir, 'empty.log');
+    writeFileSync(empty, '');
     // Warm the page cache so neither side pays for the disk.
-    execFileSync('cat', [path], { stdio: 'ignore', maxBuffer: 1 << 30 });
+    spawnSync('cat', [path], { stdio: 'ignore' });
     const pattern = OOM_MARKER_PHRASES.map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
-    const g0 = performance.now();
-    const grepCount = execFileSync('grep', ['-c', '-i', '-E', pattern, path], { env: { ...process.env, LC_ALL: 'C' } }).toString().trim();
-    const grepSeconds = (performance.now() - g0) / 1000;
-
-    const scanner = createOomScanner();
-    let events = 0;
-    const baseRss = process.memoryUsage.rss();
-    let peakRss = baseRss;
-    const t0 = performance.now();
-    const fd = openSync(path, 'r');
-    readRange(fd, 0, (text) => {
-      events += scanner.push(text).length;
-      peakRss = Math.max(peakRss, process.memoryUsage.rss());
-    }, createDecoder());
-    closeSync(fd);
-    events += scanner.end().length;
-    const oursSeconds = (performance.now() - t0) / 1000;
+    const grepEnv = { ...process.env, LC_ALL: 'C' };
     const mbps = (s: number): string => `${(bytes / 1e6 / s).toFixed(0)} MB/s`;
-    process.stdout.write(`log: ${(bytes / 1e6).toFixed(0)} MB, generated with OOMs of 4 families\n`);
-    process.stdout.write(`grep -c -i -E (LC_ALL=C): ${grepSeconds.toFixed(2)} s, ${mbps(grepSeconds)}, ${grepCount} matching lines\n`);
-    process.stdout.write(`gpumem scanner:           ${oursSeconds.toFixed(2)} s, ${mbps(oursSeconds)}, ${events} events (repeats merged)\n`);
-    process.stdout.write(`ratio (ours / grep throughput): ${(grepSeconds / oursSeconds).toFixed(2)}×  (target ≥ 1×)\n`);
-    process.stdout.write(`peak RSS while scanning: ${(peakRss / 2 ** 20).toFixed(0)} MiB (before scanning: ${(baseRss / 2 ** 20).toFixed(0)} MiB, growth ${((peakRss - baseRss) / 2 ** 20).toFixed(0)} MiB; target < 100 MiB)\n`);
+    process.stdout.write(`log: ${(bytes / 1e6).toFixed(0)} MB, OOMs of 4 families; ${repeats} alternating runs per side\n`);
+    const ratios: number[] = [];
+    let peak: number | null = null;
+    for (let i = 0; i < repeats; i++) {
+      const g = timed('grep', ['-c', '-i', '-E', pattern, path], grepEnv);
+      const o = ours(path);
+      peak = o.peakRssBytes === null ? peak : Math.max(peak ?? 0, o.peakRssBytes);
+      ratios.push(g.seconds / o.seconds);
+      process.stdout.write(
+        `  run ${i + 1}: grep -c -i -E (LC_ALL=C) ${g.seconds.toFixed(2)} s, ${mbps(g.seconds)}, ${g.stdout.trim()} matching lines | ` +
+          `gpumem explain --json ${o.seconds.toFixed(2)} s, ${mbps(o.seconds)}, ${o.events} events (repeats merged), peak RSS ${mib(o.peakRssBytes)} | ` +
+          `ratio ${(g.seconds / o.seconds).toFixed(2)}×\n`,
+      );
+    }
+    process.stdout.write(`ratio (ours / grep throughput): median ${median(ratios).toFixed(2)}×, range ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×  (target ≥ 1×)\n`);
+    const smallPeak = ours(small).peakRssBytes;
+    const emptyPeak = ours(empty).peakRssBytes;
+    process.stdout.write(`peak RSS of gpumem explain (child node on dist/, VmHWM): ${mib(peak)} on ${(bytes / 1e6).toFixed(0)} MB, ${mib(smallPeak)} on 8 MB, ${mib(emptyPeak)} on an empty log  (target < 100 MB)\n`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

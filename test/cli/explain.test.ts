@@ -78,6 +78,21 @@ describe('gpumem explain (CLI)', () => {
     expect(r.stderr).toBe('');
   });
 
+  it('a message cut by the 1 MiB read boundary, after Latin-1 (non-UTF-8) lines: found once, right line', () => {
+    const filler = Buffer.from('caf\xe9 cr\xe8me step 1 loss=0.5\n', 'latin1');
+    const lines = Math.floor(((1 << 20) - 100) / filler.length);
+    const head = Buffer.concat(Array.from({ length: lines }, () => filler));
+    // The read boundary falls inside "out of memory" (the message starts 20 bytes before it).
+    const pad = Buffer.from(`${'x'.repeat((1 << 20) - 20 - head.length - 1)}\n`);
+    const message = 'RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 11.17 GiB total capacity; 7.57 GiB already allocated; 18.25 MiB free; 7.74 GiB reserved in total by PyTorch)\n';
+    const dir = mkdtempSync(join(tmpdir(), 'gpumem-explain-boundary-'));
+    writeFileSync(join(dir, 'train.log'), Buffer.concat([head, pad, Buffer.from(message), filler]));
+    const r = gpumem(['explain', join(dir, 'train.log'), '--json']);
+    expect(r.code).toBe(1);
+    const events = (JSON.parse(r.stdout) as { events: Array<{ line: number; requestedBytes: number; reservedTotalBytes: number }> }).events;
+    expect(events.map((e) => [e.line, e.requestedBytes, e.reservedTotalBytes])).toEqual([[lines + 2, 20 * 2 ** 20, Math.round(7.74 * 2 ** 30)]]);
+  });
+
   it('--follow explains an OOM appended to a growing file, and ends on SIGINT', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gpumem-follow-'));
     const log = join(dir, 'train.log');

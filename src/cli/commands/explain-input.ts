@@ -1,45 +1,13 @@
 /**
- * Input for `gpumem explain`: file arguments (with `*`/`?` globs in the last path part), stdin as `-`,
- * streaming reads in 1 MiB chunks so a 1 GB log never sits in memory, and a UTF-8 decoder that keeps
- * characters split across chunks whole and turns invalid bytes into U+FFFD.
+ * Input for `gpumem explain`: file arguments (with `*`/`?` globs in the last path part), stdin as `-`, and
+ * streaming reads in 1 MiB chunks of raw bytes, so a 1 GB log never sits in memory and is never decoded as a
+ * whole: the byte scanner decodes only the text around what it finds (invalid UTF-8 becomes U+FFFD there).
  */
-import { isAscii } from 'node:buffer';
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { GpumemError } from '../../core/index.js';
 
 export const CHUNK_BYTES = 1 << 20;
-
-/** A chunk decoder: ASCII chunks take the fast path; multi-byte characters cut at a chunk end are carried. */
-export function createDecoder(): { decode(bytes: Buffer): string; end(): string } {
-  let pending: Buffer | null = null;
-  return {
-    decode(input) {
-      const bytes = pending ? Buffer.concat([pending, input]) : input;
-      pending = null;
-      if (isAscii(bytes)) return bytes.toString('latin1');
-      const keep = incompleteTail(bytes);
-      if (keep > 0) pending = Buffer.from(bytes.subarray(bytes.length - keep));
-      return bytes.toString('utf8', 0, bytes.length - keep);
-    },
-    end() {
-      const rest = pending ? pending.toString('utf8') : '';
-      pending = null;
-      return rest;
-    },
-  };
-}
-
-/** Bytes at the end of `bytes` that start a UTF-8 character whose continuation has not arrived yet. */
-function incompleteTail(bytes: Buffer): number {
-  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
-    const byte = bytes[bytes.length - back] as number;
-    if ((byte & 0xc0) === 0x80) continue; // continuation byte: keep looking for the lead
-    const need = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
-    return need > back ? back : 0;
-  }
-  return 0;
-}
 
 /** Expands globs in the last path segment; plain paths pass through (their absence is reported later). */
 export function expandInputs(args: readonly string[], cwd: string): string[] {
@@ -81,27 +49,27 @@ export function openInput(path: string, cwd: string): number {
   }
 }
 
-/** Reads `fd` from `position` to its current end, calling `onText` per decoded chunk; returns the new position. */
-export function readRange(fd: number, position: number, onText: (text: string) => void, decoder = createDecoder()): number {
+/**
+ * Reads `fd` from `position` to its current end, calling `onBytes` per chunk; returns the new position. The
+ * chunk is a view of one reused buffer: `onBytes` must copy what it keeps (the byte scanner does).
+ */
+export function readRange(fd: number, position: number, onBytes: (bytes: Buffer) => void): number {
   const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   let pos = position;
   for (;;) {
     const n = readSync(fd, buffer, 0, CHUNK_BYTES, pos);
     if (n === 0) break;
     pos += n;
-    onText(decoder.decode(buffer.subarray(0, n)));
+    onBytes(buffer.subarray(0, n));
   }
   return pos;
 }
 
-/** Reads a whole file through `onText` and closes it. */
-export function readWhole(path: string, cwd: string, onText: (text: string) => void): void {
+/** Reads a whole file through `onBytes` and closes it. */
+export function readWhole(path: string, cwd: string, onBytes: (bytes: Buffer) => void): void {
   const fd = openInput(path, cwd);
-  const decoder = createDecoder();
   try {
-    readRange(fd, 0, onText, decoder);
-    const rest = decoder.end();
-    if (rest !== '') onText(rest);
+    readRange(fd, 0, onBytes);
   } finally {
     closeSync(fd);
   }

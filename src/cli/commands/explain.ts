@@ -5,7 +5,7 @@
  */
 import { closeSync, fstatSync } from 'node:fs';
 import {
-  createOomScanner,
+  createOomByteScanner,
   explainOom,
   GpumemError,
   OOM_SCHEMA_VERSION,
@@ -16,7 +16,7 @@ import {
 import type { CommandContext, CommandHandler } from '../context.js';
 import { untilInterrupted } from '../interrupt.js';
 import { renderExplain, type ExplainedEvent } from '../render/explain.js';
-import { createDecoder, expandInputs, openInput, readRange, readWhole, snapshotsNear } from './explain-input.js';
+import { expandInputs, openInput, readRange, readWhole, snapshotsNear } from './explain-input.js';
 
 const FOLLOW_POLL_MS = 250;
 
@@ -55,16 +55,13 @@ function explained(file: string, events: readonly OomEvent[], context: OomContex
   return events.map((event) => ({ file, event, causes: explainOom(event, context) }));
 }
 
-async function readStdin(ctx: CommandContext, onText: (text: string) => void): Promise<void> {
-  const decoder = createDecoder();
-  for await (const chunk of ctx.stdin) onText(decoder.decode(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer)));
-  const rest = decoder.end();
-  if (rest !== '') onText(rest);
+async function readStdin(ctx: CommandContext, onBytes: (bytes: Buffer) => void): Promise<void> {
+  for await (const chunk of ctx.stdin) onBytes(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
 }
 
 async function follow(ctx: CommandContext, path: string, context: OomContext): Promise<number> {
   const fd = openInput(path, ctx.cwd);
-  const scanner = createOomScanner();
+  const scanner = createOomByteScanner();
   let found = 0;
   const emit = (events: OomEvent[]): void => {
     for (const item of explained(path, events, context)) {
@@ -75,8 +72,7 @@ async function follow(ctx: CommandContext, path: string, context: OomContext): P
     }
   };
   try {
-    let decoder = createDecoder();
-    let pos = readRange(fd, 0, (t) => emit(scanner.push(t)), decoder);
+    let pos = readRange(fd, 0, (bytes) => emit(scanner.push(bytes)));
     emit(scanner.flush());
     await untilInterrupted(async (stopped) => {
       while (!stopped()) {
@@ -85,13 +81,12 @@ async function follow(ctx: CommandContext, path: string, context: OomContext): P
         if (size < pos) {
           // Truncated or replaced in place (log rotation with copytruncate): start over.
           pos = 0;
-          decoder = createDecoder();
         }
         if (size === pos) {
           emit(scanner.flush());
           continue;
         }
-        pos = readRange(fd, pos, (t) => emit(scanner.push(t)), decoder);
+        pos = readRange(fd, pos, (bytes) => emit(scanner.push(bytes)));
       }
     });
     emit(scanner.end());
@@ -113,11 +108,11 @@ export const run: CommandHandler = async (ctx) => {
   }
   const items: ExplainedEvent[] = [];
   for (const input of inputs) {
-    const scanner = createOomScanner();
+    const scanner = createOomByteScanner();
     const events: OomEvent[] = [];
-    const onText = (text: string): void => void events.push(...scanner.push(text));
-    if (input === '-') await readStdin(ctx, onText);
-    else readWhole(input, ctx.cwd, onText);
+    const onBytes = (bytes: Buffer): void => void events.push(...scanner.push(bytes));
+    if (input === '-') await readStdin(ctx, onBytes);
+    else readWhole(input, ctx.cwd, onBytes);
     events.push(...scanner.end());
     items.push(...explained(input === '-' ? '<stdin>' : input, events, context));
   }

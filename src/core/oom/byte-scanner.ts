@@ -6,7 +6,7 @@
  * message continues on, and the traceback before a message are decoded. Memory stays bounded whatever the
  * input: the current line is carried up to 1 MiB (longer lines are cut into pieces), plus ~48 KiB of history.
  */
-import { countBreaks, findMarker, lineStartOf, nextBreak } from './byte-search.js';
+import { countBreaks, findMarker, lineStartOf, nextBreak, warmUpMarkerSearch } from './byte-search.js';
 import { LineMachine, LOOKBACK, WINDOW_AFTER, WINDOW_BEFORE } from './line-machine.js';
 import type { OomScannerOptions } from './scanner.js';
 import type { OomEvent } from './types.js';
@@ -64,6 +64,7 @@ class ByteCarry {
  * `indexOf` is native); plain Uint8Arrays give the same events.
  */
 export function createOomByteScanner(options: OomScannerOptions = {}): OomByteScanner {
+  warmUpMarkerSearch();
   const machine = new LineMachine(options.dedupWindowLines ?? 400);
   // ignoreBOM keeps a U+FEFF in the text, as decoding the whole input at once would.
   const decoder = new TextDecoder('utf-8', { ignoreBOM: true });

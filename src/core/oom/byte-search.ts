@@ -43,22 +43,85 @@ for (const phrase of PHRASES) {
   }
 }
 
+/** Below this many bytes per lane, one lane is used. */
+const LANE_MIN_BYTES = 64;
+
 /**
  * The offset of the first marker phrase that starts in bytes[from, to) and ends by `end` (`end` ≥ `to`:
  * a phrase may run past `to` into bytes that are there but belong to the next piece), or -1.
+ *
+ * Each step of the shift search waits for the previous one (the next position depends on the byte read), so
+ * one lane is bound by memory latency, not by the CPU. The range is split into four lanes stepped together;
+ * the first lane's match is the answer, a later lane's match counts only when the lanes before it have none.
  */
 export function findMarker(bytes: Uint8Array, from: number, to: number, end: number): number {
-  let last = from + SPAN - 1;
   // A phrase starting before `to` has its first SPAN bytes end before to + SPAN - 1.
   const stop = Math.min(end, to + SPAN - 1);
+  if (to - from < 4 * LANE_MIN_BYTES) return scanLane(bytes, from + SPAN - 1, stop, end);
+  const quarter = (to - from) >> 2;
+  const s1 = from + quarter;
+  const s2 = s1 + quarter;
+  const s3 = s2 + quarter;
+  const stop0 = s1 + SPAN - 1;
+  const stop1 = s2 + SPAN - 1;
+  const stop2 = s3 + SPAN - 1;
+  let l0 = from + SPAN - 1;
+  let l1 = s1 + SPAN - 1;
+  let l2 = s2 + SPAN - 1;
+  let l3 = s3 + SPAN - 1;
+  /** The lane (1–3) that found a phrase while an earlier lane had not finished; 0 while none has. */
+  let laterLane = 0;
+  while (l0 < stop0 && l1 < stop1 && l2 < stop2 && l3 < stop) {
+    const k0 = SHIFT[((bytes[l0 - 1] as number) << 8) | (bytes[l0] as number)] as number;
+    const k1 = SHIFT[((bytes[l1 - 1] as number) << 8) | (bytes[l1] as number)] as number;
+    const k2 = SHIFT[((bytes[l2 - 1] as number) << 8) | (bytes[l2] as number)] as number;
+    const k3 = SHIFT[((bytes[l3 - 1] as number) << 8) | (bytes[l3] as number)] as number;
+    if (k0 !== 0 && k1 !== 0 && k2 !== 0 && k3 !== 0) {
+      l0 += k0;
+      l1 += k1;
+      l2 += k2;
+      l3 += k3;
+      continue;
+    }
+    // Some lane is on a possible phrase: check it (the first lane's match is final).
+    if (k0 !== 0) l0 += k0;
+    else if (phraseAt(bytes, l0 - SPAN + 1, end)) return l0 - SPAN + 1;
+    else l0++;
+    if (k1 !== 0) l1 += k1;
+    else if (phraseAt(bytes, l1 - SPAN + 1, end)) laterLane = 1;
+    else l1++;
+    if (laterLane === 0) {
+      if (k2 !== 0) l2 += k2;
+      else if (phraseAt(bytes, l2 - SPAN + 1, end)) laterLane = 2;
+      else l2++;
+    }
+    if (laterLane === 0) {
+      if (k3 !== 0) l3 += k3;
+      else if (phraseAt(bytes, l3 - SPAN + 1, end)) laterLane = 3;
+      else l3++;
+    }
+    if (laterLane !== 0) break;
+  }
+  // Finish the lanes one at a time, in order, up to the lane that already has a match (its `last` stays on it).
+  const lanes: Array<[number, number]> = [[l0, stop0], [l1, stop1], [l2, stop2], [l3, stop]];
+  for (let lane = 0; lane < 4; lane++) {
+    const [last, laneStop] = lanes[lane] as [number, number];
+    if (laterLane !== 0 && lane === laterLane) return last - SPAN + 1;
+    const hit = scanLane(bytes, last, laneStop, end);
+    if (hit >= 0) return hit;
+  }
+  return -1;
+}
+
+/** One lane: the first phrase whose first SPAN bytes end at or after `last` and before `stop`. */
+function scanLane(bytes: Uint8Array, last: number, stop: number, end: number): number {
   while (last < stop) {
     const shift = SHIFT[((bytes[last - 1] as number) << 8) | (bytes[last] as number)] as number;
     if (shift !== 0) {
       last += shift;
       continue;
     }
-    const start = last - SPAN + 1;
-    if (phraseAt(bytes, start, end)) return start;
+    if (phraseAt(bytes, last - SPAN + 1, end)) return last - SPAN + 1;
     last++;
   }
   return -1;
@@ -72,6 +135,34 @@ function phraseAt(bytes: Uint8Array, start: number, end: number): boolean {
     if (k === phrase.length) return true;
   }
   return false;
+}
+
+let warmedUp = false;
+
+/**
+ * Runs the search once over small made-up inputs that take every branch (a phrase in each lane, near misses,
+ * two lanes matching at once, short ranges). The JIT compiles the hot loop from what it has seen run; a
+ * branch first taken on real data would throw the compiled loop away mid-log and cost a slow stretch.
+ */
+export function warmUpMarkerSearch(): void {
+  if (warmedUp) return;
+  warmedUp = true;
+  const length = 1024;
+  const quarter = length >> 2;
+  const samples = ['alloc_failed', 'ALLOC_FAILEx', 'Out of memory', 'out of memorx'];
+  for (let round = 0; round < 3; round++) {
+    for (const sample of samples) {
+      const phrase = Uint8Array.from(sample, (c) => c.charCodeAt(0));
+      for (let at = round; at + phrase.length <= length; at += 61) {
+        const bytes = new Uint8Array(length).fill(0x78);
+        bytes.set(phrase, at);
+        if (at + quarter + phrase.length <= length) bytes.set(phrase, at + quarter);
+        findMarker(bytes, 0, length, length);
+        findMarker(bytes, at, Math.min(length, at + 200), length);
+        countBreaks(bytes, 0, length);
+      }
+    }
+  }
 }
 
 /**

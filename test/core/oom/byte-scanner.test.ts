@@ -73,6 +73,40 @@ describe('byte marker search', () => {
     );
   });
 
+  it('finds the same first marker as the regex in long text searched in lanes (property)', () => {
+    const filler = fc.stringOf(fc.constantFrom('a', 'l', 'o', 'c', ' ', '_', 'M', 'E', 'r', 'y', 'é', '\n', 'x'), { minLength: 200, maxLength: 3000 });
+    const marker = fc.tuple(fc.constantFrom(...MARKER_PHRASES), fc.boolean()).map(([p, up]) => (up ? p.toUpperCase() : p));
+    fc.assert(
+      fc.property(filler, fc.array(fc.tuple(fc.nat(), marker), { maxLength: 4 }), fc.nat(), (base, inserts, fromSeed) => {
+        let text = base;
+        for (const [at, m] of inserts) text = text.slice(0, at % (text.length + 1)) + m + text.slice(at % (text.length + 1));
+        // Latin-1: one byte per character, so regex indexes are byte offsets; é is a non-ASCII byte.
+        const bytes = Buffer.from(text, 'latin1');
+        const from = fromSeed % (bytes.length + 1);
+        MARKER_RE.lastIndex = from;
+        const hit = MARKER_RE.exec(text);
+        expect(findMarker(bytes, from, bytes.length, bytes.length)).toBe(hit ? hit.index : -1);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('finds a phrase at every offset, across lane edges, before a second one a lane later', () => {
+    for (const length of [1024, 1031]) {
+      const quarter = length >> 2;
+      for (const phrase of ['alloc_failed', 'OOM when allocating']) {
+        for (let at = 0; at + phrase.length <= length; at++) {
+          const bytes = Buffer.alloc(length, 'x');
+          bytes.write(phrase, at, 'latin1');
+          expect(findMarker(bytes, 0, length, length)).toBe(at);
+          if (at + quarter + phrase.length > length || quarter < phrase.length) continue;
+          bytes.write(phrase, at + quarter, 'latin1');
+          expect(findMarker(bytes, 0, length, length)).toBe(at);
+        }
+      }
+    }
+  });
+
   it('respects the piece end: a phrase must start before it but may run past it', () => {
     const bytes = utf8('xx out of memory');
     expect(findMarker(bytes, 0, 4, bytes.length)).toBe(3);

@@ -59,7 +59,8 @@ export function companionSettings(ctx: CommandContext): CompanionSettings {
 
 /**
  * Builds the plugin from validated settings (null when disabled). With --snapshot-on-oom the run folder
- * is created next to the history database and its path printed; `run` names it (history id, or start
+ * is created next to the history database and its path printed (a folder that cannot be created is a
+ * warning, and the run goes on without snapshots); `run` names it (history id, or start
  * time and pid when the run is not recorded; `folderName` overrides, e.g. for a pipeline).
  */
 export function startCompanion(ctx: CommandContext, settings: CompanionSettings, run: { runId: number | null; startedAtMs: number; folderName?: string }): CompanionChoice {
@@ -68,8 +69,13 @@ export function startCompanion(ctx: CommandContext, settings: CompanionSettings,
   if (settings.snapshotOnOom) {
     const dbPath = typeof ctx.args.options.db === 'string' ? ctx.args.options.db : defaultDbPath(ctx.env);
     const path = runFolderPath(dbPath, { runId: run.runId, startedAtMs: run.startedAtMs, pid: process.pid });
-    runFolder = createRunFolder(run.folderName ? join(dirname(path), run.folderName) : path);
-    ctx.stderr.write(`gpumem: run folder ${runFolder} (memory snapshots on OOM are written here)\n`);
+    try {
+      runFolder = createRunFolder(run.folderName ? join(dirname(path), run.folderName) : path);
+      ctx.stderr.write(`gpumem: run folder ${runFolder} (memory snapshots on OOM are written here)\n`);
+    } catch (error) {
+      // Like the history: a snapshot is worth having, not worth refusing to run the job for.
+      ctx.stderr.write(`gpumem: warning: ${(error as Error).message}; running without --snapshot-on-oom\n`);
+    }
   }
   const plugin = companionPlugin({
     rateHz: settings.rateHz,

@@ -166,7 +166,15 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
       atPeak = new Map();
       lastLiveMs = null;
       retriesSeen.clear();
-      server = await CompanionServer.start({ ...channel, onMessage, cudaVisibleDevices: ctx.env.CUDA_VISIBLE_DEVICES ?? null });
+      try {
+        server = await CompanionServer.start({ ...channel, onMessage, cudaVisibleDevices: ctx.env.CUDA_VISIBLE_DEVICES ?? null });
+      } catch (error) {
+        // The companion is an extra: without its channel the program runs exactly as it would without gpumem's help.
+        server = null;
+        state = new Map();
+        log?.(`warning: PyTorch companion unavailable (${(error as Error).message}); running without it`);
+        return {};
+      }
       state = server.state;
       publisher = livePath ? createLivePublisher(livePath, state, now) : null;
       return server.env(ctx.env);

@@ -1,11 +1,11 @@
 /**
- * Reads a snapshot file for `gpumem snapshot`: pickles are streamed through the data-only unpickler in
- * 8 MiB chunks (so a multi-GB file never sits in memory as bytes), JSON snapshots are parsed whole. Errors
- * name the file.
+ * Reads a snapshot file for `gpumem snapshot`: pickles are streamed through the columnar snapshot reader in
+ * 8 MiB chunks (so a multi-GB file never sits in memory, as bytes or as objects), JSON snapshots are parsed
+ * whole. Errors name the file.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { GpumemError, isGpumemError } from '../../core/index.js';
-import { readSnapshot, Unpickler, type MemorySnapshot, type PickleValue } from '../../core/snapshot/index.js';
+import { readSnapshot, SnapshotReader, type MemorySnapshot, type PickleValue } from '../../core/snapshot/index.js';
 
 const CHUNK_BYTES = 8 * 1024 * 1024;
 /** JSON is parsed as one string, and V8 strings stop at about 512 MiB. */
@@ -28,8 +28,8 @@ export function readSnapshotFile(path: string): MemorySnapshot {
     if (!stat.isFile()) throw new GpumemError('INPUT_UNREADABLE', `${path}: not a regular file`, { hint: 'give the path of a snapshot file' });
     const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(1, stat.size)));
     const first = readSync(fd, buffer, 0, buffer.length, 0);
-    const root = looksLikeJson(buffer.subarray(0, first)) ? readJson(fd, path, stat.size) : readPickle(fd, buffer, first, stat.size);
-    return readSnapshot(root, stat.size);
+    if (looksLikeJson(buffer.subarray(0, first))) return readSnapshot(readJson(fd, path, stat.size), stat.size);
+    return readPickle(fd, buffer, first, stat.size);
   } catch (error) {
     if (isGpumemError(error) && !error.message.startsWith(path)) {
       throw new GpumemError(error.code, `${path}: ${error.message}`, { hint: error.hint, details: { file: path, ...error.details }, cause: error });
@@ -40,8 +40,8 @@ export function readSnapshotFile(path: string): MemorySnapshot {
   }
 }
 
-function readPickle(fd: number, buffer: Buffer, firstBytes: number, totalBytes: number): PickleValue {
-  const u = new Unpickler({ totalBytes });
+function readPickle(fd: number, buffer: Buffer, firstBytes: number, totalBytes: number): MemorySnapshot {
+  const u = new SnapshotReader(totalBytes);
   let got = firstBytes;
   let position = firstBytes;
   while (got > 0 && !u.done) {

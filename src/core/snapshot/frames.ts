@@ -3,7 +3,7 @@
  * innermost first, mixing torch internals and (with stacks="all") C++ frames; the site is the innermost
  * frame that is neither, i.e. the last frame outside torch on the way out of the allocator.
  */
-import { isDict } from './unpickle.js';
+import { isDict, type PickleDict } from './unpickle-types.js';
 
 /** Marker site for memory whose stack was not recorded (allocated before recording began, or no context). */
 export const NO_STACK = '(no stack recorded)';
@@ -19,10 +19,21 @@ export function isTorchOrNative(filename: string, name: string): boolean {
   return CPP_PREFIXES.some((p) => name.startsWith(p));
 }
 
+/**
+ * The line number of a frame dict as a number: ints as they are, wide ints and numeric strings converted,
+ * a missing line 0, anything else (a container in a crafted file) NaN, never a conversion that could throw.
+ */
+export function lineOf(frame: PickleDict): number {
+  const line = frame.line;
+  if (typeof line === 'number') return line;
+  if (line === undefined || line === null) return 0;
+  return typeof line === 'object' ? NaN : Number(line);
+}
+
 /** "file:line (name)" for a raw frame, or null when the element is not a frame dict. */
 export function frameText(frame: unknown): string | null {
   if (!isDict(frame) || typeof frame.filename !== 'string') return null;
-  const line = typeof frame.line === 'number' ? frame.line : Number(frame.line ?? 0);
+  const line = lineOf(frame);
   const name = typeof frame.name === 'string' ? frame.name : '?';
   return `${frame.filename}:${line} (${name})`;
 }

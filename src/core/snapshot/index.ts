@@ -1,5 +1,6 @@
 /** core/snapshot: the data-only unpickler and the analyses of PyTorch memory snapshots. */
 export * from './unpickle.js';
+export * from './snapshot-reader.js';
 export * from './model.js';
 export * from './frames.js';
 export * from './sites.js';

@@ -7,73 +7,14 @@
  * file that shares one list a million times (a memo bomb) ends in an error instead of a hang.
  */
 import { GpumemError } from '../errors.js';
-import { isDict, type PickleDict, type PickleValue } from './unpickle.js';
+import { OTHER_ACTION, TRACE_ACTIONS, type MemorySnapshot, type SnapshotBlock, type SnapshotSegment, type TraceColumns } from './model-types.js';
+import { isDict, type PickleDict, type PickleValue } from './unpickle-types.js';
 
-/** One stack frame as PyTorch records it, innermost first. Extra keys (fx_*) may be present. */
-export interface SnapshotFrame {
-  filename: string;
-  line: number;
-  name: string;
-}
-
-export interface SnapshotBlock {
-  address: number;
-  sizeBytes: number;
-  /** What the caller asked for before rounding; null in 2.0-era files without `history`. */
-  requestedBytes: number | null;
-  state: string;
-  /** Raw frame list from the file; read it with userFrame()/frameText(), which check every element. */
-  frames: readonly unknown[];
-}
-
-export interface SnapshotSegment {
-  device: number;
-  address: number;
-  totalBytes: number;
-  stream: number;
-  segmentType: string;
-  /** `segment_pool_id` as "a,b"; null before it existed. "0,0" is the default pool. */
-  poolId: string | null;
-  isExpandable: boolean | null;
-  blocks: SnapshotBlock[];
-}
-
-/** Trace actions in the order of their codes in TraceColumns.action; OTHER_ACTION marks anything newer. */
-export const TRACE_ACTIONS = [
-  'alloc', 'free_requested', 'free_completed', 'segment_alloc', 'segment_free', 'segment_map', 'segment_unmap',
-  'snapshot', 'oom', 'user_defined', 'annotate',
-] as const;
-export type TraceAction = (typeof TRACE_ACTIONS)[number];
-export const OTHER_ACTION = 255;
-const ACTION_CODES = new Map<string, number>(TRACE_ACTIONS.map((a, i) => [a, i]));
-
-/** A device's trace as columns. For `oom` entries `addr` holds `device_free`, as the entry itself does. */
-export interface TraceColumns {
-  length: number;
-  action: Uint8Array;
-  addr: Float64Array;
-  sizeBytes: Float64Array;
-  stream: Float64Array;
-  /** Microseconds since the epoch; NaN where the entry has none (files before 2.2). */
-  timeUs: Float64Array;
-  frames: Array<readonly unknown[]>;
-  /** Entries whose action this reader does not know, by name. */
-  otherActions: Record<string, number>;
-}
-
-export interface MemorySnapshot {
-  /** `history` = 2.0-era blocks, `frames` = 2.1 and later, `segments-list` = the bare list of memory_snapshot(). */
-  generation: 'history' | 'frames' | 'segments-list';
-  segments: SnapshotSegment[];
-  /** One per device index; empty when the file has no traces. */
-  traces: TraceColumns[];
-  allocatorSettings: Record<string, PickleValue> | null;
-  externalAnnotationCount: number;
-  unknownKeys: string[];
-}
+export * from './model-types.js';
 
 const KNOWN_KEYS = new Set(['segments', 'device_traces', 'allocator_settings', 'external_annotations']);
 const NO_FRAMES: readonly unknown[] = Object.freeze([]);
+const ACTION_CODES = new Map<string, number>(TRACE_ACTIONS.map((a, i) => [a, i]));
 
 /** Reads a number field: ints, floats and wide ints (BigInt, converted) are numbers; anything else is null. */
 export function num(value: PickleValue | undefined): number | null {
@@ -85,9 +26,10 @@ export function num(value: PickleValue | undefined): number | null {
 /**
  * Builds the model from an unpickled (or JSON-parsed) snapshot. `fileBytes` sizes the work budget: every
  * segment, block and trace entry visited costs one unit, and more units than 2 × fileBytes + 1 million
- * means the file references the same data over and over, which no real snapshot does.
+ * means the file references the same data over and over, which no real snapshot does. `columnTraces`,
+ * from the columnar reader, replaces whatever `device_traces` holds in `root`.
  */
-export function readSnapshot(root: PickleValue, fileBytes: number): MemorySnapshot {
+export function readSnapshot(root: PickleValue, fileBytes: number, columnTraces: TraceColumns[] | null = null): MemorySnapshot {
   let budget = 2 * fileBytes + 1_000_000;
   const spend = (units: number): void => {
     budget -= units;
@@ -142,8 +84,8 @@ export function readSnapshot(root: PickleValue, fileBytes: number): MemorySnapsh
       blocks,
     });
   }
-  const traces: TraceColumns[] = [];
-  const rawTraces = Array.isArray(top.device_traces) ? top.device_traces : [];
+  const traces: TraceColumns[] = columnTraces ?? [];
+  const rawTraces = columnTraces === null && Array.isArray(top.device_traces) ? top.device_traces : [];
   for (let d = 0; d < rawTraces.length; d++) {
     const list = rawTraces[d];
     const entries = Array.isArray(list) ? list : [];
@@ -166,6 +108,8 @@ export function readSnapshot(root: PickleValue, fileBytes: number): MemorySnapsh
 
 function readTrace(entries: readonly PickleValue[]): TraceColumns {
   const n = entries.length;
+  const stacks: Array<readonly unknown[]> = [NO_FRAMES];
+  const stackIds = new Map<readonly unknown[], number>();
   const t: TraceColumns = {
     length: 0,
     action: new Uint8Array(n),
@@ -173,7 +117,8 @@ function readTrace(entries: readonly PickleValue[]): TraceColumns {
     sizeBytes: new Float64Array(n),
     stream: new Float64Array(n),
     timeUs: new Float64Array(n),
-    frames: new Array<readonly unknown[]>(n),
+    stack: new Int32Array(n),
+    stacks,
     otherActions: {},
   };
   let i = 0;
@@ -190,10 +135,20 @@ function readTrace(entries: readonly PickleValue[]): TraceColumns {
     t.sizeBytes[i] = num(e.size) ?? 0;
     t.stream[i] = num(e.stream) ?? 0;
     t.timeUs[i] = num(e.time_us) ?? NaN;
-    t.frames[i] = Array.isArray(e.frames) ? e.frames : NO_FRAMES;
+    // Entries share frame lists by identity (PyTorch reuses one list per recorded stack); keep each once.
+    if (Array.isArray(e.frames) && e.frames.length > 0) {
+      let id = stackIds.get(e.frames);
+      if (id === undefined) {
+        id = stacks.push(e.frames) - 1;
+        stackIds.set(e.frames, id);
+      }
+      t.stack[i] = id;
+    }
     i++;
   }
-  t.length = i;
-  t.frames.length = i;
-  return t;
+  if (i === n) {
+    t.length = n;
+    return t;
+  }
+  return { ...t, length: i, action: t.action.subarray(0, i), addr: t.addr.subarray(0, i), sizeBytes: t.sizeBytes.subarray(0, i), stream: t.stream.subarray(0, i), timeUs: t.timeUs.subarray(0, i), stack: t.stack.subarray(0, i) };
 }

@@ -9,9 +9,9 @@ export interface UnpickleLimits {
   /** Size of the whole input when known: a declared length beyond the bytes left fails at once. */
   totalBytes?: number;
   /**
-   * Budget for the estimated memory of what is built; default 8 × totalBytes + 256 MiB, else 8 GiB. Plain JS
-   * objects cost 4–6× the bytes of a trace-heavy pickle (Python's own unpickler needs about 10×), so the
-   * budget stops bombs without refusing real files.
+   * Budget for the estimated memory of what is built. Default for plain values: 8 × totalBytes + 256 MiB
+   * (else 8 GiB), since plain JS objects cost 4–6× the bytes of a trace-heavy pickle. The columnar snapshot
+   * reader defaults to 2 × totalBytes + 64 MiB: its traces take under one byte per file byte.
    */
   maxHeapBytes?: number;
   /** Deepest MARK nesting accepted (default 1000; real snapshots use under 10). */
@@ -20,7 +20,13 @@ export interface UnpickleLimits {
   maxContainerItems?: number;
 }
 
+/**
+ * Base of the placeholders the columnar reader keeps on its stack instead of values (a device's trace list,
+ * trace entries already stored as columns). They never reach a value a caller sees.
+ */
+export abstract class Special {}
+
 /** True for a value the unpickler built from a dict opcode. */
 export function isDict(value: unknown): value is PickleDict {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array) && !(value instanceof Special);
 }

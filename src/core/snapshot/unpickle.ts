@@ -5,31 +5,45 @@
  * opcode that would import or call a Python object is refused with INPUT_UNSAFE naming it and its offset;
  * nothing is ever executed. Hostile input is bounded: declared lengths are checked against the bytes left,
  * the memo, the MARK nesting and each container have limits, and an estimate of the memory built so far is
- * held under a budget (by default 8× the file size) so that a crafted file ends in an error, not in a crash
- * of the whole program.
+ * held under a budget so that a crafted file ends in an error, not in a crash of the whole program.
+ * With `columnar`, device traces are not built as values at all but read into columns (see
+ * unpickle-columnar.ts); that is how `gpumem snapshot` reads a file of any size.
  */
 import { GpumemError } from '../errors.js';
+import { ENTRY_CODE, Memo } from './memo.js';
 import { OP, opcodeName } from './opcodes.js';
+import { ROW_BYTES, TraceEntryRef, TraceRun } from './trace-columns.js';
+import { Columnar, misplaced } from './unpickle-columnar.js';
 import { badLength, malformedAt, nestedTooDeep, overBudget, refuseOpcode, tooMany, underflow, wrongTarget } from './unpickle-errors.js';
-import { isDict, type PickleDict, type PickleValue, type UnpickleLimits } from './unpickle-types.js';
-import { concat, copyOf, readF64, readI32, readLatin1, readLong, readU32, readU64, readUtf8 } from './unpickle-read.js';
+import { isDict, Special, type PickleDict, type PickleValue, type UnpickleLimits } from './unpickle-types.js';
+import { concat, copyOf, readF64, readI32, readLong, readU32, readU64 } from './unpickle-read.js';
+import { Strings } from './unpickle-strings.js';
 
 export { isDict, type PickleDict, type PickleValue, type UnpickleLimits } from './unpickle-types.js';
 
 const MiB = 1024 * 1024;
-// Estimated V8 sizes as Node ships it (no pointer compression): a tagged slot, an object header, a string header.
+// Estimated V8 sizes as Node ships it (no pointer compression, measured): a tagged slot, an empty object or
+// array, a string header, a memo slot (an int32 code).
 const SLOT = 8;
-const OBJECT = 32;
+const OBJECT = 56;
+const ARRAY = 48;
 const STRING = 24;
-const INTERN_MAX_LENGTH = 64;
-const INTERN_MAX_ENTRIES = 200_000;
+const MEMO_SLOT = 4;
+/** Bytes of the next chunk joined to a cut opcode beyond what it needs, so the join also runs a little ahead. */
+const JOIN_SLACK = 64 * 1024;
 
+export interface UnpicklerOptions extends UnpickleLimits {
+  /** Read device traces into columns instead of values (the value returned then holds a placeholder; see SnapshotReader). */
+  columnar?: boolean;
+}
 
 export class Unpickler {
-  private stack: PickleValue[] = [];
+  private stack: Array<PickleValue | Special> = [];
   private marks: number[] = [];
-  private memo: PickleValue[] = [];
-  private interned = new Map<string, string>();
+  private readonly memo = new Memo();
+  private readonly strings = new Strings(this.memo);
+  /** Present when reading traces into columns. */
+  readonly columnar: Columnar | null;
   private pending: Uint8Array[] = [];
   private pendingBytes = 0;
   private need = 0;
@@ -42,10 +56,11 @@ export class Unpickler {
   private readonly maxMarkDepth: number;
   private readonly maxItems: number;
 
-  constructor(limits: UnpickleLimits = {}) {
+  constructor(limits: UnpicklerOptions = {}) {
     this.totalBytes = limits.totalBytes ?? Infinity;
-    this.maxHeapBytes =
-      limits.maxHeapBytes ?? (limits.totalBytes !== undefined ? 256 * MiB + 8 * limits.totalBytes : 8192 * MiB);
+    this.columnar = limits.columnar ? new Columnar(this.memo, this.strings) : null;
+    const [perByte, base] = this.columnar ? [2, 64 * MiB] : [8, 256 * MiB];
+    this.maxHeapBytes = limits.maxHeapBytes ?? (limits.totalBytes !== undefined ? base + perByte * limits.totalBytes : 8192 * MiB);
     this.maxMarkDepth = limits.maxMarkDepth ?? 1000;
     this.maxItems = limits.maxContainerItems ?? 50_000_000;
   }
@@ -57,22 +72,26 @@ export class Unpickler {
 
   /** Feeds the next chunk. The chunk may be reused by the caller afterwards: any tail kept is copied. */
   push(chunk: Uint8Array): void {
-    if (this.result || chunk.length === 0) return;
-    let buf = chunk;
-    if (this.pendingBytes > 0) {
-      this.pending.push(copyOf(chunk, 0, chunk.length));
-      this.pendingBytes += chunk.length;
+    let rest = chunk;
+    while (this.pendingBytes > 0 && !this.result && rest.length > 0) {
+      // Join the kept tail with just enough of the new chunk to finish the opcode it cut, not the whole chunk.
+      const take = Math.min(rest.length, Math.max(this.need - this.pendingBytes, 0) + JOIN_SLACK);
+      this.pending.push(copyOf(rest, 0, take));
+      this.pendingBytes += take;
+      rest = rest.subarray(take);
       if (this.pendingBytes < this.need) return;
-      buf = concat(this.pending, this.pendingBytes);
-      this.pending = [];
-      this.pendingBytes = 0;
+      const joined = concat(this.pending, this.pendingBytes);
+      const stoppedAt = this.run(joined);
+      this.offset += stoppedAt;
+      this.pending = stoppedAt < joined.length ? [joined.subarray(stoppedAt)] : [];
+      this.pendingBytes = joined.length - stoppedAt;
     }
-    const stoppedAt = this.run(buf);
+    if (this.result || rest.length === 0 || this.pendingBytes > 0) return;
+    const stoppedAt = this.run(rest);
     this.offset += stoppedAt;
-    if (!this.result && stoppedAt < buf.length) {
-      const tail = copyOf(buf, stoppedAt, buf.length);
-      this.pending = [tail];
-      this.pendingBytes = tail.length;
+    if (!this.result && stoppedAt < rest.length) {
+      this.pending = [copyOf(rest, stoppedAt, rest.length)];
+      this.pendingBytes = rest.length - stoppedAt;
     }
   }
 
@@ -89,6 +108,7 @@ export class Unpickler {
   private run(b: Uint8Array): number {
     const stack = this.stack;
     const memo = this.memo;
+    const col = this.columnar;
     const end = b.length;
     let p = 0;
     while (p < end) {
@@ -170,16 +190,37 @@ export class Unpickler {
           p += head + n;
           break;
         }
-        case OP.EMPTY_DICT:
-          stack.push({});
+        case OP.EMPTY_DICT: {
+          if (col !== null && col.entryList(stack, this.marks) !== null) {
+            const memoBefore = memo.length;
+            const valuesBefore = memo.values.length;
+            const q = col.readEntry(b, p, end, stack, this.marks);
+            if (q >= 0) {
+              this.heapBytes += ROW_BYTES + (memo.length - memoBefore) * MEMO_SLOT + (memo.values.length - valuesBefore) * SLOT;
+              p = q;
+            } else {
+              col.startEntry(stack, this.marks);
+              this.heapBytes += ROW_BYTES + OBJECT;
+              p += 1;
+            }
+            break;
+          }
+          const dict: PickleDict = {};
+          stack.push(dict);
+          col?.noteDict(stack, dict);
           this.heapBytes += OBJECT;
           p += 1;
           break;
+        }
         case OP.EMPTY_LIST:
+          if (col === null || col.listFor(stack, this.marks) === null) stack.push([]);
+          this.heapBytes += ARRAY;
+          p += 1;
+          break;
         case OP.EMPTY_SET:
         case OP.EMPTY_TUPLE:
           stack.push([]);
-          this.heapBytes += OBJECT;
+          this.heapBytes += ARRAY;
           p += 1;
           break;
         case OP.TUPLE1:
@@ -187,8 +228,9 @@ export class Unpickler {
         case OP.TUPLE3: {
           const n = op - OP.TUPLE1 + 1;
           if (stack.length < n) throw underflow(op, this.offset + at);
-          stack.push(stack.splice(stack.length - n, n));
-          this.heapBytes += OBJECT + n * SLOT;
+          this.guard(stack.length - n, op, at);
+          stack.push(stack.splice(stack.length - n, n) as PickleValue[]);
+          this.heapBytes += ARRAY + n * SLOT;
           p += 1;
           break;
         }
@@ -197,14 +239,23 @@ export class Unpickler {
           this.marks.push(stack.length);
           p += 1;
           break;
-        case OP.POP_MARK:
-          stack.length = this.popMark(op, at);
+        case OP.POP_MARK: {
+          const mark = this.popMark(op, at);
+          this.guard(mark, op, at);
+          stack.length = mark;
           p += 1;
           break;
+        }
         case OP.APPENDS:
         case OP.ADDITEMS: {
           const mark = this.popMark(op, at);
           const target = stack[mark - 1];
+          if (col !== null && mark > 0 && target instanceof Special) {
+            col.append(target, stack, mark, op, this.offset + at);
+            p += 1;
+            break;
+          }
+          this.guard(mark, op, at);
           if (mark === 0 || !Array.isArray(target)) throw wrongTarget(op, this.offset + at, 'a list');
           if (target.length + stack.length - mark > this.maxItems) throw tooMany('a list', this.maxItems, this.offset + at);
           if (target.length === 0) {
@@ -220,6 +271,14 @@ export class Unpickler {
         }
         case OP.APPEND: {
           const target = stack[stack.length - 2];
+          if (col !== null && stack.length >= 2 && target instanceof Special) {
+            const item = stack[stack.length - 1];
+            if (item instanceof TraceRun && item.count !== 1) throw misplaced(op, this.offset + at);
+            col.append(target, stack, stack.length - 1, op, this.offset + at);
+            p += 1;
+            break;
+          }
+          this.guard(stack.length - 1, op, at);
           if (stack.length < 2 || !Array.isArray(target)) throw wrongTarget(op, this.offset + at, 'a list');
           if (target.length >= this.maxItems) throw tooMany('a list', this.maxItems, this.offset + at);
           target.push(stack.pop() as PickleValue);
@@ -230,27 +289,23 @@ export class Unpickler {
         case OP.SETITEMS: {
           const mark = this.popMark(op, at);
           const target = stack[mark - 1];
-          if (mark === 0 || !isDict(target)) throw wrongTarget(op, this.offset + at, 'a dict');
           if ((stack.length - mark) % 2 !== 0) throw malformedAt(`SETITEMS at byte ${this.offset + at} has an odd number of items`, this.offset + at);
-          for (let i = mark; i < stack.length; i += 2) this.setItem(target, stack[i] as PickleValue, stack[i + 1] as PickleValue, at);
-          stack.length = mark;
+          this.setItems(target, mark, op, at);
           p += 1;
           break;
         }
-        case OP.SETITEM: {
-          const target = stack[stack.length - 3];
-          if (stack.length < 3 || !isDict(target)) throw wrongTarget(op, this.offset + at, 'a dict');
-          const value = stack.pop() as PickleValue;
-          this.setItem(target, stack.pop() as PickleValue, value, at);
+        case OP.SETITEM:
+          if (stack.length < 3) throw wrongTarget(op, this.offset + at, 'a dict');
+          this.setItems(stack[stack.length - 3], stack.length - 2, op, at);
           p += 1;
           break;
-        }
         case OP.LIST:
         case OP.TUPLE:
         case OP.FROZENSET: {
           const mark = this.popMark(op, at);
-          const items = stack.splice(mark);
-          this.heapBytes += OBJECT + items.length * SLOT;
+          this.guard(mark, op, at);
+          const items = stack.splice(mark) as PickleValue[];
+          this.heapBytes += ARRAY + items.length * SLOT;
           stack.push(items);
           p += 1;
           break;
@@ -258,6 +313,7 @@ export class Unpickler {
         case OP.DICT: {
           const mark = this.popMark(op, at);
           if ((stack.length - mark) % 2 !== 0) throw malformedAt(`DICT at byte ${this.offset + at} has an odd number of items`, this.offset + at);
+          this.guard(mark, op, at);
           const dict: PickleDict = {};
           this.heapBytes += OBJECT;
           for (let i = mark; i < stack.length; i += 2) this.setItem(dict, stack[i] as PickleValue, stack[i + 1] as PickleValue, at);
@@ -268,8 +324,8 @@ export class Unpickler {
         }
         case OP.MEMOIZE:
           if (stack.length === 0) throw underflow(op, this.offset + at);
-          memo.push(stack[stack.length - 1] as PickleValue);
-          this.heapBytes += SLOT;
+          memo.push(this.memoCode(stack[stack.length - 1] as PickleValue | Special));
+          this.heapBytes += MEMO_SLOT + SLOT;
           p += 1;
           break;
         case OP.BINPUT:
@@ -280,8 +336,8 @@ export class Unpickler {
           if (stack.length === 0) throw underflow(op, this.offset + at);
           // Writers number memo slots in order; a jump ahead would make the memo a sparse table of any size.
           if (index > memo.length) throw malformedAt(`${opcodeName(op)} at byte ${this.offset + at} stores memo slot ${index} out of order (next is ${memo.length})`, this.offset + at);
-          memo[index] = stack[stack.length - 1] as PickleValue;
-          this.heapBytes += SLOT;
+          memo.put(index, this.memoCode(stack[stack.length - 1] as PickleValue | Special));
+          this.heapBytes += MEMO_SLOT + SLOT;
           p += 1 + width;
           break;
         }
@@ -291,13 +347,16 @@ export class Unpickler {
           if (end - p < 1 + width) return this.wait(at, 1 + width);
           const index = width === 1 ? (b[p + 1] as number) : readU32(b, p + 1);
           if (index >= memo.length) throw malformedAt(`${opcodeName(op)} at byte ${this.offset + at} reads memo slot ${index}, which was never stored`, this.offset + at);
-          stack.push(memo[index] as PickleValue);
+          const code = memo.code(index);
+          if (code < 0) throw misplaced(op, this.offset + at);
+          stack.push(memo.values[code] as PickleValue);
           p += 1 + width;
           break;
         }
         case OP.POP:
         case OP.DUP:
           if (stack.length === 0) throw underflow(op, this.offset + at);
+          this.guard(stack.length - 1, op, at);
           if (op === OP.POP) stack.pop();
           else stack.push(stack[stack.length - 1] as PickleValue);
           p += 1;
@@ -320,9 +379,10 @@ export class Unpickler {
           if (stack.length !== 1 || this.marks.length !== 0) {
             throw malformedAt(`STOP at byte ${this.offset + at} leaves ${stack.length} values and ${this.marks.length} marks instead of one value`, this.offset + at);
           }
+          this.guard(0, op, at);
           this.result = { value: stack.pop() as PickleValue };
-          this.memo = [];
-          this.interned.clear();
+          memo.clear();
+          this.strings.clear();
           return at + 1;
         default:
           throw refuseOpcode(op, this.offset + at);
@@ -339,29 +399,52 @@ export class Unpickler {
 
   private text(op: number, b: Uint8Array, p: number, n: number): string | Uint8Array {
     if (op === OP.SHORT_BINBYTES || op === OP.BINBYTES || op === OP.BINBYTES8 || op === OP.BYTEARRAY8) {
-      this.heapBytes += OBJECT + n;
+      this.heapBytes += ARRAY + n;
       return copyOf(b, p, p + n);
     }
-    const s = op === OP.SHORT_BINSTRING || op === OP.BINSTRING ? readLatin1(b, p, n) : readUtf8(b, p, n);
-    if (n > INTERN_MAX_LENGTH) {
-      this.heapBytes += STRING + n;
-      return s;
-    }
-    // Frame file names and action names repeat millions of times when a writer does not memoise them.
-    const known = this.interned.get(s);
-    if (known !== undefined) return known;
-    if (this.interned.size < INTERN_MAX_ENTRIES) this.interned.set(s, s);
-    this.heapBytes += STRING + n;
+    const before = this.strings.bytes;
+    const s = op === OP.SHORT_BINSTRING || op === OP.BINSTRING ? this.strings.latin1(b, p, n) : this.strings.utf8(b, p, n);
+    // Interned strings are paid for once (when first seen); others per occurrence.
+    this.heapBytes += this.strings.bytes !== before || n > 64 ? STRING + 2 * n : 0;
     return s;
   }
 
+  /** The memo code for a value: placeholders get ENTRY_CODE (never readable), strings share their code. */
+  private memoCode(value: PickleValue | Special): number {
+    if (value instanceof Special) return ENTRY_CODE;
+    return typeof value === 'string' ? this.strings.code(value) : this.memo.add(value);
+  }
+
+  /** Refuses an opcode that would consume a placeholder at stack[from…] (columnar reading only). */
+  private guard(from: number, op: number, at: number): void {
+    if (this.columnar !== null && this.columnar.hasSpecialFrom(from)) throw misplaced(op, this.offset + at);
+  }
+
+  /** SETITEM(S): stack[from…] as key/value pairs into `target`. */
+  private setItems(target: PickleValue | Special | undefined, from: number, op: number, at: number): void {
+    const stack = this.stack;
+    const col = this.columnar;
+    if (col !== null && target instanceof TraceEntryRef) {
+      col.setItems(target, stack, from, op, this.offset + at, (key) => this.keyName(key, at));
+      return;
+    }
+    if (from === 0 || !isDict(target)) throw wrongTarget(op, this.offset + at, 'a dict');
+    if (col !== null && col.hasSpecialFrom(from)) col.checkDictItems(target, stack, from, op, this.offset + at);
+    for (let i = from; i < stack.length; i += 2) this.setItem(target, stack[i] as PickleValue, stack[i + 1] as PickleValue, at);
+    stack.length = from;
+    col?.cut(from);
+  }
+
+  private keyName(key: PickleValue, at: number): string {
+    if (typeof key === 'string') return key;
+    if (typeof key === 'number' || typeof key === 'bigint' || typeof key === 'boolean') return String(key);
+    if (key === null) return 'None';
+    throw malformedAt(`a dict key at byte ${this.offset + at} is a container; snapshot keys are strings or numbers`, this.offset + at);
+  }
+
   private setItem(dict: PickleDict, key: PickleValue, value: PickleValue, at: number): void {
-    let name: string;
-    if (typeof key === 'string') name = key;
-    else if (typeof key === 'number' || typeof key === 'bigint' || typeof key === 'boolean') name = String(key);
-    else if (key === null) name = 'None';
-    else throw malformedAt(`a dict key at byte ${this.offset + at} is a container; snapshot keys are strings or numbers`, this.offset + at);
-    this.heapBytes += SLOT;
+    const name = this.keyName(key, at);
+    this.heapBytes += 2 * SLOT;
     // Assigning "__proto__" would replace the object's prototype; define it as a plain own property instead.
     if (name === '__proto__') Object.defineProperty(dict, name, { value, enumerable: true, writable: true, configurable: true });
     else dict[name] = value;

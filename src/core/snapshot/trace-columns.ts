@@ -1,0 +1,188 @@
+/**
+ * Columnar storage for device traces while a snapshot is being unpickled. Every trace entry becomes one row
+ * of typed-array columns the moment it is read, so no per-entry object outlives its opcodes; a device's
+ * trace is a run of consecutive rows. The placeholders the reader keeps on its stack for these structures
+ * (the device_traces list, one device's list, an entry being filled, a run of finished entries) are defined
+ * here too.
+ */
+import { GpumemError } from '../errors.js';
+import { num } from './model.js';
+import { OTHER_ACTION, TRACE_ACTIONS, type TraceColumns } from './model-types.js';
+import { StackTable, EMPTY_STACK } from './stacks.js';
+import { Special, type PickleValue } from './unpickle-types.js';
+
+const ACTION_CODES = new Map<string, number>(TRACE_ACTIONS.map((a, i) => [a, i]));
+export const OOM_ACTION = ACTION_CODES.get('oom') as number;
+/** Bytes per row across the columns: action 1, addr/size/stream/time 8 each, stack id 4. */
+export const ROW_BYTES = 37;
+
+/** The `device_traces` list of the snapshot's top-level dict. */
+export class DeviceTraceList extends Special {
+  readonly lists: TraceList[] = [];
+}
+
+/** One device's trace list: rows first … first + count − 1. */
+export class TraceList extends Special {
+  first = 0;
+  count = 0;
+  /** Adds rows [first, first + count); false when they do not follow the rows already in the list. */
+  add(first: number, count: number): boolean {
+    if (this.count === 0) this.first = first;
+    else if (first !== this.first + this.count) return false;
+    this.count += count;
+    return true;
+  }
+}
+
+/** `count` finished trace entries standing on the stack as one item per entry, rows first …. */
+export class TraceRun extends Special {
+  constructor(
+    readonly first: number,
+    public count: number,
+  ) {
+    super();
+  }
+}
+
+/** A trace entry dict being filled by SETITEM(S) on the slow path; it holds both address fields until the action is known. */
+export class TraceEntryRef extends Special {
+  addr = 0;
+  deviceFree = 0;
+  action = OTHER_ACTION;
+  constructor(readonly row: number) {
+    super();
+  }
+}
+
+/** Code and name of an `action` value: unknown names (and non-strings, as "unknown") are OTHER_ACTION. */
+export function actionCode(value: PickleValue | undefined): { code: number; name: string } {
+  const name = typeof value === 'string' ? value : 'unknown';
+  return { code: ACTION_CODES.get(name) ?? OTHER_ACTION, name };
+}
+
+/** Most rows the columns can hold (a resizable buffer of at most 4 GiB per 8-byte column). */
+export const MAX_ROWS = 2 ** 29;
+/** ES2024 resizable ArrayBuffer (Node 20 has it; the ES2023 typings do not). */
+interface ResizableBuffer extends ArrayBuffer {
+  resize(byteLength: number): void;
+}
+const ResizableArrayBuffer = ArrayBuffer as unknown as new (byteLength: number, options: { maxByteLength: number }) => ResizableBuffer;
+/** Bytes per element of each column, in the order of TraceBuilder's buffers. */
+const WIDTHS = [1, 8, 8, 8, 8, 4];
+
+export class TraceBuilder {
+  length = 0;
+  private capacity = 4096;
+  // Resizable buffers grow in place: no column is ever copied, and untouched capacity costs no memory.
+  private readonly buffers = WIDTHS.map((width) => new ResizableArrayBuffer(width * this.capacity, { maxByteLength: width * MAX_ROWS }));
+  // Views without a length track their buffer as it grows.
+  readonly action = new Uint8Array(this.buffers[0] as ResizableBuffer);
+  readonly addr = new Float64Array(this.buffers[1] as ResizableBuffer);
+  readonly size = new Float64Array(this.buffers[2] as ResizableBuffer);
+  readonly stream = new Float64Array(this.buffers[3] as ResizableBuffer);
+  readonly time = new Float64Array(this.buffers[4] as ResizableBuffer);
+  readonly stack = new Int32Array(this.buffers[5] as ResizableBuffer);
+  /** Names of OTHER_ACTION rows whose action was a string this reader does not know. */
+  private readonly otherNames = new Map<number, string>();
+  readonly stacks = new StackTable();
+
+  /** Appends a row with every field at its default (unknown action, no time, no frames); returns its index. */
+  newRow(): number {
+    if (this.length === this.capacity) this.grow();
+    const row = this.length++;
+    this.action[row] = OTHER_ACTION;
+    this.addr[row] = 0;
+    this.size[row] = 0;
+    this.stream[row] = 0;
+    this.time[row] = NaN;
+    this.stack[row] = EMPTY_STACK;
+    return row;
+  }
+
+  /** Appends a finished row (the fast path). */
+  commit(action: number, otherName: string | null, addr: number, size: number, stream: number, time: number, stack: number): number {
+    if (this.length === this.capacity) this.grow();
+    const row = this.length++;
+    this.action[row] = action;
+    this.addr[row] = addr;
+    this.size[row] = size;
+    this.stream[row] = stream;
+    this.time[row] = time;
+    this.stack[row] = stack;
+    if (otherName !== null && otherName !== 'unknown') this.otherNames.set(row, otherName);
+    return row;
+  }
+
+  /** SETITEM on an entry being filled: one key of a trace entry dict. Keys the model does not read are dropped. */
+  setField(ref: TraceEntryRef, key: string, value: PickleValue): void {
+    const row = ref.row;
+    switch (key) {
+      case 'action': {
+        const { code, name } = actionCode(value);
+        ref.action = code;
+        this.action[row] = code;
+        if (code === OTHER_ACTION && name !== 'unknown') this.otherNames.set(row, name);
+        else this.otherNames.delete(row);
+        this.addr[row] = code === OOM_ACTION ? ref.deviceFree : ref.addr;
+        break;
+      }
+      case 'addr':
+        ref.addr = num(value) ?? 0;
+        if (ref.action !== OOM_ACTION) this.addr[row] = ref.addr;
+        break;
+      case 'device_free':
+        ref.deviceFree = num(value) ?? 0;
+        if (ref.action === OOM_ACTION) this.addr[row] = ref.deviceFree;
+        break;
+      case 'size':
+        this.size[row] = num(value) ?? 0;
+        break;
+      case 'stream':
+        this.stream[row] = num(value) ?? 0;
+        break;
+      case 'time_us':
+        this.time[row] = num(value) ?? NaN;
+        break;
+      case 'frames':
+        this.stack[row] = Array.isArray(value) ? this.stacks.stackIdOf(value) : EMPTY_STACK;
+        break;
+      default:
+    }
+  }
+
+  /** One device's trace as columns: views on the shared columns, no copy. */
+  columns(list: TraceList): TraceColumns {
+    const from = list.first;
+    const to = from + list.count;
+    const otherActions: Record<string, number> = {};
+    for (let row = from; row < to; row++) {
+      if (this.action[row] !== OTHER_ACTION) continue;
+      const name = this.otherNames.get(row) ?? 'unknown';
+      otherActions[name] = (otherActions[name] ?? 0) + 1;
+    }
+    return {
+      length: list.count,
+      action: this.action.subarray(from, to),
+      addr: this.addr.subarray(from, to),
+      sizeBytes: this.size.subarray(from, to),
+      stream: this.stream.subarray(from, to),
+      timeUs: this.time.subarray(from, to),
+      stack: this.stack.subarray(from, to),
+      stacks: this.stacks.stacks,
+      otherActions,
+    };
+  }
+
+  /** Estimated bytes: the columns as allocated, the interned stacks and the unknown action names. */
+  get bytes(): number {
+    return this.capacity * ROW_BYTES + this.stacks.bytes + this.otherNames.size * 64;
+  }
+
+  private grow(): void {
+    if (this.capacity >= MAX_ROWS) {
+      throw new GpumemError('INPUT_TOO_LARGE', `the trace has more than ${MAX_ROWS} entries`, { hint: 'no real snapshot holds that many; the file was crafted or is corrupt' });
+    }
+    this.capacity = Math.min(MAX_ROWS, Math.ceil(this.capacity * 1.5));
+    this.buffers.forEach((buffer, i) => buffer.resize((WIDTHS[i] as number) * this.capacity));
+  }
+}

@@ -4,10 +4,11 @@
  * UTF-8 never hides an ASCII byte inside another character, so searching the undecoded bytes with ASCII case
  * folding finds exactly the positions the regex finds in the decoded text, without decoding anything.
  *
- * The search is a multi-phrase shift search over byte pairs: a window as long as the shortest phrase slides
- * along the text, and the last two bytes of the window say how far it can move without skipping a phrase
- * (usually most of its length, since log text rarely looks like the phrases' bigrams). Only where the table
- * says 0 are the phrases compared. Linear time: the window moves at least one byte per step.
+ * The search is a multi-phrase shift search over byte triples: a window as long as the shortest phrase slides
+ * along the text, and a hash of the last three bytes of the window says how far it can move without skipping
+ * a phrase (usually most of its length: log text rarely ends a window the way a phrase's first SPAN bytes
+ * end). Only where the table says 0 are the phrases compared, and after a failed comparison the window moves
+ * on as far as the triple allows. Linear time: the window moves at least one byte per step.
  */
 import { MARKER_PHRASES } from './markers.js';
 
@@ -20,24 +21,36 @@ for (let b = 0; b < 256; b++) FOLD[b] = b >= 0x41 && b <= 0x5a ? b + 0x20 : b;
 const PHRASES: readonly Uint8Array[] = MARKER_PHRASES.map((p) => Uint8Array.from(p.toLowerCase(), (c) => c.charCodeAt(0)));
 /** The window length: the shortest phrase. */
 const SPAN = Math.min(...PHRASES.map((p) => p.length));
+/** The longest move: the window's last triple may still hold the first two bytes of a phrase. */
+const MAX_SHIFT = SPAN - 2;
 
 /** Case variants of an ASCII byte (the byte itself, plus its upper case for a lower-case letter). */
 function variants(b: number): number[] {
   return b >= 0x61 && b <= 0x7a ? [b, b - 0x20] : [b];
 }
 
+/** The table slot of the three bytes ending at `at` (distinct triples may share a slot; that only shortens moves). */
+function slot(bytes: Uint8Array, at: number): number {
+  return (((bytes[at - 2] as number) << 10) ^ ((bytes[at - 1] as number) << 5) ^ (bytes[at] as number)) & 0xffff;
+}
+
 /**
- * SHIFT[b1 << 8 | b2]: how far the window may move when it ends in bytes b1 b2 — the distance from the
- * last place that pair occurs within the first SPAN bytes of any phrase to the window's end, or SPAN - 1.
+ * SHIFT[slot]: how far the window may move when it ends in that triple: the distance from the last place the
+ * triple occurs within the first SPAN bytes of any phrase to the window's end, or MAX_SHIFT. AFTER[slot]: the
+ * same, not counting the window's end itself — the move after the phrases were compared there and failed.
  */
-const SHIFT = new Uint8Array(1 << 16).fill(SPAN - 1);
+const SHIFT = new Uint8Array(1 << 16).fill(MAX_SHIFT);
+const AFTER = new Uint8Array(1 << 16).fill(MAX_SHIFT);
 for (const phrase of PHRASES) {
-  for (let j = 1; j < SPAN; j++) {
+  for (let j = 2; j < SPAN; j++) {
     const shift = SPAN - 1 - j;
-    for (const a of variants(phrase[j - 1] as number)) {
-      for (const b of variants(phrase[j] as number)) {
-        const key = (a << 8) | b;
-        if (shift < (SHIFT[key] as number)) SHIFT[key] = shift;
+    for (const a of variants(phrase[j - 2] as number)) {
+      for (const b of variants(phrase[j - 1] as number)) {
+        for (const c of variants(phrase[j] as number)) {
+          const key = slot(Uint8Array.of(a, b, c), 2);
+          if (shift < (SHIFT[key] as number)) SHIFT[key] = shift;
+          if (shift > 0 && shift < (AFTER[key] as number)) AFTER[key] = shift;
+        }
       }
     }
   }
@@ -72,10 +85,14 @@ export function findMarker(bytes: Uint8Array, from: number, to: number, end: num
   /** The lane (1–3) that found a phrase while an earlier lane had not finished; 0 while none has. */
   let laterLane = 0;
   while (l0 < stop0 && l1 < stop1 && l2 < stop2 && l3 < stop) {
-    const k0 = SHIFT[((bytes[l0 - 1] as number) << 8) | (bytes[l0] as number)] as number;
-    const k1 = SHIFT[((bytes[l1 - 1] as number) << 8) | (bytes[l1] as number)] as number;
-    const k2 = SHIFT[((bytes[l2 - 1] as number) << 8) | (bytes[l2] as number)] as number;
-    const k3 = SHIFT[((bytes[l3 - 1] as number) << 8) | (bytes[l3] as number)] as number;
+    const h0 = slot(bytes, l0);
+    const h1 = slot(bytes, l1);
+    const h2 = slot(bytes, l2);
+    const h3 = slot(bytes, l3);
+    const k0 = SHIFT[h0] as number;
+    const k1 = SHIFT[h1] as number;
+    const k2 = SHIFT[h2] as number;
+    const k3 = SHIFT[h3] as number;
     if (k0 !== 0 && k1 !== 0 && k2 !== 0 && k3 !== 0) {
       l0 += k0;
       l1 += k1;
@@ -83,22 +100,22 @@ export function findMarker(bytes: Uint8Array, from: number, to: number, end: num
       l3 += k3;
       continue;
     }
-    // Some lane is on a possible phrase: check it (the first lane's match is final).
+    // Some lane is on a possible phrase: compare there (the first lane's match is final).
     if (k0 !== 0) l0 += k0;
     else if (phraseAt(bytes, l0 - SPAN + 1, end)) return l0 - SPAN + 1;
-    else l0++;
+    else l0 += AFTER[h0] as number;
     if (k1 !== 0) l1 += k1;
     else if (phraseAt(bytes, l1 - SPAN + 1, end)) laterLane = 1;
-    else l1++;
+    else l1 += AFTER[h1] as number;
     if (laterLane === 0) {
       if (k2 !== 0) l2 += k2;
       else if (phraseAt(bytes, l2 - SPAN + 1, end)) laterLane = 2;
-      else l2++;
+      else l2 += AFTER[h2] as number;
     }
     if (laterLane === 0) {
       if (k3 !== 0) l3 += k3;
       else if (phraseAt(bytes, l3 - SPAN + 1, end)) laterLane = 3;
-      else l3++;
+      else l3 += AFTER[h3] as number;
     }
     if (laterLane !== 0) break;
   }
@@ -116,13 +133,14 @@ export function findMarker(bytes: Uint8Array, from: number, to: number, end: num
 /** One lane: the first phrase whose first SPAN bytes end at or after `last` and before `stop`. */
 function scanLane(bytes: Uint8Array, last: number, stop: number, end: number): number {
   while (last < stop) {
-    const shift = SHIFT[((bytes[last - 1] as number) << 8) | (bytes[last] as number)] as number;
+    const h = slot(bytes, last);
+    const shift = SHIFT[h] as number;
     if (shift !== 0) {
       last += shift;
       continue;
     }
     if (phraseAt(bytes, last - SPAN + 1, end)) return last - SPAN + 1;
-    last++;
+    last += AFTER[h] as number;
   }
   return -1;
 }
@@ -149,7 +167,7 @@ export function warmUpMarkerSearch(): void {
   warmedUp = true;
   const length = 1024;
   const quarter = length >> 2;
-  const samples = ['alloc_failed', 'ALLOC_FAILEx', 'Out of memory', 'out of memorx'];
+  const samples = ['alloc_failed', 'xLLOC_FAILED', 'Out of memory', 'out of mxmory'];
   for (let round = 0; round < 3; round++) {
     for (const sample of samples) {
       const phrase = Uint8Array.from(sample, (c) => c.charCodeAt(0));

@@ -3,6 +3,8 @@ import type { CommandSpec, OptionSpec } from './spec.js';
 import { COMMANDS, GLOBAL_OPTIONS } from './table.js';
 import { EXIT_CODE_DOCS } from './exit-codes.js';
 
+const LABEL_WIDTH = 30;
+
 function optionLabel(o: OptionSpec): string {
   const value = o.type === 'boolean' ? '' : ` ${o.value ?? 'VALUE'}`;
   return `${o.short ? `-${o.short}, ` : ''}--${o.name}${value}`;
@@ -23,11 +25,16 @@ export function commandHelp(spec: CommandSpec): string {
   if (spec.description) lines.push('', spec.description);
   if (spec.args && spec.args.length > 0) {
     lines.push('', 'Arguments:');
-    for (const a of spec.args) lines.push(`  ${a.name.padEnd(28)} ${a.description}`);
+    for (const a of spec.args) lines.push(`  ${a.name.padEnd(LABEL_WIDTH)} ${a.description}`);
   }
   const opts = [...spec.options, ...GLOBAL_OPTIONS];
   lines.push('', 'Options:');
-  for (const o of opts) lines.push(`  ${optionLabel(o).padEnd(28)} ${optionText(o)}`);
+  // A label longer than the column gets its text on the next line, so descriptions stay aligned.
+  for (const o of opts) {
+    const label = optionLabel(o);
+    if (label.length > LABEL_WIDTH) lines.push(`  ${label}`, `  ${''.padEnd(LABEL_WIDTH)} ${optionText(o)}`);
+    else lines.push(`  ${label.padEnd(LABEL_WIDTH)} ${optionText(o)}`);
+  }
   if (spec.examples && spec.examples.length > 0) {
     lines.push('', 'Examples:');
     for (const e of spec.examples) lines.push(`  ${e}`);

@@ -18,6 +18,8 @@ export class Memo {
   /** Distinct values; a code ≥ 0 is an index here. */
   readonly values: unknown[] = [];
   length = 0;
+  /** Bumped whenever a slot changes meaning (overwritten, or taken back): caches keyed by slot index check it. */
+  epoch = 0;
 
   /** The code of slot i (i < length). */
   code(i: number): number {
@@ -29,7 +31,12 @@ export class Memo {
     if (i === this.length) {
       if ((i & (CHUNK - 1)) === 0) this.chunks.push(new Int32Array(CHUNK));
       this.length++;
-    }
+    } else this.epoch++;
+    (this.chunks[i >>> CHUNK_BITS] as Int32Array)[i & (CHUNK - 1)] = code;
+  }
+
+  /** Gives a slot pushed as a placeholder (PENDING_CODE) its value; unlike put() it does not change the epoch. */
+  fill(i: number, code: number): void {
     (this.chunks[i >>> CHUNK_BITS] as Int32Array)[i & (CHUNK - 1)] = code;
   }
 
@@ -46,6 +53,7 @@ export class Memo {
 
   /** Drops slots from `length` on (used to undo a fast-path attempt that fell back). */
   truncate(length: number): void {
+    if (length < this.length) this.epoch++;
     this.length = length;
     this.chunks.length = (length + CHUNK - 1) >>> CHUNK_BITS;
   }

@@ -60,31 +60,38 @@ export function actionCode(value: PickleValue | undefined): { code: number; name
   return { code: ACTION_CODES.get(name) ?? OTHER_ACTION, name };
 }
 
-/** Most rows the columns can hold (a resizable buffer of at most 4 GiB per 8-byte column). */
+/** Most rows the columns can hold. */
 export const MAX_ROWS = 2 ** 29;
-/** ES2024 resizable ArrayBuffer (Node 20 has it; the ES2023 typings do not). */
-interface ResizableBuffer extends ArrayBuffer {
-  resize(byteLength: number): void;
-}
-const ResizableArrayBuffer = ArrayBuffer as unknown as new (byteLength: number, options: { maxByteLength: number }) => ResizableBuffer;
-/** Bytes per element of each column, in the order of TraceBuilder's buffers. */
-const WIDTHS = [1, 8, 8, 8, 8, 4];
+/** File bytes per trace entry assumed when sizing the columns up front (real entries take 30 bytes or more). */
+const BYTES_PER_ROW_GUESS = 24;
 
 export class TraceBuilder {
   length = 0;
-  private capacity = 4096;
-  // Resizable buffers grow in place: no column is ever copied, and untouched capacity costs no memory.
-  private readonly buffers = WIDTHS.map((width) => new ResizableArrayBuffer(width * this.capacity, { maxByteLength: width * MAX_ROWS }));
-  // Views without a length track their buffer as it grows.
-  readonly action = new Uint8Array(this.buffers[0] as ResizableBuffer);
-  readonly addr = new Float64Array(this.buffers[1] as ResizableBuffer);
-  readonly size = new Float64Array(this.buffers[2] as ResizableBuffer);
-  readonly stream = new Float64Array(this.buffers[3] as ResizableBuffer);
-  readonly time = new Float64Array(this.buffers[4] as ResizableBuffer);
-  readonly stack = new Int32Array(this.buffers[5] as ResizableBuffer);
+  private capacity: number;
+  action: Uint8Array;
+  addr: Float64Array;
+  size: Float64Array;
+  stream: Float64Array;
+  time: Float64Array;
+  stack: Int32Array;
   /** Names of OTHER_ACTION rows whose action was a string this reader does not know. */
   private readonly otherNames = new Map<number, string>();
   readonly stacks = new StackTable();
+
+  /**
+   * Columns are sized from the file up front: pages of a large typed array that are never written cost no
+   * memory, and sizing once avoids copying every column as it grows (plain typed arrays, because V8 12 and
+   * older read and write resizable ones several times slower).
+   */
+  constructor(totalBytes: number) {
+    this.capacity = Math.max(4096, Math.min(MAX_ROWS, Number.isFinite(totalBytes) ? Math.ceil(totalBytes / BYTES_PER_ROW_GUESS) : 0));
+    this.action = new Uint8Array(this.capacity);
+    this.addr = new Float64Array(this.capacity);
+    this.size = new Float64Array(this.capacity);
+    this.stream = new Float64Array(this.capacity);
+    this.time = new Float64Array(this.capacity);
+    this.stack = new Int32Array(this.capacity);
+  }
 
   /** Appends a row with every field at its default (unknown action, no time, no frames); returns its index. */
   newRow(): number {
@@ -173,16 +180,28 @@ export class TraceBuilder {
     };
   }
 
-  /** Estimated bytes: the columns as allocated, the interned stacks and the unknown action names. */
+  /** Estimated bytes: the columns' rows in use, the interned stacks and the unknown action names. */
   get bytes(): number {
-    return this.capacity * ROW_BYTES + this.stacks.bytes + this.otherNames.size * 64;
+    return this.length * ROW_BYTES + this.stacks.bytes + this.otherNames.size * 64;
   }
 
+  // Only files with entries smaller than the guess get here; one column is copied at a time.
   private grow(): void {
     if (this.capacity >= MAX_ROWS) {
       throw new GpumemError('INPUT_TOO_LARGE', `the trace has more than ${MAX_ROWS} entries`, { hint: 'no real snapshot holds that many; the file was crafted or is corrupt' });
     }
-    this.capacity = Math.min(MAX_ROWS, Math.ceil(this.capacity * 1.5));
-    this.buffers.forEach((buffer, i) => buffer.resize((WIDTHS[i] as number) * this.capacity));
+    const capacity = Math.min(MAX_ROWS, this.capacity * 2);
+    this.action = extend(this.action, new Uint8Array(capacity));
+    this.addr = extend(this.addr, new Float64Array(capacity));
+    this.size = extend(this.size, new Float64Array(capacity));
+    this.stream = extend(this.stream, new Float64Array(capacity));
+    this.time = extend(this.time, new Float64Array(capacity));
+    this.stack = extend(this.stack, new Int32Array(capacity));
+    this.capacity = capacity;
   }
+}
+
+function extend<T extends Uint8Array | Float64Array | Int32Array>(old: T, fresh: T): T {
+  fresh.set(old as never);
+  return fresh;
 }

@@ -20,6 +20,8 @@ const SEGMENT_FREE = code('segment_free');
 const SEGMENT_MAP = code('segment_map');
 const SEGMENT_UNMAP = code('segment_unmap');
 const OOM = code('oom');
+/** AddrMap's answer for an address with no live alloc (alloc indexes are ≥ 0, requested ones ≤ −1). */
+const NONE = -(2 ** 31);
 
 export interface TimelinePoint {
   eventIndex: number;
@@ -66,18 +68,62 @@ export interface TraceOptions {
   maxOoms?: number;
 }
 
+/**
+ * The one pass that needs addresses: pairs every alloc with the events that end it. The live map holds, per
+ * address, the alloc event currently there (−index − 1 once its free was requested). An alloc leaves it at
+ * free_completed, or when another alloc takes its address (a ring buffer can lose the free in between).
+ * A free_completed whose alloc was never requested (older writers, or the pair cut by the ring buffer) still
+ * ends the allocation, so it counts against allocated bytes: such events are marked in `completes`.
+ */
+interface Pairing {
+  /** Per event: 1 for a free_completed that lowers allocated bytes. */
+  completes: Uint8Array;
+  /** Per alloc event: the index of its free_requested, or n when none. */
+  requestedAt: Int32Array;
+  /** Per alloc event: the index at which it leaves the live set, or n when it never does. */
+  endsAt: Int32Array;
+}
+
+function pairEvents(t: TraceColumns): Pairing {
+  const n = t.length;
+  const { action, addr } = t;
+  const completes = new Uint8Array(n);
+  const requestedAt = new Int32Array(n).fill(n);
+  const endsAt = new Int32Array(n).fill(n);
+  const live = new AddrMap();
+  for (let i = 0; i < n; i++) {
+    const code = action[i];
+    if (code === ALLOC) {
+      const j = live.get(addr[i] as number, NONE);
+      if (j !== NONE) endsAt[j >= 0 ? j : -j - 1] = i;
+      live.set(addr[i] as number, i);
+    } else if (code === FREE_REQUESTED) {
+      const j = live.get(addr[i] as number, NONE);
+      if (j !== NONE && j >= 0) {
+        requestedAt[j] = i;
+        live.set(addr[i] as number, -j - 1);
+      }
+    } else if (code === FREE_COMPLETED) {
+      const j = live.get(addr[i] as number, NONE);
+      if (j !== NONE) {
+        if (j >= 0) completes[i] = 1;
+        endsAt[j >= 0 ? j : -j - 1] = i;
+        live.delete(addr[i] as number);
+      }
+    }
+  }
+  return { completes, requestedAt, endsAt };
+}
+
 /** Replays one device's trace (see the module comment). */
 export function analyseTrace(t: TraceColumns, options: TraceOptions): TraceAnalysis {
   const n = t.length;
   const maxPoints = options.maxPoints ?? 1500;
-  const { action, addr, sizeBytes } = t;
+  const { action, sizeBytes } = t;
+  const pairing = pairEvents(t);
+  const { completes } = pairing;
   const counts = new Float64Array(256);
   const firstSeen = new Float64Array(256).fill(Infinity);
-  // A free_completed with no free_requested before it (older writers, or the pair cut by the ring buffer)
-  // still ends the allocation; track which addresses are allocated so that case is counted once. Such
-  // events are marked in `completes`, so both passes below know their effect without a second lookup.
-  const allocatedAt = new AddrMap();
-  const completes = new Uint8Array(n);
   let netAlloc = 0;
   let netReserved = 0;
   let minAlloc = 0;
@@ -86,20 +132,8 @@ export function analyseTrace(t: TraceColumns, options: TraceOptions): TraceAnaly
     const code = action[i] as number;
     if (counts[code] === 0) firstSeen[code] = i;
     counts[code] = (counts[code] as number) + 1;
-    const size = sizeBytes[i] as number;
-    if (code === ALLOC) {
-      allocatedAt.set(addr[i] as number, 1);
-      netAlloc += size;
-    } else if (code === FREE_REQUESTED) {
-      allocatedAt.delete(addr[i] as number);
-      netAlloc -= size;
-    } else if (code === FREE_COMPLETED) {
-      if (allocatedAt.delete(addr[i] as number)) {
-        completes[i] = 1;
-        netAlloc -= size;
-      }
-    } else if (code === SEGMENT_ALLOC || code === SEGMENT_MAP) netReserved += size;
-    else if (code === SEGMENT_FREE || code === SEGMENT_UNMAP) netReserved -= size;
+    netAlloc += allocationDelta(t, completes, i);
+    netReserved += reservedDelta(t, i);
     if (netAlloc < minAlloc) minAlloc = netAlloc;
     if (netReserved < minReserved) minReserved = netReserved;
   }
@@ -119,17 +153,17 @@ export function analyseTrace(t: TraceColumns, options: TraceOptions): TraceAnaly
   let bestIndex = -1;
   let bestAllocated = 0;
   let bestReserved = 0;
-  const oomIndexes: number[] = [];
+  const moments: Array<{ index: number; allocated: number; reserved: number }> = [];
   const maxOoms = options.maxOoms ?? 5;
+  let peakReserved = 0;
   for (let i = 0; i < n; i++) {
     allocated += allocationDelta(t, completes, i);
-    const code = action[i] as number;
-    if (code === SEGMENT_ALLOC || code === SEGMENT_MAP) reserved += sizeBytes[i] as number;
-    else if (code === SEGMENT_FREE || code === SEGMENT_UNMAP) reserved -= sizeBytes[i] as number;
-    else if (code === OOM && oomIndexes.length < maxOoms) oomIndexes.push(i);
+    reserved += reservedDelta(t, i);
+    if (action[i] === OOM && moments.length < maxOoms) moments.push({ index: i, allocated, reserved });
     if (allocated > peakBytes) {
       peakBytes = allocated;
       peakIndex = i;
+      peakReserved = reserved;
     }
     if (bestIndex < 0 || allocated > bestAllocated) {
       bestIndex = i;
@@ -141,16 +175,15 @@ export function analyseTrace(t: TraceColumns, options: TraceOptions): TraceAnaly
       bestIndex = -1;
     }
   }
-  const wanted = [...oomIndexes, ...(peakIndex >= 0 ? [peakIndex] : [])];
-  const moments = liveAt(t, completes, wanted, startAllocatedBytes, startReservedBytes);
+  const oomMoments = moments.map((m) => liveAt(t, pairing, m.index, m.allocated, m.reserved));
   return {
     eventCount: n,
     actions,
     startAllocatedBytes,
     startReservedBytes,
     timeline,
-    peak: peakIndex >= 0 ? (moments.get(peakIndex) ?? null) : null,
-    ooms: oomIndexes.map((i) => ({ ...(moments.get(i) as LiveMoment), requestBytes: t.sizeBytes[i] as number, deviceFreeBytes: t.addr[i] as number })),
+    peak: peakIndex >= 0 ? liveAt(t, pairing, peakIndex, peakBytes, peakReserved) : null,
+    ooms: oomMoments.map((m) => ({ ...m, requestBytes: sizeBytes[m.eventIndex] as number, deviceFreeBytes: t.addr[m.eventIndex] as number })),
   };
 }
 
@@ -162,47 +195,34 @@ function allocationDelta(t: TraceColumns, completes: Uint8Array, i: number): num
   return 0;
 }
 
+/** How event i changes reserved bytes: segment_alloc/map add, segment_free/unmap subtract. */
+function reservedDelta(t: TraceColumns, i: number): number {
+  const code = t.action[i];
+  if (code === SEGMENT_ALLOC || code === SEGMENT_MAP) return t.sizeBytes[i] as number;
+  if (code === SEGMENT_FREE || code === SEGMENT_UNMAP) return -(t.sizeBytes[i] as number);
+  return 0;
+}
+
 function time(t: TraceColumns, i: number): number | null {
   const v = t.timeUs[i] as number;
   return Number.isNaN(v) ? null : v;
 }
 
 /**
- * Second pass: the active allocations (by site) right after each wanted event index. A block whose free was
- * requested but not completed (record_stream) still holds its memory, so it stays in the set until
- * free_completed, while the allocated total already excludes it, as PyTorch's own counters do.
+ * The active allocations (by site) right after event i: allocs up to i that have not left the live set. A
+ * block whose free was requested but not completed (record_stream) still holds its memory, so it is listed
+ * until free_completed, while the allocated total already excludes it, as PyTorch's own counters do.
  */
-function liveAt(t: TraceColumns, completes: Uint8Array, wanted: number[], startAlloc: number, startReserved: number): Map<number, LiveMoment> {
-  const out = new Map<number, LiveMoment>();
-  if (wanted.length === 0) return out;
-  const want = new Set(wanted);
-  const last = Math.max(...wanted);
-  const { action, addr, sizeBytes } = t;
-  // address → index of its alloc event; negative (−index − 1) once its free was requested.
-  const live = new AddrMap();
-  let allocated = startAlloc;
-  let reserved = startReserved;
-  for (let i = 0; i <= last; i++) {
-    const code = action[i];
-    const a = addr[i] as number;
-    allocated += allocationDelta(t, completes, i);
-    if (code === ALLOC) live.set(a, i);
-    else if (code === FREE_REQUESTED) {
-      const j = live.get(a, -1);
-      if (j >= 0) live.set(a, -j - 1);
-    } else if (code === FREE_COMPLETED) live.delete(a);
-    else if (code === SEGMENT_ALLOC || code === SEGMENT_MAP) reserved += sizeBytes[i] as number;
-    else if (code === SEGMENT_FREE || code === SEGMENT_UNMAP) reserved -= sizeBytes[i] as number;
-    if (!want.has(i)) continue;
-    const tally = new SiteTally();
-    let tracedAllocated = 0;
-    live.forEach((_addr, k) => {
-      const j = k >= 0 ? k : -k - 1;
-      tally.add(t.stacks[t.stack[j] as number] as readonly unknown[], sizeBytes[j] as number);
-      if (k >= 0) tracedAllocated += sizeBytes[j] as number;
-    });
-    if (allocated - tracedAllocated > 0) tally.addSite(BEFORE_RECORDING, allocated - tracedAllocated, 0);
-    out.set(i, { eventIndex: i, timeUs: time(t, i), allocatedBytes: allocated, reservedBytes: reserved, sites: tally.list() });
+function liveAt(t: TraceColumns, pairing: Pairing, i: number, allocated: number, reserved: number): LiveMoment {
+  const { action, sizeBytes, stack, stacks } = t;
+  const { requestedAt, endsAt } = pairing;
+  const tally = new SiteTally();
+  let tracedAllocated = 0;
+  for (let j = 0; j <= i; j++) {
+    if (action[j] !== ALLOC || (endsAt[j] as number) <= i) continue;
+    tally.add(stacks[stack[j] as number] as readonly unknown[], sizeBytes[j] as number);
+    if ((requestedAt[j] as number) > i) tracedAllocated += sizeBytes[j] as number;
   }
-  return out;
+  if (allocated - tracedAllocated > 0) tally.addSite(BEFORE_RECORDING, allocated - tracedAllocated, 0);
+  return { eventIndex: i, timeUs: time(t, i), allocatedBytes: allocated, reservedBytes: reserved, sites: tally.list() };
 }

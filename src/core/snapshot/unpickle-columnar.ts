@@ -18,14 +18,16 @@ import type { Strings } from './unpickle-strings.js';
 type Stack = Array<PickleValue | Special>;
 
 export class Columnar {
-  readonly builder = new TraceBuilder();
+  readonly builder: TraceBuilder;
   readonly fast: FastEntryReader;
   /** The snapshot's top-level dict: the first dict built on an empty stack. */
   root: PickleDict | null = null;
   /** Stack positions holding placeholders, ascending. */
   private readonly specialAt: number[] = [];
 
-  constructor(memo: Memo, strings: Strings) {
+  /** `totalBytes` (the file size, or Infinity when unknown) sizes the trace columns. */
+  constructor(memo: Memo, strings: Strings, totalBytes: number) {
+    this.builder = new TraceBuilder(totalBytes);
     this.fast = new FastEntryReader(memo, strings, this.builder);
   }
 
@@ -63,15 +65,16 @@ export class Columnar {
     return null;
   }
 
-  /** Reads a trace entry with the fast path; on success it stands on the stack and the new position is returned, else -1. */
-  readEntry(b: Uint8Array, p: number, end: number, stack: Stack, marks: readonly number[]): number {
+  /** Reads trace entries with the fast path; on success they stand on the stack and the new position is returned, else -1. */
+  readEntries(b: Uint8Array, p: number, end: number, stack: Stack, marks: readonly number[]): number {
     const q = this.fast.read(b, p, end);
     if (q < 0) return q;
-    const row = this.builder.length - 1;
+    const count = this.fast.count;
+    const first = this.builder.length - count;
     this.settle(stack, marks);
     const top = stack[stack.length - 1];
-    if (top instanceof TraceRun && top.first + top.count === row && !markAbove(marks, stack.length - 1)) top.count++;
-    else this.push(stack, new TraceRun(row, 1));
+    if (top instanceof TraceRun && top.first + top.count === first && !markAbove(marks, stack.length - 1)) top.count += count;
+    else this.push(stack, new TraceRun(first, count));
     return q;
   }
 

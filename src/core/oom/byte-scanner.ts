@@ -76,14 +76,15 @@ export function createOomByteScanner(options: OomScannerOptions = {}): OomByteSc
 
   const decode = (bytes: Uint8Array, from: number, to: number): string => decoder.decode(bytes.subarray(from, to));
 
-  /** The text before bytes[at], reaching back into earlier input (the last LOOKBACK units). */
-  function lookback(bytes: Uint8Array, from: number, at: number): string {
-    if (at - from >= HISTORY_BYTES) return decode(bytes, at - HISTORY_BYTES, at).slice(-LOOKBACK);
-    const keep = Math.min(historyLength, HISTORY_BYTES - (at - from));
+  /** The last `units` (≤ LOOKBACK) UTF-16 units of the text before bytes[at], reaching back into earlier input. */
+  function lookback(bytes: Uint8Array, from: number, at: number, units: number): string {
+    const want = bytesFor(units);
+    if (at - from >= want) return decode(bytes, at - want, at).slice(-units);
+    const keep = Math.min(historyLength, want - (at - from));
     const joined = new Uint8Array(keep + (at - from));
     joined.set(history.subarray(historyLength - keep, historyLength));
     joined.set(bytes.subarray(from, at), keep);
-    return decoder.decode(joined).slice(-LOOKBACK);
+    return decoder.decode(joined).slice(-units);
   }
 
   function remember(bytes: Uint8Array, from: number, to: number): void {
@@ -116,7 +117,7 @@ export function createOomByteScanner(options: OomScannerOptions = {}): OomByteSc
         const nl = nextBreak(bytes, pos, to);
         const lineStart = pos;
         const text = decode(bytes, pos, Math.min(nl < 0 ? to : nl, pos + AFTER_BYTES)).slice(0, WINDOW_AFTER);
-        machine.line(text, lineNo, () => lookback(bytes, from, lineStart));
+        machine.line(text, lineNo, (units) => lookback(bytes, from, lineStart, units));
         if (nl < 0) break;
         lineNo++;
         pos = nl + 1;
@@ -130,7 +131,7 @@ export function createOomByteScanner(options: OomScannerOptions = {}): OomByteSc
       const lineStart = lineStartOf(bytes, hit, pos);
       lineNo += countBreaks(bytes, pos, lineStart);
       const nl = nextBreak(bytes, hit, to);
-      machine.line(hitWindow(bytes, lineStart, hit, nl < 0 ? to : nl), lineNo, () => lookback(bytes, from, lineStart));
+      machine.line(hitWindow(bytes, lineStart, hit, nl < 0 ? to : nl), lineNo, (units) => lookback(bytes, from, lineStart, units));
       if (nl < 0) break;
       lineNo++;
       pos = nl + 1;

@@ -34,7 +34,9 @@ export class Dedup {
       const line = result.startLine;
       const same = this.pending.find((p) => p.key === key && line - p.lastLine <= this.windowLines);
       if (same) {
-        if (!same.event.lines.includes(line)) same.event.lines.push(line);
+        // Lines arrive in order, so a repeat on the same line can only be the last one listed (a scan of the
+        // whole list would make a log of a million repeats quadratic).
+        if (same.event.lines[same.event.lines.length - 1] !== line) same.event.lines.push(line);
         if (result.rank !== null && !same.event.ranks.includes(result.rank)) same.event.ranks.push(result.rank);
         same.event.userFrame ??= result.userFrame;
         same.lastLine = line;

@@ -14,8 +14,10 @@ import type { OomEvent, OomFrame } from './types.js';
 export const WINDOW_BEFORE = 2048;
 /** …to this many after it (also the most of a continuation line a block is offered). */
 export const WINDOW_AFTER = 16_384;
-/** The traceback of a message is looked for in this many UTF-16 units before its line. */
+/** The traceback of a message is looked for in this many UTF-16 units before its line… */
 export const LOOKBACK = 16_384;
+/** …first in this many: usually enough to decide, and much cheaper when every line is a message. */
+const NEAR_LOOKBACK = 2048;
 
 export class LineMachine {
   private readonly dedup: Dedup;
@@ -31,17 +33,18 @@ export class LineMachine {
   }
 
   /**
-   * Handles one line (`raw`, possibly a window of a longer one) at line number `lineNo`. `before` gives the
-   * text before the line; it is called only when a message starts here, so ordinary lines never build it.
+   * Handles one line (`raw`, possibly a window of a longer one) at line number `lineNo`. `before(units)` gives
+   * the last `units` (at most LOOKBACK) UTF-16 units of text before the line, or all of it when there is less;
+   * it is called only when a message starts here, so ordinary lines never build it.
    */
-  line(raw: string, lineNo: number, before: () => string): void {
+  line(raw: string, lineNo: number, before: (units: number) => string): void {
     const norm = normalizeLine(raw);
     if (this.block) {
       if (this.block.offer(norm.text)) return;
       this.closeBlock();
     }
     if (norm.text === '' || !findHead(norm.text, 0)) return;
-    this.block = new Block(norm.text, lineNo, norm.rank, userFrameBefore(before()));
+    this.block = new Block(norm.text, lineNo, norm.rank, userFrameBefore(before));
   }
 
   /** Finishes the message being collected, if any. */
@@ -59,23 +62,36 @@ export class LineMachine {
 
 /**
  * The user's frame of the traceback that ends right before a message: walks back over the lines before
- * it, gives up after 6 lines without a frame, stops at "Traceback (most recent call last)".
+ * it, gives up after 6 lines without a frame, stops at "Traceback (most recent call last)". Looks in the
+ * nearest text first; only a walk that reaches the (possibly cut) first line of it looks again in all of it.
  */
-function userFrameBefore(before: string): OomFrame | null {
-  if (before === '') return null;
-  const lines = before.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
+function userFrameBefore(before: (units: number) => string): OomFrame | null {
+  const near = before(NEAR_LOOKBACK);
+  const found = walkBack(near, near.length < NEAR_LOOKBACK);
+  return found !== undefined ? found : (walkBack(before(LOOKBACK), true) ?? null);
+}
+
+/**
+ * The walk of userFrameBefore over `text`, last line first. When `complete` is false the first line may be
+ * cut, so reaching it leaves the answer open (undefined).
+ */
+function walkBack(text: string, complete: boolean): OomFrame | null | undefined {
+  if (text === '') return null;
+  let end = text.endsWith('\n') ? text.length - 1 : text.length;
   let sinceFrame = 0;
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const text = normalizeLine(lines[i] as string).text;
-    if (text.startsWith('Traceback (most recent call last)')) break;
-    const frame = text.startsWith('File "') ? parseFrame(text) : null;
+  for (;;) {
+    const nl = end > 0 ? text.lastIndexOf('\n', end - 1) : -1;
+    if (nl < 0 && !complete) return undefined;
+    const line = normalizeLine(text.slice(nl + 1, end)).text;
+    if (line.startsWith('Traceback (most recent call last)')) return null;
+    const frame = line.startsWith('File "') ? parseFrame(line) : null;
     if (frame) {
       sinceFrame = 0;
       if (isUserFrame(frame)) return frame;
-      continue;
+    } else if (++sinceFrame > 6) {
+      return null;
     }
-    if (++sinceFrame > 6) break;
+    if (nl < 0) return null;
+    end = nl;
   }
-  return null;
 }

@@ -37,9 +37,9 @@ export function createOomScanner(options: OomScannerOptions = {}): OomScanner {
   /** The last LOOKBACK characters before `carry`, for traceback frames. */
   let history = '';
 
-  /** The text before `at` (within text[from, at)), reaching back into earlier chunks, for traceback frames. */
-  function lookback(text: string, from: number, at: number): string {
-    return at - from >= LOOKBACK ? text.slice(at - LOOKBACK, at) : (history + text.slice(from, at)).slice(-LOOKBACK);
+  /** The last `units` (≤ LOOKBACK) of the text before `at` (within text[from, at)), reaching back into earlier chunks. */
+  function lookback(text: string, from: number, at: number, units: number): string {
+    return at - from >= units ? text.slice(at - units, at) : (history + text.slice(from, at)).slice(-units);
   }
 
   /**
@@ -53,7 +53,7 @@ export function createOomScanner(options: OomScannerOptions = {}): OomScanner {
         const nl = text.indexOf('\n', pos);
         const lineEnd = nl < 0 || nl >= to ? to : nl;
         const lineStart = pos;
-        machine.line(text.slice(pos, Math.min(lineEnd, pos + WINDOW_AFTER)), lineNo, () => lookback(text, from, lineStart));
+        machine.line(text.slice(pos, Math.min(lineEnd, pos + WINDOW_AFTER)), lineNo, (units) => lookback(text, from, lineStart, units));
         if (lineEnd === to) break;
         lineNo++;
         pos = lineEnd + 1;
@@ -70,7 +70,7 @@ export function createOomScanner(options: OomScannerOptions = {}): OomScanner {
       const nl = text.indexOf('\n', hit.index);
       const lineEnd = nl < 0 || nl >= to ? to : nl;
       const windowStart = Math.max(lineStart, hit.index - WINDOW_BEFORE);
-      machine.line(text.slice(windowStart, Math.min(lineEnd, hit.index + WINDOW_AFTER)), lineNo, () => lookback(text, from, lineStart));
+      machine.line(text.slice(windowStart, Math.min(lineEnd, hit.index + WINDOW_AFTER)), lineNo, (units) => lookback(text, from, lineStart, units));
       if (lineEnd === to) break;
       lineNo++;
       pos = lineEnd + 1;

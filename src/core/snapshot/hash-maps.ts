@@ -92,7 +92,8 @@ export class AddrMap {
     return mix(key >>> 0, (key / 4294967296) | 0) >>> (32 - this.bits);
   }
 
-  private find(key: number): number {
+  /** The slot holding key (a NaN key is not stored in slots: use get/set/delete for it), or -1. */
+  find(key: number): number {
     const mask = (1 << this.bits) - 1;
     let i = this.slot(key);
     for (;;) {
@@ -101,6 +102,16 @@ export class AddrMap {
       if (k !== k) return -1; // NaN: empty
       i = (i + 1) & mask;
     }
+  }
+
+  /** The value in a slot returned by find(). */
+  valueAt(slot: number): number {
+    return this.values[slot] as number;
+  }
+
+  /** Replaces the value in a slot returned by find(). */
+  setValueAt(slot: number, value: number): void {
+    this.values[slot] = value;
   }
 
   has(key: number): boolean {
@@ -139,8 +150,15 @@ export class AddrMap {
       this.size--;
       return true;
     }
-    let i = this.find(key);
+    const i = this.find(key);
     if (i < 0) return false;
+    this.removeAt(i);
+    return true;
+  }
+
+  /** Removes the entry in a slot returned by find(). */
+  removeAt(slot: number): void {
+    let i = slot;
     const mask = (1 << this.bits) - 1;
     // Backward-shift deletion: move later members of the run into the hole when their home allows it.
     let j = i;
@@ -157,7 +175,6 @@ export class AddrMap {
     }
     this.keys[i] = NaN;
     this.size--;
-    return true;
   }
 
   /** Calls fn(key, value) for every entry, in table order. */

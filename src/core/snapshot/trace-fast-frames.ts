@@ -107,7 +107,7 @@ export class FrameListReader {
    */
   private cachedStack(b: Uint8Array, p: number, end: number): number {
     let q = p;
-    let h = 0x811c9dc5;
+    let h = 0x811c9dc5 | 0; // an int32 from the start, so the loop never works in doubles
     for (;;) {
       if (q >= end) return NOT_CACHED;
       const op = b[q] as number;

@@ -153,7 +153,8 @@ export class FastEntryReader {
         if (end - p < 2) return FAIL;
         const n = b[p + 1] as number;
         if (end - p < 2 + n || n > 8) return FAIL;
-        if (n > 0 && n <= 6 && (b[p + 1 + n] as number) < 0x80) {
+        // Addresses (6 bytes) and time_us (7 bytes) are positive and below 2^53: summed exactly as doubles.
+        if (n > 0 && n <= 7 && (b[p + 1 + n] as number) < (n === 7 ? 0x20 : 0x80)) {
           let v = 0;
           for (let i = p + 1 + n; i > p + 1; i--) v = v * 256 + (b[i] as number);
           this.setNumber(field, v);

@@ -93,23 +93,26 @@ function pairEvents(t: TraceColumns): Pairing {
   const live = new AddrMap();
   for (let i = 0; i < n; i++) {
     const code = action[i];
+    if (code !== ALLOC && code !== FREE_REQUESTED && code !== FREE_COMPLETED) continue;
+    const a = addr[i] as number;
+    // One probe per event; NaN addresses (only in crafted files) take the map's slower general path.
+    const slot = a === a ? live.find(a) : -1;
+    const j = slot >= 0 ? live.valueAt(slot) : a === a ? NONE : live.get(a, NONE);
     if (code === ALLOC) {
-      const j = live.get(addr[i] as number, NONE);
       if (j !== NONE) endsAt[j >= 0 ? j : -j - 1] = i;
-      live.set(addr[i] as number, i);
-    } else if (code === FREE_REQUESTED) {
-      const j = live.get(addr[i] as number, NONE);
-      if (j !== NONE && j >= 0) {
-        requestedAt[j] = i;
-        live.set(addr[i] as number, -j - 1);
-      }
-    } else if (code === FREE_COMPLETED) {
-      const j = live.get(addr[i] as number, NONE);
-      if (j !== NONE) {
-        if (j >= 0) completes[i] = 1;
-        endsAt[j >= 0 ? j : -j - 1] = i;
-        live.delete(addr[i] as number);
-      }
+      if (slot >= 0) live.setValueAt(slot, i);
+      else live.set(a, i);
+    } else if (j === NONE) continue;
+    else if (code === FREE_REQUESTED) {
+      if (j < 0) continue;
+      requestedAt[j] = i;
+      if (slot >= 0) live.setValueAt(slot, -j - 1);
+      else live.set(a, -j - 1);
+    } else {
+      if (j >= 0) completes[i] = 1;
+      endsAt[j >= 0 ? j : -j - 1] = i;
+      if (slot >= 0) live.removeAt(slot);
+      else live.delete(a);
     }
   }
   return { completes, requestedAt, endsAt };
@@ -156,6 +159,7 @@ export function analyseTrace(t: TraceColumns, options: TraceOptions): TraceAnaly
   const moments: Array<{ index: number; allocated: number; reserved: number }> = [];
   const maxOoms = options.maxOoms ?? 5;
   let peakReserved = 0;
+  let untilPoint = bucket;
   for (let i = 0; i < n; i++) {
     allocated += allocationDelta(t, completes, i);
     reserved += reservedDelta(t, i);
@@ -170,9 +174,10 @@ export function analyseTrace(t: TraceColumns, options: TraceOptions): TraceAnaly
       bestAllocated = allocated;
       bestReserved = reserved;
     }
-    if ((i + 1) % bucket === 0 || i === n - 1) {
+    if (--untilPoint === 0 || i === n - 1) {
       timeline.push({ eventIndex: bestIndex, timeUs: time(t, bestIndex), allocatedBytes: bestAllocated, reservedBytes: bestReserved });
       bestIndex = -1;
+      untilPoint = bucket;
     }
   }
   const oomMoments = moments.map((m) => liveAt(t, pairing, m.index, m.allocated, m.reserved));

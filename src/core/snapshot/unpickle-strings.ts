@@ -24,7 +24,7 @@ export class Strings {
   /** UTF-8 text of b[p, p+n); short strings are interned. */
   utf8(b: Uint8Array, p: number, n: number): string {
     if (n > INTERN_MAX_LENGTH) return readUtf8(b, p, n);
-    let h = 0x811c9dc5;
+    let h = 0x811c9dc5 | 0; // an int32 from the start, so the loop never works in doubles
     for (let i = p, end = p + n; i < end; i++) h = Math.imul(h ^ (b[i] as number), 0x01000193);
     const slot = (h >>> 0) >>> (32 - CACHE_BITS);
     const known = this.cacheBytes[slot];

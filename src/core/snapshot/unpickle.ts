@@ -113,10 +113,10 @@ export class Unpickler extends UnpicklerState {
           if (col !== null && col.entryList(stack, this.marks) !== null) {
             const memoBefore = memo.length;
             const valuesBefore = memo.values.length;
-            const builtBefore = col.fast.builtBytes;
+            const builtBefore = col.fast.builtBytes + col.builder.stacks.bytes;
             const q = col.readEntries(b, p, end, stack, this.marks);
             if (q >= 0) {
-              this.heapBytes += col.fast.count * ROW_BYTES + (memo.length - memoBefore) * MEMO_SLOT + (memo.values.length - valuesBefore) * SLOT + col.fast.builtBytes - builtBefore;
+              this.heapBytes += col.fast.count * ROW_BYTES + (memo.length - memoBefore) * MEMO_SLOT + (memo.values.length - valuesBefore) * SLOT + col.fast.builtBytes + col.builder.stacks.bytes - builtBefore;
               p = q;
             } else {
               col.startEntry(stack, this.marks);

@@ -1,7 +1,8 @@
 /**
- * The marker set: literal phrases at least one of which every OOM message family contains. The scanner
- * runs this one case-insensitive alternation over whole chunks and looks closer only at lines it hits, so
- * ordinary log lines cost one regex pass. The benchmark gives grep the same list (MARKER_PHRASES).
+ * The marker set: literal phrases at least one of which every OOM message family contains. The text scanner
+ * runs this one case-insensitive alternation over whole chunks, the byte scanner searches the same phrases in
+ * raw bytes (byte-search.ts), and both look closer only at lines they hit. The benchmark gives grep the same
+ * list (MARKER_PHRASES).
  */
 
 /** The phrases, as plain text (grep -E and the regex below are both built from them). */

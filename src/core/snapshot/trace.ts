@@ -78,44 +78,67 @@ export interface TraceOptions {
 interface Pairing {
   /** Per event: 1 for a free_completed that lowers allocated bytes. */
   completes: Uint8Array;
-  /** Per alloc event: the index of its free_requested, or n when none. */
+  /** Per alloc event: 1 + the index of its free_requested, or 0 when none. */
   requestedAt: Int32Array;
-  /** Per alloc event: the index at which it leaves the live set, or n when it never does. */
+  /** Per alloc event: 1 + the index at which it leaves the live set, or 0 when it never does. */
   endsAt: Int32Array;
+  /** Events per action code, and the index of each code's first event. */
+  counts: Float64Array;
+  firstSeen: Float64Array;
+  /** Net change of allocated/reserved bytes over the trace, and the lowest running values (≤ 0). */
+  netAlloc: number;
+  netReserved: number;
+  minAlloc: number;
+  minReserved: number;
 }
 
+// Unfilled entries of a fresh typed array are zero and, in a large one, untouched pages cost nothing: hence
+// the 1-based indexes above.
 function pairEvents(t: TraceColumns): Pairing {
   const n = t.length;
   const { action, addr } = t;
   const completes = new Uint8Array(n);
-  const requestedAt = new Int32Array(n).fill(n);
-  const endsAt = new Int32Array(n).fill(n);
+  const requestedAt = new Int32Array(n);
+  const endsAt = new Int32Array(n);
+  const counts = new Float64Array(256);
+  const firstSeen = new Float64Array(256).fill(Infinity);
+  let netAlloc = 0;
+  let netReserved = 0;
+  let minAlloc = 0;
+  let minReserved = 0;
   const live = new AddrMap();
   for (let i = 0; i < n; i++) {
-    const code = action[i];
-    if (code !== ALLOC && code !== FREE_REQUESTED && code !== FREE_COMPLETED) continue;
-    const a = addr[i] as number;
-    // One probe per event; NaN addresses (only in crafted files) take the map's slower general path.
-    const slot = a === a ? live.find(a) : -1;
-    const j = slot >= 0 ? live.valueAt(slot) : a === a ? NONE : live.get(a, NONE);
-    if (code === ALLOC) {
-      if (j !== NONE) endsAt[j >= 0 ? j : -j - 1] = i;
-      if (slot >= 0) live.setValueAt(slot, i);
-      else live.set(a, i);
-    } else if (j === NONE) continue;
-    else if (code === FREE_REQUESTED) {
-      if (j < 0) continue;
-      requestedAt[j] = i;
-      if (slot >= 0) live.setValueAt(slot, -j - 1);
-      else live.set(a, -j - 1);
-    } else {
-      if (j >= 0) completes[i] = 1;
-      endsAt[j >= 0 ? j : -j - 1] = i;
-      if (slot >= 0) live.removeAt(slot);
-      else live.delete(a);
+    const code = action[i] as number;
+    if (counts[code] === 0) firstSeen[code] = i;
+    counts[code] = (counts[code] as number) + 1;
+    if (code === ALLOC || code === FREE_REQUESTED || code === FREE_COMPLETED) {
+      const a = addr[i] as number;
+      // One probe per event; NaN addresses (only in crafted files) take the map's slower general path.
+      const slot = a === a ? live.find(a) : -1;
+      const j = slot >= 0 ? live.valueAt(slot) : a === a ? NONE : live.get(a, NONE);
+      if (code === ALLOC) {
+        if (j !== NONE) endsAt[j >= 0 ? j : -j - 1] = i + 1;
+        if (slot >= 0) live.setValueAt(slot, i);
+        else live.set(a, i);
+      } else if (code === FREE_REQUESTED) {
+        if (j !== NONE && j >= 0) {
+          requestedAt[j] = i + 1;
+          if (slot >= 0) live.setValueAt(slot, -j - 1);
+          else live.set(a, -j - 1);
+        }
+      } else if (j !== NONE) {
+        if (j >= 0) completes[i] = 1;
+        endsAt[j >= 0 ? j : -j - 1] = i + 1;
+        if (slot >= 0) live.removeAt(slot);
+        else live.delete(a);
+      }
     }
+    netAlloc += allocationDelta(t, completes, i);
+    netReserved += reservedDelta(t, i);
+    if (netAlloc < minAlloc) minAlloc = netAlloc;
+    if (netReserved < minReserved) minReserved = netReserved;
   }
-  return { completes, requestedAt, endsAt };
+  return { completes, requestedAt, endsAt, counts, firstSeen, netAlloc, netReserved, minAlloc, minReserved };
 }
 
 /** Replays one device's trace (see the module comment). */
@@ -124,22 +147,7 @@ export function analyseTrace(t: TraceColumns, options: TraceOptions): TraceAnaly
   const maxPoints = options.maxPoints ?? 1500;
   const { action, sizeBytes } = t;
   const pairing = pairEvents(t);
-  const { completes } = pairing;
-  const counts = new Float64Array(256);
-  const firstSeen = new Float64Array(256).fill(Infinity);
-  let netAlloc = 0;
-  let netReserved = 0;
-  let minAlloc = 0;
-  let minReserved = 0;
-  for (let i = 0; i < n; i++) {
-    const code = action[i] as number;
-    if (counts[code] === 0) firstSeen[code] = i;
-    counts[code] = (counts[code] as number) + 1;
-    netAlloc += allocationDelta(t, completes, i);
-    netReserved += reservedDelta(t, i);
-    if (netAlloc < minAlloc) minAlloc = netAlloc;
-    if (netReserved < minReserved) minReserved = netReserved;
-  }
+  const { completes, counts, firstSeen, netAlloc, netReserved, minAlloc, minReserved } = pairing;
   // Named in the order each action first occurs, after the ones this reader does not know.
   const actions: Record<string, number> = { ...t.otherActions };
   const seen = TRACE_ACTIONS.map((_name, c) => c).filter((c) => (counts[c] as number) > 0);
@@ -224,9 +232,11 @@ function liveAt(t: TraceColumns, pairing: Pairing, i: number, allocated: number,
   const tally = new SiteTally();
   let tracedAllocated = 0;
   for (let j = 0; j <= i; j++) {
-    if (action[j] !== ALLOC || (endsAt[j] as number) <= i) continue;
+    const end = endsAt[j] as number;
+    if (action[j] !== ALLOC || (end !== 0 && end - 1 <= i)) continue;
     tally.add(stacks[stack[j] as number] as readonly unknown[], sizeBytes[j] as number);
-    if ((requestedAt[j] as number) > i) tracedAllocated += sizeBytes[j] as number;
+    const requested = requestedAt[j] as number;
+    if (requested === 0 || requested - 1 > i) tracedAllocated += sizeBytes[j] as number;
   }
   if (allocated - tracedAllocated > 0) tally.addSite(BEFORE_RECORDING, allocated - tracedAllocated, 0);
   return { eventIndex: i, timeUs: time(t, i), allocatedBytes: allocated, reservedBytes: reserved, sites: tally.list() };

@@ -172,13 +172,13 @@ export class FrameListReader {
       // "__proto__" must stay an own property, never the object's prototype.
       if (name === '__proto__') Object.defineProperty(dict, name, { value, enumerable: true, writable: true, configurable: true });
       else dict[name] = value;
-      this.builtBytes += 16;
       p = this.at;
     }
-    this.builtBytes += 56;
     this.at = p + 1;
     const id = this.builder.stacks.frameId(dict);
     if (memo.length > slot) {
+      // Only a memoised dict stays alive; an inline one (PyTorch's C++ writer) is garbage once interned.
+      this.builtBytes += 64 + 16 * Object.keys(dict).length;
       const code = memo.code(slot);
       if (code >= this.frameOfCode.length) this.frameOfCode = grow(this.frameOfCode, code);
       this.frameOfCode[code] = 1 + id;

@@ -18,17 +18,23 @@ export class Strings {
   private readonly cacheText: Array<string | undefined> = new Array(1 << CACHE_BITS);
   /** Estimated bytes held by interned strings. */
   bytes = 0;
+  /** True when the last string decoded was an existing interned one (it costs no new memory). */
+  shared = false;
 
   constructor(private readonly memo: Memo) {}
 
   /** UTF-8 text of b[p, p+n); short strings are interned. */
   utf8(b: Uint8Array, p: number, n: number): string {
+    this.shared = false;
     if (n > INTERN_MAX_LENGTH) return readUtf8(b, p, n);
     let h = 0x811c9dc5 | 0; // an int32 from the start, so the loop never works in doubles
     for (let i = p, end = p + n; i < end; i++) h = Math.imul(h ^ (b[i] as number), 0x01000193);
     const slot = (h >>> 0) >>> (32 - CACHE_BITS);
     const known = this.cacheBytes[slot];
-    if (known !== undefined && known.length === n && sameBytes(known, b, p)) return this.cacheText[slot] as string;
+    if (known !== undefined && known.length === n && sameBytes(known, b, p)) {
+      this.shared = true;
+      return this.cacheText[slot] as string;
+    }
     const s = this.intern(readUtf8(b, p, n));
     this.cacheBytes[slot] = copyOf(b, p, p + n);
     this.cacheText[slot] = s;
@@ -37,6 +43,7 @@ export class Strings {
 
   /** Latin-1 text (Python 2 str), interned when short. */
   latin1(b: Uint8Array, p: number, n: number): string {
+    this.shared = false;
     const s = readLatin1(b, p, n);
     return n > INTERN_MAX_LENGTH ? s : this.intern(s);
   }
@@ -52,7 +59,10 @@ export class Strings {
 
   private intern(s: string): string {
     const code = this.codes.get(s);
-    if (code !== undefined) return this.memo.values[code] as string;
+    if (code !== undefined) {
+      this.shared = true;
+      return this.memo.values[code] as string;
+    }
     if (this.codes.size < INTERN_MAX_ENTRIES) {
       this.codes.set(s, this.memo.add(s));
       this.bytes += 64 + 2 * s.length;

@@ -11,7 +11,8 @@ export interface UnpickleLimits {
   /**
    * Budget for the estimated memory of what is built. Default for plain values: 8 × totalBytes + 256 MiB
    * (else 8 GiB), since plain JS objects cost 4–6× the bytes of a trace-heavy pickle. The columnar snapshot
-   * reader defaults to 2 × totalBytes + 64 MiB: its traces take under one byte per file byte.
+   * reader defaults to 1.5 × totalBytes + 64 MiB: its traces take under one byte per file byte, and with
+   * Node itself that keeps a hostile file near 2× its size in resident memory.
    */
   maxHeapBytes?: number;
   /** Deepest MARK nesting accepted (default 1000; real snapshots use under 10). */

@@ -21,6 +21,7 @@ export { isDict, type PickleDict, type PickleValue, type UnpickleLimits } from '
 export { type UnpicklerOptions } from './unpickle-state.js';
 
 const MEMO_SLOT = 4;
+const STACK_SLOT = 32;
 
 export class Unpickler extends UnpicklerState {
   /** Runs opcodes from buf[0]; returns how many bytes were consumed (complete opcodes only). */
@@ -245,7 +246,7 @@ export class Unpickler extends UnpicklerState {
         case OP.MEMOIZE:
           if (stack.length === 0) throw underflow(op, this.offset + at);
           memo.push(this.memoCode(stack[stack.length - 1] as PickleValue | Special));
-          this.heapBytes += MEMO_SLOT + SLOT;
+          this.heapBytes += MEMO_SLOT + 4 * SLOT;
           p += 1;
           break;
         case OP.BINPUT:
@@ -257,7 +258,7 @@ export class Unpickler extends UnpicklerState {
           // Writers number memo slots in order; a jump ahead would make the memo a sparse table of any size.
           if (index > memo.length) throw malformedAt(`${opcodeName(op)} at byte ${this.offset + at} stores memo slot ${index} out of order (next is ${memo.length})`, this.offset + at);
           memo.put(index, this.memoCode(stack[stack.length - 1] as PickleValue | Special));
-          this.heapBytes += MEMO_SLOT + SLOT;
+          this.heapBytes += MEMO_SLOT + 4 * SLOT;
           p += 1 + width;
           break;
         }
@@ -307,7 +308,8 @@ export class Unpickler extends UnpicklerState {
         default:
           throw refuseOpcode(op, this.offset + at);
       }
-      if (this.heapBytes > this.maxHeapBytes) throw overBudget(this.maxHeapBytes, this.offset + at);
+      // The stack itself counts too: a flood of small values costs a slot each (and room to grow).
+      if (this.heapBytes + stack.length * STACK_SLOT > this.maxHeapBytes) throw overBudget(this.maxHeapBytes, this.offset + at);
     }
     return p;
   }

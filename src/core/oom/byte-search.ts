@@ -41,6 +41,8 @@ function slot(bytes: Uint8Array, at: number): number {
  */
 const SHIFT = new Uint8Array(1 << 16).fill(MAX_SHIFT);
 const AFTER = new Uint8Array(1 << 16).fill(MAX_SHIFT);
+/** CANDIDATES[slot]: the phrases whose first SPAN bytes end in a triple of that slot (compared where SHIFT is 0). */
+const CANDIDATES: Array<readonly Uint8Array[]> = new Array<readonly Uint8Array[]>(1 << 16).fill([]);
 for (const phrase of PHRASES) {
   for (let j = 2; j < SPAN; j++) {
     const shift = SPAN - 1 - j;
@@ -50,6 +52,8 @@ for (const phrase of PHRASES) {
           const key = slot(Uint8Array.of(a, b, c), 2);
           if (shift < (SHIFT[key] as number)) SHIFT[key] = shift;
           if (shift > 0 && shift < (AFTER[key] as number)) AFTER[key] = shift;
+          const listed = CANDIDATES[key] as readonly Uint8Array[];
+          if (shift === 0 && !listed.includes(phrase)) CANDIDATES[key] = [...listed, phrase];
         }
       }
     }
@@ -102,19 +106,19 @@ export function findMarker(bytes: Uint8Array, from: number, to: number, end: num
     }
     // Some lane is on a possible phrase: compare there (the first lane's match is final).
     if (k0 !== 0) l0 += k0;
-    else if (phraseAt(bytes, l0 - SPAN + 1, end)) return l0 - SPAN + 1;
+    else if (phraseAt(bytes, l0 - SPAN + 1, end, h0)) return l0 - SPAN + 1;
     else l0 += AFTER[h0] as number;
     if (k1 !== 0) l1 += k1;
-    else if (phraseAt(bytes, l1 - SPAN + 1, end)) laterLane = 1;
+    else if (phraseAt(bytes, l1 - SPAN + 1, end, h1)) laterLane = 1;
     else l1 += AFTER[h1] as number;
     if (laterLane === 0) {
       if (k2 !== 0) l2 += k2;
-      else if (phraseAt(bytes, l2 - SPAN + 1, end)) laterLane = 2;
+      else if (phraseAt(bytes, l2 - SPAN + 1, end, h2)) laterLane = 2;
       else l2 += AFTER[h2] as number;
     }
     if (laterLane === 0) {
       if (k3 !== 0) l3 += k3;
-      else if (phraseAt(bytes, l3 - SPAN + 1, end)) laterLane = 3;
+      else if (phraseAt(bytes, l3 - SPAN + 1, end, h3)) laterLane = 3;
       else l3 += AFTER[h3] as number;
     }
     if (laterLane !== 0) break;
@@ -139,14 +143,15 @@ function scanLane(bytes: Uint8Array, last: number, stop: number, end: number): n
       last += shift;
       continue;
     }
-    if (phraseAt(bytes, last - SPAN + 1, end)) return last - SPAN + 1;
+    if (phraseAt(bytes, last - SPAN + 1, end, h)) return last - SPAN + 1;
     last += AFTER[h] as number;
   }
   return -1;
 }
 
-function phraseAt(bytes: Uint8Array, start: number, end: number): boolean {
-  for (const phrase of PHRASES) {
+/** True when one of the slot's candidate phrases starts at `start` (ASCII case folded) and ends by `end`. */
+function phraseAt(bytes: Uint8Array, start: number, end: number, key: number): boolean {
+  for (const phrase of CANDIDATES[key] as readonly Uint8Array[]) {
     if (start + phrase.length > end) continue;
     let k = 0;
     while (k < phrase.length && FOLD[bytes[start + k] as number] === phrase[k]) k++;

@@ -1,0 +1,120 @@
+/**
+ * The `gpumem status` sample benchmark for a real GPU machine: one full sample (all devices, their
+ * processes, /proc host facts) through our NVML source and through spawning `nvidia-smi -q -x`, side by
+ * side in one run; medians and the ratio (issue target: NVML ≥ 50× faster than nvidia-smi on a real GPU).
+ * bench/status.bench.ts measures the same against the fake driver; this one measures whatever driver is
+ * installed, so it needs no test double. scripts/stage-device.sh bundles it to .device/status-bench.mjs.
+ *
+ *   node .device/status-bench.mjs [--nvml-samples 500] [--smi-samples 40] [--nvml-lib PATH] [--smi PATH] [--out FILE.json]
+ *
+ * Before timing it checks that both sources see the same devices, memory (within 1 MiB) and pids, so the
+ * two timings are of the same work.
+ */
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { Sample } from '../../src/core/types.js';
+import { openNvmlSource } from '../../src/sources/nvml/index.js';
+import { createHostEnricher } from '../../src/sources/procfs/index.js';
+import { openSmiSource } from '../../src/sources/smi/index.js';
+
+const MiB = 1024 * 1024;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? Number.NaN;
+}
+
+/** Times `n` calls after a short warm-up; milliseconds per call. */
+async function timeEach(n: number, fn: () => Promise<unknown>): Promise<number[]> {
+  for (let i = 0; i < Math.min(5, n); i++) await fn();
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = process.hrtime.bigint();
+    await fn();
+    out.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  return out;
+}
+
+/** Differences between two samples of the same moment: device memory beyond 1 MiB, or different pid sets. */
+function compareSamples(a: Sample, b: Sample): string[] {
+  const problems: string[] = [];
+  if (a.devices.length !== b.devices.length) problems.push(`device count ${a.devices.length} vs ${b.devices.length}`);
+  for (const d of a.devices) {
+    const e = b.devices.find((x) => x.uuid === d.uuid);
+    if (!e) {
+      problems.push(`device ${d.uuid} missing from nvidia-smi`);
+      continue;
+    }
+    for (const key of ['totalBytes', 'reservedBytes', 'usedBytes', 'freeBytes'] as const) {
+      const x = d.memory[key];
+      const y = e.memory[key];
+      if (x === null || y === null || Math.abs(x - y) > MiB) problems.push(`device ${d.index} ${key}: NVML ${x} vs nvidia-smi ${y}`);
+    }
+  }
+  const pids = (s: Sample): string => [...new Set(s.processes.map((p) => p.pid))].sort((x, y) => x - y).join(',');
+  if (pids(a) !== pids(b)) problems.push(`pids: NVML [${pids(a)}] vs nvidia-smi [${pids(b)}]`);
+  return problems;
+}
+
+const fmt = (ms: number): string => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      'nvml-samples': { type: 'string', default: '500' },
+      'smi-samples': { type: 'string', default: '40' },
+      'nvml-lib': { type: 'string' },
+      smi: { type: 'string' },
+      out: { type: 'string' },
+    },
+  });
+  const nvmlN = Number(values['nvml-samples']);
+  const smiN = Number(values['smi-samples']);
+  const nvml = openNvmlSource(values['nvml-lib'] ? { libPath: values['nvml-lib'] } : {});
+  const smi = await openSmiSource(values.smi ? { smiPath: values.smi } : {});
+  const enrich = createHostEnricher();
+  try {
+    const first = await nvml.readSample();
+    const agreement = compareSamples(first, await smi.readSample());
+    const nvmlOnly = await timeEach(nvmlN, () => nvml.readSample());
+    const nvmlFull = await timeEach(nvmlN, async () => enrich(await nvml.readSample()));
+    const smiOnly = await timeEach(smiN, () => smi.readSample());
+    const smiFull = await timeEach(smiN, async () => enrich(await smi.readSample()));
+    const result = {
+      schemaVersion: 1,
+      kind: 'gpumem.bench.status',
+      node: process.version,
+      devices: first.devices.map((d) => ({ index: d.index, name: d.name, driverVersion: d.driverVersion })),
+      processRows: first.processes.length,
+      samples: { nvml: nvmlN, smi: smiN },
+      medianMs: { nvml: median(nvmlOnly), nvmlWithProc: median(nvmlFull), smi: median(smiOnly), smiWithProc: median(smiFull) },
+      ratio: { smiOverNvml: median(smiOnly) / median(nvmlOnly), smiOverNvmlWithProc: median(smiFull) / median(nvmlFull) },
+      target: 'full sample (devices + processes + /proc) through NVML >= 50x faster than nvidia-smi -q -x',
+      sourcesAgree: agreement.length === 0,
+      disagreements: agreement,
+    };
+    const m = result.medianMs;
+    process.stdout.write(
+      [
+        `${first.devices.length} GPU(s) (${first.devices[0]?.name ?? '?'}, driver ${first.devices[0]?.driverVersion ?? '?'}), ${first.processes.length} process row(s)`,
+        `NVML sample                   median ${fmt(m.nvml)}  (${nvmlN} samples)`,
+        `NVML sample + /proc facts     median ${fmt(m.nvmlWithProc)}`,
+        `nvidia-smi -q -x, spawn+parse median ${fmt(m.smi)}  (${smiN} samples)`,
+        `nvidia-smi -q -x + /proc      median ${fmt(m.smiWithProc)}`,
+        `ratio nvidia-smi / NVML       ${result.ratio.smiOverNvml.toFixed(1)}× (GPU read only), ${result.ratio.smiOverNvmlWithProc.toFixed(1)}× (full sample; target ≥ 50×)`,
+        `sources agree (memory within 1 MiB, same pids): ${agreement.length === 0 ? 'yes' : `NO — ${agreement.join('; ')}`}`,
+        '',
+      ].join('\n'),
+    );
+    if (values.out) writeFileSync(values.out, `${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    nvml.close();
+    smi.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`status-bench: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+});

@@ -111,12 +111,16 @@ export class FrameListReader {
     for (;;) {
       if (q >= end) return NOT_CACHED;
       const op = b[q] as number;
-      if (op === OP.APPENDS) break;
-      const width = op === OP.BINGET ? 2 : op === OP.LONG_BINGET ? 5 : 0;
-      if (width === 0 || end - q < width) return NOT_CACHED;
-      for (let i = q + 1; i < q + width; i++) h = Math.imul(h ^ (b[i] as number), 0x01000193);
-      h = Math.imul(h ^ op, 0x01000193);
-      q += width;
+      if (op === OP.BINGET) {
+        if (end - q < 2) return NOT_CACHED;
+        h = Math.imul(h ^ (b[q + 1] as number), 0x01000193);
+        q += 2;
+      } else if (op === OP.LONG_BINGET) {
+        if (end - q < 5) return NOT_CACHED;
+        h = Math.imul(h ^ (readU32(b, q + 1) | 0x40000000), 0x01000193);
+        q += 5;
+      } else if (op === OP.APPENDS) break;
+      else return NOT_CACHED;
     }
     if (this.memo.epoch !== this.cacheEpoch) {
       this.cacheKeys.fill(undefined);

@@ -39,6 +39,8 @@ for dep in bindings file-uri-to-path; do
 done
 
 cp package.json "$dev/"
+# Which code the GPU results come from: the commit, and whether the tree had changes on top of it.
+echo "$(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src bench python 2>/dev/null || echo '+changes')" >"$dev/commit.txt"
 # python/ without caches; examples/ as committed.
 mkdir -p "$dev/python"
 tar -C python --exclude=__pycache__ --exclude='*.pyc' -cf - . | tar -C "$dev/python" -xf -

@@ -88,10 +88,12 @@ def compare(ours, xml, query, apps, holder):
     split = None
     if holder:
         mine = [p for p in ours["processes"] if p["pid"] == holder["pid"]]
-        checks.append({"check": "holder pid listed", "ours": [p["pid"] for p in mine], "truth": holder["pid"], "ok": bool(mine)})
+        # Informational: inside a container the driver reports host pids, so the holder's own pid may be absent
+        # from both lists while they still agree with each other.
+        split = {"holderPidListed": bool(mine)}
         if mine and mine[0]["usedBytes"] is not None:
             # What NVML charges the process beyond PyTorch's reserved pool: context, cuBLAS/cuDNN workspaces.
-            split = {"processUsedBytes": mine[0]["usedBytes"], "torchReservedBytes": holder["reservedBytes"],
+            split = {"holderPidListed": True, "processUsedBytes": mine[0]["usedBytes"], "torchReservedBytes": holder["reservedBytes"],
                      "torchAllocatedBytes": holder["allocatedBytes"],
                      "nonPytorchBytes": mine[0]["usedBytes"] - holder["reservedBytes"]}
             checks.append({"check": "holder: NVML process memory >= torch reserved", "ours": mine[0]["usedBytes"],

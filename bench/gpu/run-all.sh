@@ -235,6 +235,7 @@ fi
 # ---------------------------------------------------------------- main
 : "${OUT:?OUT must name the folder whose files come back}"
 budget=${GPU_CHECK_BUDGET_S:-570}
+args=${*:-all}
 case ${1:-all} in
   part1) label=part1; steps=(env truth bench record pipeline companion snapshot) ;;
   part2) label=part2; steps=(env fit accuracy) ;;
@@ -287,9 +288,9 @@ for s in "${steps[@]}"; do
 done
 
 # (h) summary: date, GPU, driver, CUDA, torch, and each step's status.
-python3 - "$W" "$label" "$root" >"$W/summary.json" <<'EOF'
+python3 - "$W" "$label" "$root" "$args" >"$W/summary.json" <<'EOF'
 import glob, json, os, subprocess, sys, time
-w, label, root = sys.argv[1:4]
+w, label, root, args = sys.argv[1:5]
 def run(*cmd):
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
@@ -314,7 +315,7 @@ print(json.dumps({
     "gpu": q[0].split(",")[0].strip() if q else None, "driver": q[0].split(",")[1].strip() if q else None,
     "cudaDriver": cuda, "torch": versions.get("torch"), "torchCuda": versions.get("torchCuda"), "python": versions.get("python"),
     "node": run("node", "--version"), "gpumemCommit": commit,
-    "command": f"bash bench/gpu/run-all.sh {label}", "steps": steps}, indent=2))
+    "command": f"bash bench/gpu/run-all.sh {args}", "steps": steps}, indent=2))
 EOF
 cat "$W/summary.json"
 

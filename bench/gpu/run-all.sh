@@ -144,9 +144,12 @@ step_pipeline() {
   rc=$?
   log "pipeline exited $rc"
   gpumem runs --db "$W/history.db" --no-color >"$d/runs.txt" 2>&1
+  # The human report of each stage's run, from the history.
   local id
-  id=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j.get("runId") or j.get("pipelineId") or "")' "$d/pipeline.json" 2>/dev/null)
-  [[ -n $id ]] && gpumem runs show "$id" --db "$W/history.db" --no-color >"$d/report.txt" 2>&1
+  for id in $(python3 -c 'import json,sys; print(" ".join(str(s["runId"]) for s in json.load(open(sys.argv[1]))["stages"] if s.get("runId")))' "$d/pipeline.json" 2>/dev/null); do
+    gpumem runs show "$id" --db "$W/history.db" --no-color >>"$d/report.txt" 2>&1
+    echo >>"$d/report.txt"
+  done
   cat "$d/pipeline.stderr.txt" "$d/runs.txt"
   return "$rc"
 }

@@ -48,6 +48,16 @@ describe('pipeline file', () => {
     expect(() => parsePipeline('stages:\n  - name: a\n    command: "open', 'q.yaml')).toThrow(/^q\.yaml:3: /);
   });
 
+  it('reports only the first YAML syntax error, not the cascade after it', () => {
+    const text = readFileSync(new URL('../../examples/doctor-example.ndjson', import.meta.url), 'utf8');
+    try {
+      parsePipeline(text, 'x.ndjson');
+      expect.unreachable();
+    } catch (error) {
+      expect(isGpumemError(error) && error.message).toMatch(/^x\.ndjson:\d+: [^;]+$/);
+    }
+  });
+
   it('never throws anything but a GpumemError, whatever the text', () => {
     fc.assert(fc.property(fc.oneof(fc.string(), fc.string().map((s) => `stages:\n  - name: ${s}\n    command: ${s}\n    batch: ${s}`)), (text) => {
       try {

@@ -73,7 +73,9 @@ export function parsePipeline(text: string, file: string): PipelineSpec {
     return range ? counter.linePos(range[0]).line : 1;
   };
   const problem = (node: unknown, field: string, message: string): void => void problems.push(`${file}:${lineOf(node)}: ${field}: ${message}`);
-  for (const e of doc.errors) problems.push(`${file}:${counter.linePos(e.pos[0]).line}: ${e.message.split('\n')[0]}`);
+  // Only the first syntax error: the ones after it are usually the parser losing its place, not new mistakes.
+  const first = doc.errors[0];
+  if (first) problems.push(`${file}:${counter.linePos(first.pos[0]).line}: ${first.message.split('\n')[0]}`);
   if (problems.length > 0) throw malformed(file, problems);
   const root = doc.contents;
   if (!isMap(root)) throw malformed(file, [`${file}:1: the file must be a mapping with a "stages" list`]);

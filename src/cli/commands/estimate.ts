@@ -77,15 +77,8 @@ async function resolveGpu(ctx: CommandContext, o: Opts, margin: number): Promise
 
 /** `--gpu auto`: the free memory of the live GPU (index --gpu-index, default 0) read through the sources layer. */
 async function liveGpu(ctx: CommandContext, o: Opts, margin: number): Promise<{ budget: Budget; generation: GpuGeneration | null }> {
-  const { openSource } = await import('../../sources/index.js');
-  const replay = str(o, 'replay');
-  const nvmlLib = str(o, 'nvmlLib');
-  const source = await openSource({
-    env: ctx.env,
-    source: (str(o, 'source') as 'auto' | 'nvml' | 'smi') ?? 'auto',
-    ...(replay === undefined ? {} : { replay }),
-    ...(nvmlLib === undefined ? {} : { nvmlLib }),
-  });
+  const { openSourceFromContext } = await import('../open-source.js');
+  const source = await openSourceFromContext(ctx);
   try {
     const sample = await source.readSample();
     const index = num(o, 'gpuIndex') ?? 0;

@@ -6,7 +6,7 @@
 import { Writable } from 'node:stream';
 import { GpumemError, formatBytes } from '../../core/index.js';
 import { DEFAULT_FIT_OPTIONS, buildFitReport, planFit, type FitReport, type Measurement } from '../../core/fit/index.js';
-import { openSource, type SourceChoice } from '../../sources/index.js';
+import { openSourceFromContext } from '../open-source.js';
 import { companionPlugin, superviseRun, type CompanionReport } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
 import { painter, table } from '../render/style.js';
@@ -42,10 +42,7 @@ export const run: CommandHandler = async (ctx) => {
   const fill = num(o.fill) ?? 90;
   if (!(fill > 0 && fill <= 100)) throw new GpumemError('BAD_OPTION_VALUE', `--fill: ${fill} is not a percentage in (0, 100]`, { hint: 'e.g. --fill 90' });
   const gpus = typeof o.gpus === 'string' ? o.gpus : '0';
-  const source = await openSource({
-    source: (o.source as SourceChoice | undefined) ?? 'auto', env: ctx.env,
-    ...(typeof o.replay === 'string' ? { replay: o.replay } : {}), ...(typeof o.nvmlLib === 'string' ? { nvmlLib: o.nvmlLib } : {}),
-  });
+  const source = await openSourceFromContext(ctx);
   try {
     const sample = await source.readSample();
     const index = /^\d+$/.test(gpus) ? Number(gpus) : null;

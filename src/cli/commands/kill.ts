@@ -1,7 +1,7 @@
 /** `gpumem kill`: end stale GPU processes safely (docs/kill.md). */
 import { createInterface } from 'node:readline';
 import { GpumemError, formatBytes, formatDuration } from '../../core/index.js';
-import { openSource, type SourceChoice } from '../../sources/index.js';
+import { openSourceFromContext } from '../open-source.js';
 import { executeKill, isEmptyCriteria, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillRow } from '../../supervise/index.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import { painter, table, trimTo } from '../render/style.js';
@@ -48,10 +48,7 @@ export const run: CommandHandler = async (ctx) => {
   if (isEmptyCriteria(c)) {
     throw new GpumemError('USAGE', 'gpumem kill needs pids or a filter', { hint: 'e.g. gpumem kill --gpu 0 --orphans --dry-run; see gpumem kill --help' });
   }
-  const source = await openSource({
-    source: (o.source as SourceChoice | undefined) ?? 'auto', env: ctx.env,
-    ...(typeof o.replay === 'string' ? { replay: o.replay } : {}), ...(typeof o.nvmlLib === 'string' ? { nvmlLib: o.nvmlLib } : {}),
-  });
+  const source = await openSourceFromContext(ctx);
   try {
     if (typeof o.replay === 'string' && !o.dryRun) {
       throw new GpumemError('USAGE', 'a recording cannot be acted on', { hint: 'add --dry-run to see what would be selected' });

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { GpumemError, formatBytes, formatDuration } from '../../core/index.js';
-import { openSource, type SourceChoice } from '../../sources/index.js';
+import { openSourceFromContext } from '../open-source.js';
 import { beginPipeline, beginRun, completePipeline, completeRun } from '../../store/index.js';
 import { parsePipeline, runPipeline, type PipelineReport } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
@@ -34,10 +34,7 @@ export const run: CommandHandler = async (ctx) => {
     return { kind: 'ok' };
   }
   const settings = companionSettings(ctx);
-  const source = await openSource({
-    source: (o.source as SourceChoice | undefined) ?? 'auto', env: ctx.env,
-    ...(typeof o.replay === 'string' ? { replay: o.replay } : {}), ...(typeof o.nvmlLib === 'string' ? { nvmlLib: o.nvmlLib } : {}),
-  });
+  const source = await openSourceFromContext(ctx);
   const db = tryHistory(ctx);
   try {
     const startedAtMs = Date.now();

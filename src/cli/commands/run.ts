@@ -1,6 +1,6 @@
 /** `gpumem run [options] -- CMD…`: supervise one command (see docs/run.md). */
 import { GpumemError, parseByteSize } from '../../core/index.js';
-import { openSource, type SourceChoice } from '../../sources/index.js';
+import { openSourceFromContext } from '../open-source.js';
 import { beginRun, completeRun } from '../../store/index.js';
 import { parseFreeRequirement, superviseRun } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
@@ -18,10 +18,7 @@ export const run: CommandHandler = async (ctx) => {
   }
   const settings = companionSettings(ctx);
   const requireFree = typeof o.requireFree === 'string' ? parseFreeRequirement(o.requireFree, parseByteSize) : null;
-  const source = await openSource({
-    source: (o.source as SourceChoice | undefined) ?? 'auto', env: ctx.env,
-    ...(typeof o.replay === 'string' ? { replay: o.replay } : {}), ...(typeof o.nvmlLib === 'string' ? { nvmlLib: o.nvmlLib } : {}),
-  });
+  const source = await openSourceFromContext(ctx);
   const db = tryHistory(ctx);
   try {
     const startedAtMs = Date.now();

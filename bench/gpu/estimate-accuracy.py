@@ -1,193 +1,361 @@
 #!/usr/bin/env python3
+"""Accuracy of `gpumem estimate` (and cost of `gpumem fit`) on a real NVIDIA GPU (issue 7, docs/gpu-checks.md).
+
+For each config in bench/gpu/accuracy_model.py it trains 3 steps with random weights in a fresh process and
+measures the peak (NVML process memory, and torch.cuda.max_memory_reserved + the context measured after CUDA
+init), asks `gpumem estimate --json` for the same setup, and prints the error beside two peers: accelerate's
+rule (4 × the weights in their dtype: 16 B/param fp32, 8 B/param 16-bit; "Training using Adam") and
+DeepSpeed's ZeRO-2 model-states formula on one GPU (4P + 16P/N = 20P). ResNet-50 has no transformer config,
+so its activation bytes per sample are measured from two batches, as `gpumem fit` would, and given with
+--activation-bytes-per-sample. Then `gpumem fit` on GPT-2 small: runs used, the batch found, 200 steps at it,
+and the true maximum (doubling, then bisection to 1 %).
+
+Resumable: every finished config (and fit phase) is appended as one JSON line to the results file at once, and
+a new call skips what is already there, so the run can be split over several calls of at most ~600 s. A
+summary of everything recorded so far is written at the end of every call.
+
+    python3 estimate-accuracy.py [--configs A,B | --only-fit | --skip-fit] [--quick] [--budget-s S]
+                                 [--results FILE.jsonl] [--fresh] [--retry-failed] [--dry-run]
+
+ACCURACY_QUICK=1 (or --quick) selects the first 4 configs and no fit. --dry-run needs no GPU and no torch: it
+lists the configs, runs the estimate side for real (`node dist/cli/bin.js` when .device/ is not staged) and
+prints the fit commands. Exit: 0 all selected work recorded and ok; 1 recorded with failures; 75 stopped at
+the time budget (call again to continue); 2 bad arguments.
 """
-Accuracy benchmark for `gpumem estimate` and `gpumem fit` on a real NVIDIA GPU (needs torch, torchvision,
-transformers). For each config it trains a few steps with random weights, measures the peak
-(torch.cuda.max_memory_reserved + the CUDA context, and the process's NVML memory from nvidia-smi), asks
-`gpumem estimate --json` for the same setup, and prints the error next to the peers: accelerate's rule
-(16 B/param fp32, 8 B/param mixed; weights-only "Training using Adam") and DeepSpeed's model-states formula
-(2P + 18P/N, N = 1). Then `gpumem fit` on GPT-2 small: runs used, batch found vs the true maximum (found by
-bisection here), and 200 steps at the found batch without OOM.
+import argparse
+import json
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import time
 
-Usage: python3 estimate-accuracy.py --gpumem "node dist/cli/bin.js" --out results.json [--quick]
-       python3 estimate-accuracy.py --train CONFIG_JSON --batch B --steps S   (one training run; used by fit)
-"""
-import argparse, json, os, shlex, statistics, subprocess, sys, tempfile, time
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import accuracy_model as am  # noqa: E402  (no torch at import)
+import accuracy_fit  # noqa: E402
 
-CONFIGS = [
-    # name, family, precision, optimizer, freeze, batch, seq/image
-    ("resnet50-fp32-adamw-full", "resnet50", "fp32", "adamw", None, 64, 224),
-    ("resnet50-amp-sgd-full", "resnet50", "amp-bf16", "sgd-momentum", None, 128, 224),
-    ("resnet50-fp32-adamw-frozen", "resnet50", "fp32", "adamw", "backbone", 64, 224),
-    ("vit-b16-fp32-adamw-full", "vit", "fp32", "adamw", None, 32, 197),
-    ("vit-b16-amp-adamw-full", "vit", "amp-bf16", "adamw", None, 64, 197),
-    ("vit-b16-amp-adamw-frozen", "vit", "amp-bf16", "adamw", "vit.embeddings+vit.encoder.layer.0+vit.encoder.layer.1+vit.encoder.layer.2+vit.encoder.layer.3+vit.encoder.layer.4+vit.encoder.layer.5", 64, 197),
-    ("bert-base-fp32-adamw-full", "bert", "fp32", "adamw", None, 16, 512),
-    ("bert-base-amp-sgd-full", "bert", "amp-bf16", "sgd-momentum", None, 32, 512),
-    ("gpt2-fp32-adamw-full", "gpt2", "fp32", "adamw", None, 8, 1024),
-    ("gpt2-amp-adamw-full", "gpt2", "amp-bf16", "adamw", None, 16, 1024),
-    ("gpt2-medium-amp-adamw-full", "gpt2-medium", "amp-bf16", "adamw", None, 8, 1024),
-    ("gpt2-medium-amp-sgd-frozen", "gpt2-medium", "amp-bf16", "sgd-momentum", "transformer.wte+transformer.wpe+" + "+".join(f"transformer.h.{i}" for i in range(12)), 8, 1024),
-    ("llama-1b-amp-adamw-full", "llama-1b", "amp-bf16", "adamw", None, 4, 2048),
-    ("llama-1b-bf16-adamw-full", "llama-1b", "bf16", "adamw", None, 4, 2048),
-]
-
-HF = {
-    "vit": {"model_type": "vit", "architectures": ["ViTForImageClassification"], "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072, "image_size": 224, "patch_size": 16, "num_channels": 3, "num_labels": 1000, "hidden_dropout_prob": 0.0},
-    "bert": {"model_type": "bert", "architectures": ["BertForMaskedLM"], "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072, "vocab_size": 30522, "max_position_embeddings": 512, "type_vocab_size": 2},
-    "gpt2": {"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257, "n_positions": 1024},
-    "gpt2-medium": {"model_type": "gpt2", "n_embd": 1024, "n_layer": 24, "n_head": 16, "vocab_size": 50257, "n_positions": 1024},
-    "llama-1b": {"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 8192, "vocab_size": 128256, "max_position_embeddings": 2048, "tie_word_embeddings": True},
-}
+GiB = 2 ** 30
+CHILD = [sys.executable, os.path.join(HERE, "accuracy_model.py")]
+DRY_RUN_ACTIVATION = 96 * am.MiB   # a placeholder for ResNet's measured bytes per sample when nothing is measured
+MARGIN_PCT = 8                      # gpumem estimate's default --margin: under-estimates beyond it are counted
 
 
-def nvml_process_bytes():
-    out = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"], capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        pid, mib = [x.strip() for x in line.split(",")]
-        if int(pid) == os.getpid():
-            return int(mib) * 1024 * 1024
-    return None
+class Budget:
+    """Wall-clock budget of this call: work starts only when it can finish, and is capped at what is left."""
+
+    def __init__(self, seconds):
+        self.deadline = None if seconds is None else time.time() + seconds - 20   # 20 s kept for the summary
+
+    def left(self):
+        return float("inf") if self.deadline is None else self.deadline - time.time()
+
+    def timeout(self, own_limit):
+        """(timeout to use, whether the budget rather than the work's own limit set it)."""
+        left = self.left()
+        return (own_limit, False) if left >= own_limit else (max(1.0, left), True)
 
 
-def build(family, freeze):
-    import torch
-    if family == "resnet50":
-        import torchvision
-        model = torchvision.models.resnet50()
-        if freeze:
-            for n, p in model.named_parameters():
-                if not n.startswith("fc."):
-                    p.requires_grad_(False)
-        return model, "image"
-    import transformers
-    cfg = transformers.AutoConfig.for_model(**{k: v for k, v in HF[family].items() if k != "architectures"})
-    arch = HF[family].get("architectures", [None])[0]
-    model = getattr(transformers, arch)(cfg) if arch else transformers.AutoModelForCausalLM.from_config(cfg)
-    if freeze:
-        prefixes = freeze.split("+")
-        for n, p in model.named_parameters():
-            if any(n == x or n.startswith(x + ".") for x in prefixes):
-                p.requires_grad_(False)
-    return model, "image" if family == "vit" else "tokens"
+def run_child(argv, timeout):
+    """Runs argv; returns (exit code or None on timeout, stdout, stderr, seconds). It stays in our process group,
+    so a timeout of the whole step (run-all.sh) ends it too; on its own timeout it is killed here."""
+    t0 = time.time()
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        out, err = p.communicate(timeout=timeout)
+        return p.returncode, out, err, round(time.time() - t0, 1)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        return None, out, err, round(time.time() - t0, 1)
 
 
-def train(family, precision, optimizer, freeze, batch, seq, steps):
-    """Trains `steps` steps; returns measured peaks (bytes)."""
-    import torch
-    torch.cuda.reset_peak_memory_stats()
-    model, kind = build(family, freeze)
-    model = model.cuda()
-    if precision == "bf16":
-        model = model.to(torch.bfloat16)
-    params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=1e-4) if optimizer == "adamw" else torch.optim.SGD(params, lr=1e-3, momentum=0.9)
-    dtype = torch.bfloat16 if precision == "bf16" else torch.float32
-    for _ in range(steps):
-        if kind == "image":
-            x = torch.randn(batch, 3, 224, 224, device="cuda", dtype=dtype)
-            y = torch.randint(0, 1000, (batch,), device="cuda")
-        else:
-            vocab = HF[family]["vocab_size"]
-            x = torch.randint(0, vocab, (batch, seq), device="cuda")
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=precision.startswith("amp")):
-            if family == "resnet50":
-                loss = torch.nn.functional.cross_entropy(model(x), y)
-            elif family == "vit":
-                loss = model(pixel_values=x, labels=y).loss
-            else:
-                loss = model(input_ids=x, labels=x).loss
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-    torch.cuda.synchronize()
-    return {"reservedBytes": torch.cuda.max_memory_reserved(), "allocatedBytes": torch.cuda.max_memory_allocated(), "nvmlBytes": nvml_process_bytes()}
+def settle(baseline):
+    """Waits (≤ 15 s) until the GPU's used memory is back to what it was at start, so the next config's
+    before-init reading (the device-delta method) does not include the last one's teardown."""
+    for _ in range(30):
+        now = am.gpu_used()
+        if all(now.get(u) is None or b is None or now[u] <= b + 16 * am.MiB for u, b in baseline.items()):
+            return
+        time.sleep(0.5)
 
 
-def child_measure(name, family, precision, optimizer, freeze, batch, seq):
-    """Each config in a fresh process so allocator state and context are clean."""
-    cmd = [sys.executable, __file__, "--measure", json.dumps([family, precision, optimizer, freeze, batch, seq])]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        return {"error": r.stderr[-400:]}
-    return json.loads(r.stdout.strip().splitlines()[-1])
-
-
-def estimate(gpumem, family, precision, optimizer, freeze, batch, seq, act_per_sample, tmp):
-    args = shlex.split(gpumem) + ["estimate", "--json", "--precision", precision, "--optimizer", optimizer, "--batch", str(batch)]
-    if family == "resnet50":
-        args += ["--params", "25557032", "--activation-bytes-per-sample", str(act_per_sample)]
+def measure(name, batch, timeout):
+    """One fresh training process; its measurement dict, or a failed one with the reason."""
+    rc, out, err, secs = run_child(CHILD + ["--measure", name, "--batch", str(batch), "--steps", "3"], timeout)
+    line = next((ln for ln in reversed(out.splitlines()) if ln.startswith(am.RESULT_MARK)), None)
+    if line:
+        m = json.loads(line[len(am.RESULT_MARK):])
+    elif rc is None:
+        m = {"status": "timeout", "reason": f"no result within {timeout:.0f} s"}
     else:
-        path = os.path.join(tmp, f"{family}.json")
-        json.dump(HF[family], open(path, "w"))
-        args += [path, "--seq", str(seq)]
-    if freeze:
-        args += ["--freeze", freeze.replace("+", ",")]
-    r = subprocess.run(args, capture_output=True, text=True)
-    if r.returncode not in (0, 1):
-        return None, r.stderr
-    j = json.loads(r.stdout)
-    return j["peak"]["totalBytes"], j
+        m = {"status": "error", "reason": f"exit {rc} without a result: {err.strip()[-600:]}"}
+    m["wallSeconds"] = secs
+    return m
+
+
+def estimate(gpumem, cfg, act_bytes, files, gpu_arg):
+    """`gpumem estimate --json` for the config: its peak, the model's parameter counts, the argv and any error."""
+    argv = shlex.split(gpumem) + ["estimate", "--json", "--precision", cfg["precision"], "--optimizer", cfg["optimizer"],
+                                  "--batch", str(cfg["batch"])]
+    if cfg["family"] == "resnet50":
+        argv += [files["resnet50"], "--activation-bytes-per-sample", str(act_bytes)]
+    else:
+        argv += [files[cfg["family"]], "--seq", str(cfg["seq"])]
+    if cfg["freeze"]:
+        argv += ["--freeze", ",".join(cfg["freeze"])]
+    result = {}
+    for gpu in ([gpu_arg, am.catalogue_gpu()] if gpu_arg == "auto" else [gpu_arg]):
+        full = argv + (["--gpu", gpu] if gpu else [])
+        rc, out, err, _ = run_child(full, 60)
+        result = {"argv": full, "exitCode": rc}
+        if rc in (0, 1):   # 1: the batch does not fit the --gpu budget; the estimate is still there
+            try:
+                j = json.loads(out)
+                return dict(result, bytes=j["peak"]["totalBytes"], phase=j["peak"]["phase"], breakdown=j["peak"]["breakdown"],
+                            # totalParams counts buffers (BatchNorm statistics) too; torch's parameters() does not
+                            params=j["model"]["totalParams"] - (j["model"].get("bufferParams") or 0),
+                            trainableParams=j["model"]["trainableParams"],
+                            contextBytes=j["environment"]["contextBytes"])
+            except (ValueError, KeyError, TypeError) as e:
+                result["error"] = f"unreadable --json output ({e}): {out[:300]}"
+        else:
+            result["error"] = f"exit {rc}: {err.strip()[-600:]}"
+        if rc != 3:   # 3: --gpu auto found no GPU through the CLI's sources; then the catalogue name is tried
+            break
+    return result
+
+
+def peers(params, precision):
+    if not params:
+        return {"accelerateBytes": None, "deepspeedModelStatesBytes": None}
+    return {"accelerateBytes": params * (16 if precision == "fp32" else 8), "deepspeedModelStatesBytes": params * 20}
+
+
+def pct(est, truth):
+    return round((est - truth) / truth * 100, 2) if est is not None and truth else None
+
+
+def run_config(cfg, a, files, budget, baseline):
+    """Measures (unless dry-run) and estimates one config; None when the budget cut the measurement short."""
+    row = {"kind": "config", "config": cfg["name"], "setup": cfg, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+           "reasons": []}
+    act, m = None, None
+    if a.dry_run:
+        row["measured"] = None
+        row["reasons"].append("dry run: nothing measured")
+        if cfg["family"] == "resnet50":
+            act, row["activationSource"] = DRY_RUN_ACTIVATION, "dry-run placeholder"
+    else:
+        timeout, capped = budget.timeout(a.config_timeout)
+        m = measure(cfg["name"], cfg["batch"], timeout)
+        settle(baseline)
+        if m["status"] == "timeout" and capped:
+            return None
+        row["measured"] = m
+        if m["status"] != "ok":
+            row["reasons"].append(f"measurement {m['status']}: {m.get('reason')}")
+        if cfg["family"] == "resnet50":   # bytes per sample from a second run at half the batch, as fit measures them
+            half = cfg["batch"] // 2
+            timeout, capped = budget.timeout(a.config_timeout)
+            m1 = measure(cfg["name"], half, timeout)
+            settle(baseline)
+            if m1["status"] == "timeout" and capped:
+                return None
+            row["measuredHalfBatch"] = m1
+            if m["status"] == "ok" and m1["status"] == "ok":
+                act = (m["maxReservedBytes"] - m1["maxReservedBytes"]) // (cfg["batch"] - half)
+                row["activationSource"] = f"max_memory_reserved at batch {cfg['batch']} minus at {half}, per sample"
+            else:
+                row["reasons"].append(f"no bytes per sample: half-batch measurement {m1['status']}: {m1.get('reason')}")
+    row["activationBytesPerSample"] = act
+    if cfg["family"] == "resnet50" and act is None:
+        est = {"error": "not run: ResNet-50 needs the measured bytes per sample"}
+    else:
+        est = estimate(a.gpumem, cfg, act, files, a.estimate_gpu)
+    row["estimate"] = est
+    if est.get("error"):
+        row["reasons"].append(f"estimate: {est['error']}")
+    truth = (m or {}).get("nvmlPeakBytes")
+    if m and m.get("status") == "ok" and truth is None:
+        row["reasons"].append("no NVML process memory by any method (nvidia-smi)")
+    row.update(estimateBytes=est.get("bytes"), truthBytes=truth, truthMethod=(m or {}).get("nvmlMethod"),
+               errorPct=pct(est.get("bytes"), truth),
+               errorVsReservedPlusContextPct=pct(est.get("bytes"), (m or {}).get("reservedPlusContextBytes")),
+               **peers(est.get("params"), cfg["precision"]))
+    if m and m.get("totalParams") is not None and est.get("params") is not None:
+        row["paramsMatch"] = m["totalParams"] == est["params"] and m["trainableParams"] == est["trainableParams"]
+        if not row["paramsMatch"]:
+            row["reasons"].append(f"parameter counts differ: torch {m['totalParams']}/{m['trainableParams']} trainable, "
+                                  f"estimate {est['params']}/{est['trainableParams']}")
+    row["status"] = "dry-run" if a.dry_run else ("ok" if row["errorPct"] is not None else "failed")
+    return row
+
+
+def gib(x, width=8):
+    return f"{x / GiB:{width}.2f}" if isinstance(x, (int, float)) else f"{'n/a':>{width}}"
+
+
+def print_row(row):
+    err = row.get("errorPct")
+    print(f"{row['config']:30} {row['status']:7} measured {gib(row.get('truthBytes'))} GiB ({row.get('truthMethod') or '-'})"
+          f"  gpumem {gib(row.get('estimateBytes'))} GiB  err {f'{err:+6.1f} %' if err is not None else '   n/a  '}"
+          f"  accelerate {gib(row.get('accelerateBytes'), 7)}  deepspeed {gib(row.get('deepspeedModelStatesBytes'), 7)}",
+          flush=True)
+    if row["status"] == "dry-run":
+        print(f"    {shlex.join(row['estimate'].get('argv') or [])}", flush=True)
+    for reason in row.get("reasons", []):
+        print(f"    {reason}", flush=True)
+
+
+def load(path):
+    """Records already in the results file (a torn last line, from a killed call, is skipped)."""
+    records = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                try:
+                    records.append(json.loads(line))
+                except ValueError:
+                    pass
+    return records
+
+
+def appender(path, records):
+    def append(rec):
+        records.append(rec)
+        with open(path, "a") as f:
+            f.write(json.dumps(rec) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+    return append
+
+
+def stats(values):
+    vals = [abs(v) for v in values if v is not None]
+    return {"n": len(vals), "medianAbsPct": round(statistics.median(vals), 2) if vals else None,
+            "maxAbsPct": round(max(vals), 2) if vals else None}
+
+
+def summarize(records, selected, meta, complete):
+    latest = {}
+    for r in records:
+        if r["kind"] == "config":
+            latest[r["config"]] = r   # a retried config's later line wins
+    rows = [latest[c["name"]] for c in am.CONFIGS if c["name"] in latest]
+    ok = [r for r in rows if r["status"] == "ok"]
+    peer_err = {k: stats([pct(r[k], r["truthBytes"]) for r in ok]) for k in ("accelerateBytes", "deepspeedModelStatesBytes")}
+    return {"schemaVersion": 1, "kind": "gpumem.gpu-check.estimate-accuracy", "meta": meta, "complete": complete,
+            "configsSelected": [c["name"] for c in selected],
+            "configsLeft": [c["name"] for c in selected if c["name"] not in latest],
+            "configsFailed": [r["config"] for r in rows if r["status"] == "failed"],
+            "vsNvmlProcessMemory": dict(stats([r["errorPct"] for r in ok]),
+                                        underEstimatesBeyondMargin=[r["config"] for r in ok if r["errorPct"] < -MARGIN_PCT]),
+            "vsReservedPlusContext": stats([r.get("errorVsReservedPlusContextPct") for r in ok]),
+            "peersVsNvmlProcessMemory": peer_err, "goals": {"medianAbsPct": 3, "maxAbsPct": 8, "marginPct": MARGIN_PCT},
+            "fit": accuracy_fit.summarize(records), "rows": rows}
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    staged = os.path.join(ROOT, ".device", "gpumem.mjs")
+    ap.add_argument("--gpumem", help="how to run the CLI (default: the staged bundle .device/gpumem.mjs, else "
+                                     "dist/cli/bin.js; with --dry-run dist/ first)")
+    ap.add_argument("--configs", help="comma-separated config names (default: all, or the first 4 with --quick)")
+    ap.add_argument("--quick", action="store_true", default=os.environ.get("ACCURACY_QUICK") == "1",
+                    help="the first 4 configs and no fit (also ACCURACY_QUICK=1)")
+    ap.add_argument("--only-fit", action="store_true")
+    ap.add_argument("--skip-fit", action="store_true")
+    ap.add_argument("--results", help="JSON-lines results file (default build/gpu-accuracy/estimate-accuracy-<gpu>-<driver>.jsonl)")
+    ap.add_argument("--summary", help="summary JSON (default: the results file with .summary.json)")
+    ap.add_argument("--fresh", action="store_true", help="start the results file over")
+    ap.add_argument("--retry-failed", action="store_true", help="run configs again whose recorded row failed")
+    ap.add_argument("--dry-run", action="store_true", help="no GPU, no torch: estimate side only")
+    ap.add_argument("--budget-s", type=float, default=float(os.environ["STEP_LIMIT_S"]) if os.environ.get("STEP_LIMIT_S") else None,
+                    help="wall-clock seconds for this call (default: $STEP_LIMIT_S, else unlimited)")
+    ap.add_argument("--estimate-gpu", help="--gpu for gpumem estimate (default auto; H100-80GB in a dry run)")
+    ap.add_argument("--config-timeout", type=float, default=240)
+    ap.add_argument("--fit-timeout", type=float, default=420)
+    ap.add_argument("--continue-steps", type=int, default=200)
+    ap.add_argument("--continue-timeout", type=float, default=300)
+    ap.add_argument("--trial-timeout", type=float, default=120)
+    a = ap.parse_args()
+    if a.only_fit and a.skip_fit:
+        ap.error("--only-fit and --skip-fit exclude each other")
+    names = [n.strip() for n in a.configs.split(",") if n.strip()] if a.configs else None
+    unknown = [n for n in names or [] if n not in am.BY_NAME]
+    if unknown:
+        ap.error(f"unknown config(s) {', '.join(unknown)}; known: {', '.join(am.BY_NAME)}")
+    a.selected = [] if a.only_fit else [am.BY_NAME[n] for n in names] if names else am.CONFIGS[:4] if a.quick else am.CONFIGS
+    a.do_fit = a.only_fit or not (a.skip_fit or a.quick or names)
+    built = os.path.join(ROOT, "dist", "cli", "bin.js")
+    order = [built, staged] if a.dry_run else [staged, built]
+    a.gpumem = a.gpumem or f"node {shlex.quote(next((p for p in order if os.path.exists(p)), order[0]))}"
+    a.estimate_gpu = a.estimate_gpu or ("H100-80GB" if a.dry_run else "auto")
+    return a
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--gpumem", default="node dist/cli/bin.js")
-    ap.add_argument("--out")
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--measure")
-    ap.add_argument("--train")
-    ap.add_argument("--batch", type=int)
-    ap.add_argument("--steps", type=int, default=int(os.environ.get("GPUMEM_STEPS", "5")))
-    a = ap.parse_args()
-    if a.measure:
-        family, precision, optimizer, freeze, batch, seq = json.loads(a.measure)
-        print(json.dumps(train(family, precision, optimizer, freeze, batch, seq, 3)))
-        return
-    if a.train:  # the command gpumem fit runs: GPT-2 small, AMP AdamW
-        train("gpt2", "amp-bf16", "adamw", None, a.batch, 1024, a.steps)
-        return
-    rows, tmp = [], tempfile.mkdtemp()
-    for name, family, precision, optimizer, freeze, batch, seq in (CONFIGS[:4] if a.quick else CONFIGS):
-        m = child_measure(name, family, precision, optimizer, freeze, batch, seq)
-        act = None
-        if family == "resnet50":  # per-sample bytes from two batches, as gpumem fit would measure them
-            m1 = child_measure(name, family, precision, optimizer, freeze, batch // 2, seq)
-            act = (m["reservedBytes"] - m1["reservedBytes"]) // (batch - batch // 2) if "error" not in m1 and "error" not in m else None
-        est, detail = estimate(a.gpumem, family, precision, optimizer, freeze, batch, seq, act, tmp)
-        truth = m.get("nvmlBytes") or None
-        P = detail["model"]["totalParams"] if isinstance(detail, dict) else None
-        row = {"config": name, "measured": m, "estimateBytes": est, "params": P,
-               "accelerateBytes": P * (16 if precision == "fp32" else 8) if P else None,
-               "deepspeedModelStatesBytes": P * 20 if P else None}
-        if truth and est:
-            row["errorPct"] = (est - truth) / truth * 100
-        rows.append(row)
-        print(f"{name:32} measured {truth and truth/2**30:8.2f} GiB  gpumem {est and est/2**30:8.2f} GiB  err {row.get('errorPct', float('nan')):+6.1f} %  accelerate {row['accelerateBytes'] and row['accelerateBytes']/2**30:7.2f}  deepspeed {row['deepspeedModelStatesBytes'] and row['deepspeedModelStatesBytes']/2**30:7.2f}", flush=True)
-    errs = [abs(r["errorPct"]) for r in rows if "errorPct" in r]
-    summary = {"medianAbsErrorPct": statistics.median(errs) if errs else None, "maxAbsErrorPct": max(errs) if errs else None,
-               "underEstimates": sum(1 for r in rows if r.get("errorPct", 0) < -8)}
-    print(json.dumps(summary))
-    fit = None
-    if not a.quick:
-        t0 = time.time()
-        r = subprocess.run(shlex.split(a.gpumem) + ["fit", "--json", "--", sys.executable, __file__, "--train", "x", "--batch", "{batch}", "--steps", "{steps}"], capture_output=True, text=True)
-        fit = json.loads(r.stdout) if r.stdout.strip() else {"error": r.stderr[-400:]}
-        fit["wallSeconds"] = time.time() - t0
-        if fit.get("batch"):
-            ok = subprocess.run([sys.executable, __file__, "--train", "x", "--batch", str(fit["batch"]), "--steps", "200"]).returncode == 0
-            fit["continued200StepsOk"] = ok
-        lo, hi = 1, 4096  # true maximum at 100 % by bisection, each trial a fresh process
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            good = subprocess.run([sys.executable, __file__, "--train", "x", "--batch", str(mid), "--steps", "3"], capture_output=True).returncode == 0
-            lo, hi = (mid, hi) if good else (lo, mid)
-        fit["trueMaxBatch"] = lo
-        print(f"fit: {len(fit.get('runs', []))} runs, batch {fit.get('batch')} vs true max {lo}, 200 steps ok: {fit.get('continued200StepsOk')}")
-    import torch
-    meta = {"date": time.strftime("%Y-%m-%d"), "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
-            "driver": subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()}
-    if a.out:
-        json.dump({"meta": meta, "rows": rows, "summary": summary, "fit": fit}, open(a.out, "w"), indent=2)
+    a = parse_args()
+    meta = dict(am.gpu_identity(), date=time.strftime("%Y-%m-%d"), gpumem=a.gpumem, python=sys.version.split()[0])
+    label = re.sub(r"[^A-Za-z0-9.-]+", "-", f"{meta['gpu']}-{meta['driver']}") if meta["gpu"] else "no-gpu"
+    results = a.results or os.path.join(ROOT, "build", "gpu-accuracy",
+                                        f"estimate-accuracy-{'dry-run' if a.dry_run else label}.jsonl")
+    summary_path = a.summary or re.sub(r"\.jsonl?$", "", results) + ".summary.json"
+    os.makedirs(os.path.dirname(os.path.abspath(results)), exist_ok=True)
+    if (a.fresh or a.dry_run) and os.path.exists(results):
+        os.remove(results)
+    records = load(results)
+    append = appender(results, records)
+    done = {r["config"] for r in records if r["kind"] == "config" and (r["status"] == "ok" or not a.retry_failed)}
+    budget = Budget(None if a.dry_run else a.budget_s)
+    print(f"estimate accuracy on {meta['gpu'] or 'no GPU'} (driver {meta['driver']}): {len(a.selected)} configs "
+          f"({len([c for c in a.selected if c['name'] in done])} already recorded), fit {'yes' if a.do_fit else 'no'}; "
+          f"budget {a.budget_s or 'unlimited'} s; results {results}", flush=True)
+    # The inputs beside the results, so every recorded estimate argv can be run again from what comes back.
+    tmp = os.path.join(os.path.dirname(os.path.abspath(results)), "inputs")
+    os.makedirs(tmp, exist_ok=True)
+    files = {}
+    for family, spec in am.HF.items():
+        files[family] = os.path.join(tmp, f"{family}.config.json")
+        with open(files[family], "w") as f:
+            json.dump(spec, f)
+    files["resnet50"] = os.path.join(tmp, "resnet50.header.safetensors")
+    am.write_resnet50_header(files["resnet50"])
+    baseline = am.gpu_used()
+    stopped = False
+    for cfg in a.selected:
+        if cfg["name"] in done:
+            print(f"{cfg['name']:30} recorded already (skipped)", flush=True)
+            continue
+        if budget.left() < 90:
+            stopped = True
+            break
+        row = run_config(cfg, a, files, budget, baseline)
+        if row is None:
+            stopped = True
+            break
+        append(row)
+        print_row(row)
+    if a.do_fit and not stopped:
+        stopped = not accuracy_fit.run_fit(a, records, budget, run_child, append)
+    torch_version = next((r["measured"]["torch"] for r in records if r["kind"] == "config" and (r.get("measured") or {}).get("torch")), None)
+    summary = summarize(records, a.selected, dict(meta, torch=torch_version), complete=not stopped)
+    with open(summary_path, "w") as f:
+        json.dump(summary, f, indent=2)
+    v = summary["vsNvmlProcessMemory"]
+    print(f"summary: {v['n']} configs measured; |error| median {v['medianAbsPct']} %, max {v['maxAbsPct']} % "
+          f"(goals 3 % / 8 %); under-estimates beyond {MARGIN_PCT} %: {v['underEstimatesBeyondMargin'] or 'none'}; "
+          f"failed: {summary['configsFailed'] or 'none'}; fit: {json.dumps(summary['fit'])}", flush=True)
+    print(f"summary file {summary_path}", flush=True)
+    if stopped:
+        print(f"stopped at the time budget; left: {summary['configsLeft'] or 'the fit'}; call again to continue", flush=True)
+        sys.exit(75)
+    failed = [c["name"] for c in a.selected if c["name"] in summary["configsFailed"]] or (a.do_fit and not a.dry_run and not ((summary["fit"] or {}).get("continued") or {}).get("status") == "ok")
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":

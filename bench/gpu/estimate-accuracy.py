@@ -179,12 +179,14 @@ def run_config(cfg, a, files, budget, baseline):
     row["estimate"] = est
     if est.get("error"):
         row["reasons"].append(f"estimate: {est['error']}")
-    truth = (m or {}).get("nvmlPeakBytes")
-    if m and m.get("status") == "ok" and truth is None:
+    # A run that failed (an OOM half-way) has no peak to compare with: its readings stay under "measured" only.
+    good = m if m and m.get("status") == "ok" else {}
+    truth = good.get("nvmlPeakBytes")
+    if good and truth is None:
         row["reasons"].append("no NVML process memory by any method (nvidia-smi)")
-    row.update(estimateBytes=est.get("bytes"), truthBytes=truth, truthMethod=(m or {}).get("nvmlMethod"),
+    row.update(estimateBytes=est.get("bytes"), truthBytes=truth, truthMethod=good.get("nvmlMethod"),
                errorPct=pct(est.get("bytes"), truth),
-               errorVsReservedPlusContextPct=pct(est.get("bytes"), (m or {}).get("reservedPlusContextBytes")),
+               errorVsReservedPlusContextPct=pct(est.get("bytes"), good.get("reservedPlusContextBytes")),
                **peers(est.get("params"), cfg["precision"]))
     if m and m.get("totalParams") is not None and est.get("params") is not None:
         row["paramsMatch"] = m["totalParams"] == est["params"] and m["trainableParams"] == est["trainableParams"]
@@ -302,7 +304,8 @@ def main():
     a = parse_args()
     meta = dict(am.gpu_identity(), date=time.strftime("%Y-%m-%d"), gpumem=a.gpumem, python=sys.version.split()[0])
     label = re.sub(r"[^A-Za-z0-9.-]+", "-", f"{meta['gpu']}-{meta['driver']}") if meta["gpu"] else "no-gpu"
-    results = a.results or os.path.join(ROOT, "build", "gpu-accuracy",
+    # Dry runs apart, so their rows never travel with a GPU machine's results (run-all.sh copies this folder).
+    results = a.results or os.path.join(ROOT, "build", "gpu-accuracy-dry-run" if a.dry_run else "gpu-accuracy",
                                         f"estimate-accuracy-{'dry-run' if a.dry_run else label}.jsonl")
     summary_path = a.summary or re.sub(r"\.jsonl?$", "", results) + ".summary.json"
     os.makedirs(os.path.dirname(os.path.abspath(results)), exist_ok=True)

@@ -218,15 +218,21 @@ step_fit() {
   python3 "$here/fit_check.py" --gpumem "node $root/.device/gpumem.mjs" --out "$W/fit/fit.json"
 }
 
+# Resumable: every finished config (and fit phase) goes at once into build/gpu-accuracy/ (git-ignored, so it
+# stays on the GPU machine between calls), and a later call skips what is there; calling `run-all.sh accuracy`
+# again continues where the last call stopped (exit 75 = stopped at the time budget, shown as "partial").
+# ACCURACY_QUICK=1: the first 4 configs, no fit. ACCURACY_ARGS: more options, e.g. "--configs A,B",
+# "--skip-fit", "--only-fit", "--retry-failed" (bench/gpu/estimate-accuracy.py --help).
 step_accuracy() {
-  local d=$W/accuracy gpu driver quick=()
-  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '-')
-  driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
-  [[ ${ACCURACY_QUICK:-0} == 1 ]] && quick=(--quick)
-  # The same script bench/gpu/run-estimate-accuracy.sh runs, with the staged CLI (no npm here).
-  python3 "$here/estimate-accuracy.py" --gpumem "node $root/.device/gpumem.mjs" "${quick[@]}" \
-    --out "$d/estimate-accuracy-$(date +%Y-%m-%d)-$gpu-$driver.json" | tee "$d/estimate-accuracy.txt"
-  return "${PIPESTATUS[0]}"
+  local d=$W/accuracy state=$root/build/gpu-accuracy rc extra=()
+  read -ra extra <<<"${ACCURACY_ARGS:-}"
+  # node is the one on PATH (run-all unpacked .device/node.gz there when the machine has none).
+  python3 "$here/estimate-accuracy.py" --gpumem "node $(printf %q "$root/.device/gpumem.mjs")" \
+    --budget-s "$((${STEP_LIMIT_S:-570} - 10))" "${extra[@]}" | tee "$d/estimate-accuracy.txt"
+  rc=${PIPESTATUS[0]}
+  # Everything recorded so far (this call's and earlier calls'), so each call's results are complete.
+  [[ -d $state ]] && cp -r "$state/." "$d/"
+  return "$rc"
 }
 
 # ---------------------------------------------------------------- one step in its own process (re-entry)
@@ -277,12 +283,13 @@ for s in "${steps[@]}"; do
   fi
   log "== $s (limit ${t}s)"
   t0=$SECONDS
-  timeout -k 15 "$t" bash "$here/run-all.sh" --step "$s" >"$W/$s/step.log" 2>&1
+  STEP_LIMIT_S=$t timeout -k 15 "$t" bash "$here/run-all.sh" --step "$s" >"$W/$s/step.log" 2>&1
   rc=$?
   took=$((SECONDS - t0))
   case $rc in
     0) st=ok ;;
     124 | 137) st=timeout ;;
+    75) st=partial ;;   # stopped itself at its time budget, results so far kept; run the step again to go on
     *) st=failed ;;
   esac
   echo "$st $rc $took" >"$sf"

@@ -28,6 +28,9 @@ import traceback
 
 MiB = 1024 * 1024
 RESULT_MARK = "ACCURACY-RESULT "
+# The GPU machine has no network: never let a library wait on the Hub (children and `gpumem fit`'s runs inherit it).
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 HF = {
     "vit": {"model_type": "vit", "architectures": ["ViTForImageClassification"], "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
@@ -223,7 +226,10 @@ def build(cfg):
         except ImportError as e:
             raise RuntimeError(f"transformers is not importable ({e}); the {family} configs need it") from e
         spec = {k: v for k, v in HF[family].items() if k not in ("model_type", "architectures")}
-        config = transformers.AutoConfig.for_model(HF[family]["model_type"], **spec)
+        try:
+            config = transformers.AutoConfig.for_model(HF[family]["model_type"], **spec)
+        except AttributeError:   # should a version drop for_model: the registry it reads
+            config = transformers.CONFIG_MAPPING[HF[family]["model_type"]](**spec)
         auto = getattr(transformers, AUTO_CLASS[family])
         try:   # SDPA is what `gpumem estimate` assumes by default (--attention sdpa)
             model = auto.from_config(config, attn_implementation="sdpa")

@@ -201,9 +201,9 @@ def gib(x, width=8):
     return f"{x / GiB:{width}.2f}" if isinstance(x, (int, float)) else f"{'n/a':>{width}}"
 
 
-def print_row(row):
+def print_row(row, note=None):
     err = row.get("errorPct")
-    print(f"{row['config']:30} {row['status']:7} measured {gib(row.get('truthBytes'))} GiB ({row.get('truthMethod') or '-'})"
+    print(f"{row['config']:30} {row['status'] + (f' ({note})' if note else ''):7} measured {gib(row.get('truthBytes'))} GiB ({row.get('truthMethod') or '-'})"
           f"  gpumem {gib(row.get('estimateBytes'))} GiB  err {f'{err:+6.1f} %' if err is not None else '   n/a  '}"
           f"  accelerate {gib(row.get('accelerateBytes'), 7)}  deepspeed {gib(row.get('deepspeedModelStatesBytes'), 7)}",
           flush=True)
@@ -254,6 +254,7 @@ def summarize(records, selected, meta, complete):
             "configsSelected": [c["name"] for c in selected],
             "configsLeft": [c["name"] for c in selected if c["name"] not in latest],
             "configsFailed": [r["config"] for r in rows if r["status"] == "failed"],
+            "configsNotRecorded": [c["name"] for c in am.CONFIGS if c["name"] not in latest],
             "vsNvmlProcessMemory": dict(stats([r["errorPct"] for r in ok]),
                                         underEstimatesBeyondMargin=[r["config"] for r in ok if r["errorPct"] < -MARGIN_PCT]),
             "vsReservedPlusContext": stats([r.get("errorVsReservedPlusContextPct") for r in ok]),
@@ -331,8 +332,9 @@ def main():
     baseline = am.gpu_used()
     stopped = False
     for cfg in a.selected:
-        if cfg["name"] in done:
-            print(f"{cfg['name']:30} recorded already (skipped)", flush=True)
+        if cfg["name"] in done:   # shown again, so the last call's output is the whole table
+            print_row(next(r for r in reversed(records) if r["kind"] == "config" and r["config"] == cfg["name"]),
+                      "recorded earlier")
             continue
         if budget.left() < 90:
             stopped = True

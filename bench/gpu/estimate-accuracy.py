@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Accuracy of `gpumem estimate` (and cost of `gpumem fit`) on a real NVIDIA GPU (issue 7, docs/gpu-checks.md).
 
-For each config in bench/gpu/accuracy_model.py it trains 3 steps with random weights in a fresh process and
+For each config in bench/gpu/accuracy_model.py it trains 3 steps with random weights (seed 0) in a fresh
+process (so allocator state never carries over: peaks are reset after CUDA init, everything is freed at exit,
+and the next config waits until the GPU's used memory is back to where it started; each has a time limit) and
 measures the peak (NVML process memory, and torch.cuda.max_memory_reserved + the context measured after CUDA
 init), asks `gpumem estimate --json` for the same setup, and prints the error beside two peers: accelerate's
 rule (4 × the weights in their dtype: 16 B/param fp32, 8 B/param 16-bit; "Training using Adam") and
@@ -63,7 +65,10 @@ def run_child(argv, timeout):
     """Runs argv; returns (exit code or None on timeout, stdout, stderr, seconds). It stays in our process group,
     so a timeout of the whole step (run-all.sh) ends it too; on its own timeout it is killed here."""
     t0 = time.time()
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    except OSError as e:   # e.g. no node on PATH: a failed row, not a crashed benchmark
+        return 127, "", f"cannot start {argv[0]}: {e}", 0.0
     try:
         out, err = p.communicate(timeout=timeout)
         return p.returncode, out, err, round(time.time() - t0, 1)
@@ -87,8 +92,12 @@ def measure(name, batch, timeout):
     """One fresh training process; its measurement dict, or a failed one with the reason."""
     rc, out, err, secs = run_child(CHILD + ["--measure", name, "--batch", str(batch), "--steps", "3"], timeout)
     line = next((ln for ln in reversed(out.splitlines()) if ln.startswith(am.RESULT_MARK)), None)
-    if line:
-        m = json.loads(line[len(am.RESULT_MARK):])
+    try:
+        m = json.loads(line[len(am.RESULT_MARK):]) if line else None
+    except ValueError:
+        m = None
+    if m is not None:
+        pass
     elif rc is None:
         m = {"status": "timeout", "reason": f"no result within {timeout:.0f} s"}
     else:

@@ -13,6 +13,7 @@ import {
   type Budget,
   type Environment,
   type GpuGeneration,
+  type ShapeHints,
   type TrainingSetup,
 } from '../../core/estimate/index.js';
 import type { CommandContext, CommandHandler } from '../context.js';
@@ -33,6 +34,16 @@ function positive(o: Opts, k: string, flag: string): number | undefined {
   return v;
 }
 
+const SHAPE_FLAGS: ReadonlyArray<[keyof ShapeHints, string]> = [
+  ['layers', '--layers'],
+  ['hidden', '--hidden'],
+  ['heads', '--heads'],
+  ['kvHeads', '--kv-heads'],
+  ['intermediate', '--intermediate'],
+  ['vocab', '--vocab'],
+  ['seq', '--seq'],
+];
+
 function percent(o: Opts, k: string, flag: string, fallback: number): number {
   const v = num(o, k) ?? fallback;
   if (v < 0 || v >= 100) throw new GpumemError('BAD_OPTION_VALUE', `${flag}: ${v} is not a percentage in [0, 100)`, { hint: `e.g. ${flag} 8` });
@@ -46,7 +57,7 @@ function setupFrom(o: Opts): TrainingSetup {
     optimizer: (str(o, 'optimizer') as TrainingSetup['optimizer']) ?? DEFAULT_SETUP.optimizer,
     optimizerImpl: (str(o, 'optimizerImpl') as TrainingSetup['optimizerImpl']) ?? DEFAULT_SETUP.optimizerImpl,
     freeze: list(o, 'freeze') ?? [],
-    loraRank: num(o, 'loraRank') ?? 0,
+    loraRank: positive(o, 'loraRank', '--lora-rank') ?? 0,
     loraModules: list(o, 'loraModules') ?? DEFAULT_SETUP.loraModules,
     checkpointing: (str(o, 'checkpointing') as TrainingSetup['checkpointing']) ?? 'none',
     ema: o.ema === true,
@@ -96,15 +107,13 @@ export const run: CommandHandler = async (ctx) => {
   const o = ctx.args.options as Opts;
   const margin = percent(o, 'margin', '--margin', 8);
   const { budget, generation } = await resolveGpu(ctx, o, margin);
-  const hints = {
-    ...(num(o, 'layers') === undefined ? {} : { layers: num(o, 'layers') as number }),
-    ...(num(o, 'hidden') === undefined ? {} : { hidden: num(o, 'hidden') as number }),
-    ...(num(o, 'heads') === undefined ? {} : { heads: num(o, 'heads') as number }),
-    ...(num(o, 'kvHeads') === undefined ? {} : { kvHeads: num(o, 'kvHeads') as number }),
-    ...(num(o, 'intermediate') === undefined ? {} : { intermediate: num(o, 'intermediate') as number }),
-    ...(num(o, 'vocab') === undefined ? {} : { vocab: num(o, 'vocab') as number }),
-    ...(num(o, 'seq') === undefined ? {} : { seq: num(o, 'seq') as number }),
-  };
+  // Shape sizes feed divisions and products in the activation model: a zero, negative or fractional one
+  // would print nonsense bytes (or NaN), so each is checked here like --batch.
+  const hints: ShapeHints = {};
+  for (const [key, flag] of SHAPE_FLAGS) {
+    const v = positive(o, key, flag);
+    if (v !== undefined) hints[key] = v;
+  }
   if (ctx.args.positionals.length > 1) {
     throw new GpumemError('USAGE', `one model at a time; got ${ctx.args.positionals.length}`, { hint: 'see gpumem estimate --help' });
   }

@@ -12,7 +12,8 @@ const SUFFIX: Record<string, number> = { '': 1, k: 1e3, m: 1e6, b: 1e9, g: 1e9, 
 export function parseParamCount(text: string): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([kmbgtKMBGT]?)\s*$/.exec(text);
   const factor = m ? SUFFIX[(m[2] ?? '').toLowerCase()] : undefined;
-  if (!m || factor === undefined) {
+  // A count that rounds to zero is a typo (e.g. 0.0001), not a model: every byte printed would be 0.
+  if (!m || factor === undefined || Math.round(Number(m[1]) * factor) < 1) {
     throw new GpumemError('BAD_OPTION_VALUE', `--params: cannot read "${text}" as a parameter count`, {
       hint: 'write e.g. 7B, 350M or 124439808',
     });

@@ -64,6 +64,28 @@ describe('gpumem estimate (CLI)', () => {
     expect(gpumem(join(tmp, 'missing.safetensors')).code).toBe(2);
   });
 
+  it('a zero, negative or fractional shape size, LoRA rank or parameter count is a usage error, not nonsense bytes', () => {
+    const shape = ['--params', '7B', '--layers', '2', '--hidden', '128'];
+    const cases: string[][] = [
+      [...shape, '--heads', '0'],
+      [...shape, '--vocab', '0'],
+      ['--params', '7B', '--layers', '2.5', '--hidden', '128'],
+      ['--params', '7B', '--layers', '2', '--hidden', '-128'],
+      ['--params', '7B', '--layers', '0', '--hidden', '128'],
+      [...shape, '--lora-rank', '0'],
+      [...shape, '--lora-rank', '-4'],
+      ['--params', '0'],
+    ];
+    for (const args of cases) {
+      const r = gpumem(...args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/^gpumem: error: --(heads|vocab|layers|hidden|lora-rank|params): /);
+      expect(r.stderr).toMatch(/hint: /);
+      expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
+    }
+    expect(gpumem(...shape, '--heads', '1').code).toBe(0);
+  });
+
   it('the seed case in docs/estimate.md: stage 2 breaks, each fix fits, with the documented numbers', () => {
     const stages = 'stage1:freeze=backbone,batch=2,act=1040MiB stage2:full,batch=2,act=8456MiB';
     const broken = gpumem(SEED, '--gpu', 'T4-16GB', '--stages', stages);

@@ -2,9 +2,11 @@
  * Tracks the whole process tree of a supervised child. A process belongs to the tree when it descends
  * from the child, shares the child's process group, or descended from it earlier: DataLoader workers whose
  * parent died are re-parented to init (or a subreaper) and must still count, so members are remembered by
- * (pid, start ticks) — a recycled pid never inherits membership.
+ * (pid, start ticks) — a recycled pid never inherits membership. The same holds for the child's own pid
+ * and its process group: once the child has been reaped its pid (and so the group id) is free for reuse,
+ * and an unrelated process given that number must never be taken for the child — cleanup ends members.
  */
-import { readProcTable, type ProcEntry } from './proc-table.js';
+import { readProcEntry, readProcTable, type ProcEntry } from './proc-table.js';
 
 export interface TreeMember {
   pid: number;
@@ -18,13 +20,33 @@ export class ProcessTree {
   private readonly members = new Map<number, number>();
   private readonly everSeen = new Map<number, TreeMember>();
   private current: TreeMember[] = [];
+  /** The child's start ticks: with `rootPid` they name the child, not a later process given its pid. */
+  private rootStartTicks: number | null;
+  /** Set once a scan finds no process in the group: a group id seen again later is a new group. */
+  private groupEnded = false;
 
-  /** `rootPid` is the child; `pgid` its process group (the child leads its own group when spawned detached). */
+  /**
+   * `rootPid` is the child; `pgid` its process group (the child leads its own group when spawned detached).
+   * Construct it right after the spawn, before the event loop can reap the child: the child's start ticks
+   * are read here (a child that already exited is still a zombie with its entry), and only when they
+   * cannot be read is the first later sighting trusted instead.
+   */
   constructor(
     readonly rootPid: number,
     readonly pgid: number,
     private readonly procRoot = '/proc',
-  ) {}
+  ) {
+    this.rootStartTicks = readProcEntry(rootPid, procRoot)?.startTicks ?? null;
+  }
+
+  /** True for the child itself or a process already known as a member — the same pid and start ticks. */
+  private isOurs(entry: ProcEntry): boolean {
+    if (entry.pid === this.rootPid) {
+      this.rootStartTicks ??= entry.startTicks;
+      if (entry.startTicks === this.rootStartTicks) return true;
+    }
+    return this.members.get(entry.pid) === entry.startTicks;
+  }
 
   /**
    * Rescans /proc and returns the live members (zombies included, with state "Z"). Cost: one read of
@@ -44,9 +66,15 @@ export class ProcessTree {
       next.set(entry.pid, entry.startTicks);
       queue.push(entry.pid);
     };
+    // The group is still the child's while its leader is absent or is ours: a live leader that is not
+    // ours means the id was reused, and so does any group seen after one scan found it empty.
+    const leader = table.get(this.pgid);
+    let groupAlive = false;
+    for (const entry of table.values()) if (entry.pgid === this.pgid) groupAlive = true;
+    if (!groupAlive) this.groupEnded = true;
+    const groupIsOurs = !this.groupEnded && (leader === undefined || this.isOurs(leader));
     for (const entry of table.values()) {
-      const known = this.members.get(entry.pid);
-      if (entry.pid === this.rootPid || entry.pgid === this.pgid || known === entry.startTicks) admit(entry);
+      if (this.isOurs(entry) || (groupIsOurs && entry.pgid === this.pgid)) admit(entry);
     }
     while (queue.length > 0) {
       const pid = queue.pop() as number;

@@ -1,6 +1,6 @@
 /** `gpumem snapshot` end to end: the real binary on generated snapshots, hostile files and a diff. */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -54,6 +54,18 @@ describe('gpumem snapshot', () => {
     expect([missing.code, /no such file/.test(missing.stderr)]).toEqual([2, true]);
     expect(gpumem('snapshot').code).toBe(2);
     expect(gpumem('snapshot', 'diff', 'a').stderr).toMatch(/two files/);
+  });
+
+  it('diff refuses --html and --request instead of ignoring them; an unwritable --html path is exit 2', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gpumem-snap-'));
+    const page = join(dir, 'diff.html');
+    const diff = gpumem('snapshot', 'diff', `${DIR}/diff-a.pickle`, `${DIR}/diff-b.pickle`, '--html', page, '--request', '1MiB');
+    expect(diff.code).toBe(2);
+    expect(diff.stderr).toMatch(/^gpumem: error: snapshot diff does not take --html or --request\nhint: /);
+    expect(existsSync(page)).toBe(false);
+    const unwritable = gpumem('snapshot', `${DIR}/current-p5.pickle`, '--html', join(dir, 'missing-folder', 'r.html'));
+    expect(unwritable.code).toBe(2);
+    expect(unwritable.stderr).toMatch(/^gpumem: error: --html: cannot write .*r\.html \(ENOENT\)\nhint: /);
   });
 
   it('reads a JSON snapshot like the pickle of the same data', () => {

@@ -27,6 +27,13 @@ export const run: CommandHandler = async (ctx) => {
     if (positionals.length !== 3) {
       throw new GpumemError('USAGE', 'snapshot diff needs two files: gpumem snapshot diff A B', { hint: 'see gpumem snapshot --help' });
     }
+    // A diff has no page and no request check; ignoring these would leave the user waiting for a file never written.
+    const unused = (['html', 'request'] as const).filter((k) => options[k] !== undefined);
+    if (unused.length > 0) {
+      throw new GpumemError('USAGE', `snapshot diff does not take ${unused.map((k) => `--${k}`).join(' or ')}`, {
+        hint: 'use them on one snapshot: gpumem snapshot FILE --html OUT --request BYTES',
+      });
+    }
     const diff = diffSnapshots(readSnapshotFile(at(positionals[1] as string)), readSnapshotFile(at(positionals[2] as string)));
     ctx.stdout.write(options.json ? toJson(diff) : renderDiffText(diff, top, ctx.stdout.columns, ctx.color));
     return { kind: 'ok' };
@@ -44,7 +51,9 @@ export const run: CommandHandler = async (ctx) => {
     try {
       writeFileSync(at(options.html), renderSnapshotHtml(report, basename(file)));
     } catch (error) {
-      throw new GpumemError('FAILED', `cannot write ${options.html}: ${(error as Error).message}`, { hint: 'choose a writable path for --html', cause: error });
+      // The path is the user's input, so a path that cannot be written is bad input (exit 2), not a failure.
+      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      throw new GpumemError('BAD_OPTION_VALUE', `--html: cannot write ${options.html} (${code})`, { hint: 'choose a writable path for --html', cause: error });
     }
   }
   ctx.stdout.write(options.json ? toJson(report) : renderSnapshotText(report, ctx.stdout.columns, ctx.color));

@@ -62,6 +62,10 @@ describe('gpumem explain (CLI)', () => {
     expect(json.events.map((e) => [e.file, e.family])).toEqual([['a.err', 'pytorch-cuda'], ['b.err', 'cuda-runtime']]);
     expect(json.snapshots).toEqual(['oom_snapshot.pickle']);
     expect(gpumem(['explain', '*.err'], undefined, dir).stdout).toContain('gpumem snapshot oom_snapshot.pickle');
+    // An absolute glob reads its own folder, whatever the working directory.
+    const absolute = JSON.parse(gpumem(['explain', join(dir, '*.err'), '--json'], undefined, tmpdir()).stdout) as { inputs: string[]; snapshots: string[] };
+    expect(absolute.inputs).toEqual([join(dir, 'a.err'), join(dir, 'b.err')]);
+    expect(absolute.snapshots).toEqual([join(dir, 'oom_snapshot.pickle')]);
   });
 
   it('bad input: missing file and folder give one error line and exit 2; binary input does not crash', () => {

@@ -4,7 +4,7 @@
  * whole: the byte scanner decodes only the text around what it finds (invalid UTF-8 becomes U+FFFD there).
  */
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { GpumemError } from '../../core/index.js';
 
 export const CHUNK_BYTES = 1 << 20;
@@ -21,7 +21,7 @@ export function expandInputs(args: readonly string[], cwd: string): string[] {
     const pattern = new RegExp(`^${basename(arg).replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
     let names: string[];
     try {
-      names = readdirSync(join(cwd, dir));
+      names = readdirSync(resolve(cwd, dir));
     } catch (cause) {
       throw new GpumemError('INPUT_NOT_FOUND', `${arg}: the folder ${dir} cannot be read`, { cause, hint: 'check the path of the glob' });
     }
@@ -34,16 +34,16 @@ export function expandInputs(args: readonly string[], cwd: string): string[] {
 
 /** Opens a file for reading, with one clear error when it is missing, a folder, or unreadable. */
 export function openInput(path: string, cwd: string): number {
-  const full = join(cwd, path);
+  const full = resolve(cwd, path);
   let stat;
   try {
-    stat = statSync(path.startsWith('/') ? path : full);
+    stat = statSync(full);
   } catch (cause) {
     throw new GpumemError('INPUT_NOT_FOUND', `${path}: no such file`, { cause, hint: 'give a log file, a glob, or - for stdin' });
   }
   if (stat.isDirectory()) throw new GpumemError('INPUT_UNREADABLE', `${path} is a folder`, { hint: `give the log files in it, e.g. "${join(path, '*.log')}"` });
   try {
-    return openSync(path.startsWith('/') ? path : full, 'r');
+    return openSync(full, 'r');
   } catch (cause) {
     throw new GpumemError('INPUT_UNREADABLE', `${path}: cannot be read`, { cause, hint: 'check the file permissions' });
   }
@@ -80,7 +80,7 @@ export function snapshotsNear(path: string, cwd: string): string[] {
   if (path === '-') return [];
   const dir = dirname(path);
   try {
-    return readdirSync(dir.startsWith('/') ? dir : join(cwd, dir)).filter((n) => n.endsWith('.pickle')).sort().map((n) => join(dir, n));
+    return readdirSync(resolve(cwd, dir)).filter((n) => n.endsWith('.pickle')).sort().map((n) => join(dir, n));
   } catch {
     return [];
   }

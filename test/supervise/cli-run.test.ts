@@ -103,4 +103,17 @@ describe('gpumem run (CLI, fake NVML driver, real processes)', () => {
     expect(bad.stderr).toContain('p.yaml:4: stages[1].command: is required');
     expect(existsSync(join(t.dir, 'ran'))).toBe(false);
   });
+
+  it('gpumem runs only reads: a history that does not exist lists nothing and is not created', async () => {
+    const tmp = tempDir('gpumem-cli-runs-');
+    cleanups.push(tmp.remove);
+    const db = join(tmp.dir, 'no', 'such', 'history.db');
+    const list = await gpumem(['runs', '--db', db], {});
+    expect(list).toMatchObject({ code: 0, stdout: 'no runs recorded yet (gpumem run -- CMD records one)\n' });
+    expect(JSON.parse((await gpumem(['runs', '--db', db, '--json'], {})).stdout)).toEqual({ schemaVersion: 1, runs: [] });
+    const show = await gpumem(['runs', 'show', '1', '--db', db], {});
+    expect(show.code).toBe(2);
+    expect(show.stderr).toMatch(/^gpumem: error: no run 1 in the history\nhint: /);
+    expect(existsSync(join(tmp.dir, 'no'))).toBe(false);
+  });
 });

@@ -1,11 +1,22 @@
 /** Opening the run history for a command: --db or the XDG default; a broken history never stops a run. */
+import { existsSync } from 'node:fs';
 import { defaultDbPath, openHistory, type Db } from '../../store/index.js';
 import type { CommandContext } from '../context.js';
 
-/** Opens the history named by --db (else the default path). */
+const pathFor = (ctx: CommandContext): string => (typeof ctx.args.options.db === 'string' ? ctx.args.options.db : defaultDbPath(ctx.env));
+
+/** Opens the history named by --db (else the default path), creating it when needed. */
 export function historyFor(ctx: CommandContext): Db {
-  const path = typeof ctx.args.options.db === 'string' ? ctx.args.options.db : defaultDbPath(ctx.env);
-  return openHistory(path);
+  return openHistory(pathFor(ctx));
+}
+
+/**
+ * Opens the history only when its file exists, for commands that just read it: a mistyped --db must not
+ * leave new directories and an empty database behind. Null means nothing was ever recorded there.
+ */
+export function existingHistoryFor(ctx: CommandContext): Db | null {
+  const path = pathFor(ctx);
+  return existsSync(path) ? openHistory(path) : null;
 }
 
 /** Like historyFor, but a failure is a warning: supervising the job matters more than recording it. */

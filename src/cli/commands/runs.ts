@@ -5,7 +5,7 @@ import type { CommandHandler } from '../context.js';
 import type { AttemptReport } from '../../supervise/index.js';
 import { renderPytorch } from '../render/run-pytorch.js';
 import { painter, table, trimTo } from '../render/style.js';
-import { historyFor } from './history.js';
+import { existingHistoryFor } from './history.js';
 
 export const RUNS_SCHEMA_VERSION = 1;
 
@@ -22,10 +22,10 @@ export const run: CommandHandler = async (ctx) => {
   if (sub === 'show' && (idText === undefined || !/^\d+$/.test(idText) || extra.length > 0)) {
     throw new GpumemError('USAGE', 'gpumem runs show needs one run id', { hint: 'see the ids in gpumem runs' });
   }
-  const db = historyFor(ctx);
+  const db = existingHistoryFor(ctx);
   try {
     if (sub === 'show') {
-      const found = getRun(db, Number(idText));
+      const found = db ? getRun(db, Number(idText)) : null;
       if (!found) throw new GpumemError('INPUT_NOT_FOUND', `no run ${idText} in the history`, { hint: 'see the ids in gpumem runs' });
       if (ctx.args.options.json) {
         ctx.stdout.write(`${JSON.stringify({ schemaVersion: RUNS_SCHEMA_VERSION, run: found.run, report: found.report }, null, 2)}\n`);
@@ -35,7 +35,7 @@ export const run: CommandHandler = async (ctx) => {
       return { kind: 'ok' };
     }
     const limit = typeof ctx.args.options.limit === 'number' ? ctx.args.options.limit : 20;
-    const rows = listRuns(db, limit);
+    const rows = db ? listRuns(db, limit) : [];
     if (ctx.args.options.json) {
       ctx.stdout.write(`${JSON.stringify({ schemaVersion: RUNS_SCHEMA_VERSION, runs: rows }, null, 2)}\n`);
       return { kind: 'ok' };
@@ -54,7 +54,7 @@ export const run: CommandHandler = async (ctx) => {
     ctx.stdout.write(`${table([header, ...body], ['right', 'left', 'right', 'left', 'right', 'left', 'right']).join('\n')}\n`);
     return { kind: 'ok' };
   } finally {
-    db.close();
+    db?.close();
   }
 };
 

@@ -32,8 +32,10 @@ export function openHistory(path: string): Db {
     return db;
   } catch (error) {
     if (error instanceof GpumemError) throw error;
-    throw new GpumemError('STORE_ERROR', `cannot open the run history at ${path}: ${(error as Error).message}`, {
-      hint: 'choose another file with --db PATH, or check the directory is writable',
+    // A file that is not SQLite is the user's input (a wrong --db), not a failure of ours: exit 2, not 1.
+    const notDb = (error as { code?: unknown }).code === 'SQLITE_NOTADB';
+    throw new GpumemError(notDb ? 'INPUT_MALFORMED' : 'STORE_ERROR', `cannot open the run history at ${path}: ${(error as Error).message}`, {
+      hint: notDb ? 'this file is not a gpumem history; choose another file with --db PATH' : 'choose another file with --db PATH, or check the directory is writable',
       cause: error,
     });
   }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -60,6 +60,20 @@ describe('run history', () => {
     raw.pragma(`user_version = ${HISTORY_SCHEMA_VERSION + 1}`);
     raw.close();
     expect(() => openHistory(path)).toThrow(/newer than this gpumem/);
+  });
+
+  it('names a file that is not a database as bad input (exit 2), leaving the file as it was', () => {
+    const path = join(tmp(), 'notes.txt');
+    const text = 'not a database, just notes\n'.repeat(200);
+    writeFileSync(path, text);
+    let caught: unknown;
+    try {
+      openHistory(path);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toMatchObject({ code: 'INPUT_MALFORMED', message: expect.stringContaining(path) });
+    expect(readFileSync(path, 'utf8')).toBe(text);
   });
 
   it('survives kill -9 of a writer mid-write: integrity ok and no half-written run', async () => {

@@ -3,6 +3,7 @@
  * come from real message wording run through the parser, so the numbers are the parser's exact bytes.
  */
 import { describe, expect, it } from 'vitest';
+import { pct } from '../../../src/core/oom/causes/helpers.js';
 import { explainOom, parseOomText, type Cause, type OomContext, type OomEvent } from '../../../src/core/oom/index.js';
 
 function one(text: string): OomEvent {
@@ -153,5 +154,15 @@ describe('cause rules', () => {
   it('every cause carries a number in its detail or fix', () => {
     const e = one(v5('2.00 GiB', '24.00 GiB', '100.00 MiB', 'Process 4242 has 10.00 GiB memory in use. ', '12.00 GiB', '3.00 GiB'));
     for (const c of explainOom(e)) expect(`${c.detail} ${c.fix}`).toMatch(/\d/);
+  });
+});
+
+describe('pct (percentages in cause sentences)', () => {
+  it('rounds to whole percent, stays exact beyond 2^53 bytes, and says n/a for a zero whole', () => {
+    expect(pct(1n, 3n)).toBe('33%');
+    expect(pct(2n, 3n)).toBe('67%');
+    expect(pct(1n << 60n, 1n << 61n)).toBe('50%');
+    expect(pct((1n << 60n) + 1n, 1n << 60n)).toBe('100%');
+    expect(pct(5n, 0n)).toBe('n/a');
   });
 });

@@ -2,7 +2,7 @@
  * Shared arithmetic for cause rules: bigint byte maths, the derived reserved-but-unallocated amount for
  * messages that print only the reserved total, and the one way numbers are written into sentences.
  */
-import { formatBytes } from '../../units.js';
+import { formatBytes, formatPercent } from '../../units.js';
 import type { Cause, OomContext, OomEvent } from '../types.js';
 
 /** A cause rule: pure, returns null when its evidence is absent. */
@@ -35,8 +35,8 @@ export function shortfallOf(event: OomEvent): bigint | null {
 
 /** `part / whole` as a percentage with no decimals ("37%"); "n/a" when whole is 0. */
 export function pct(part: bigint, whole: bigint): string {
-  if (whole <= 0n) return 'n/a';
-  return `${(Number((part * 1000n) / whole) / 10).toFixed(0)}%`;
+  // Per mille in bigint first: byte counts can exceed 2^53, so the ratio is taken before leaving bigint.
+  return formatPercent(whole <= 0n ? null : Number((part * 1000n) / whole) / 10);
 }
 
 /** The allocator-config variable to set for this event's build (what its own hint names). */

@@ -3,6 +3,7 @@
  * one Sample per line in time order. Readers refuse newer major versions instead of misreading them.
  */
 import { GpumemError, type Sample } from '../../core/index.js';
+import { isObject, isTimeMs, sampleProblem } from './validate.js';
 
 export const RECORDING_FORMAT = 'gpumem-recording';
 export const RECORDING_VERSION = 1;
@@ -53,7 +54,9 @@ export function parseRecordingHeader(text: string, path: string): RecordingHeade
   if (h.version > RECORDING_VERSION) {
     throw bad(path, 1, `recording format version ${h.version} is newer than this gpumem reads (${RECORDING_VERSION})`, 'update gpumem to read it');
   }
-  if (typeof h.createdMs !== 'number') throw bad(path, 1, 'header has no createdMs');
+  if (!isTimeMs(h.createdMs)) throw bad(path, 1, 'header has no createdMs (a time in ms since the epoch)');
+  if (h.note !== undefined && h.note !== null && typeof h.note !== 'string') throw bad(path, 1, 'header note must be a string or null');
+  if (h.host !== undefined && h.host !== null && !isObject(h.host)) throw bad(path, 1, 'header host must be an object or null');
   return h as unknown as RecordingHeader;
 }
 
@@ -61,8 +64,9 @@ const isNum = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(
 const isNumOrNull = (v: unknown): boolean => v === null || isNum(v);
 
 /**
- * Parses and checks one sample line: the fields every reader relies on must be present and typed (time,
- * devices with index and memory, processes with pid). Throws GpumemError('INPUT_MALFORMED') with the line.
+ * Parses and checks one sample line: every field of the Sample model must have its type (absent nullable
+ * fields read as null), so readers never meet a shape they do not expect. Throws
+ * GpumemError('INPUT_MALFORMED') with the line and the field.
  */
 export function parseRecordedSample(text: string, path: string, line: number): Sample {
   const s = parseJsonLine(text, path, line);
@@ -74,14 +78,11 @@ export function parseRecordedSample(text: string, path: string, line: number): S
     if (!d || !isNum(d.index) || !m || !['totalBytes', 'reservedBytes', 'usedBytes', 'freeBytes'].every((k) => isNumOrNull(m[k]))) {
       throw bad(path, line, `device ${i} lacks index or memory {totalBytes, reservedBytes, usedBytes, freeBytes}`);
     }
-    d.unavailable ??= {};
-    d.migInstances ??= [];
   });
   s.processes.forEach((p: Record<string, unknown> | null, i: number) => {
     if (!p || !isNum(p.pid) || !isNumOrNull(p.usedBytes ?? null)) throw bad(path, line, `process ${i} lacks a numeric pid or usedBytes`);
-    p.unavailable ??= {};
-    p.host ??= null;
   });
-  s.unavailable ??= {};
+  const problem = sampleProblem(s);
+  if (problem) throw bad(path, line, `sample field ${problem}`);
   return s as unknown as Sample;
 }

@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { GpumemError, type Sample } from '../../../src/core/index.js';
+import fc from 'fast-check';
+import { renderStatus } from '../../../src/cli/render/status.js';
+import { diagnose } from '../../../src/core/diagnose/index.js';
 import { openReplaySource, readRecording, RECORDING_VERSION } from '../../../src/sources/replay/index.js';
+import { parseRecordedSample } from '../../../src/sources/replay/format.js';
 import { parseSmiXml } from '../../../src/sources/smi/index.js';
 import { createRecordingWriter } from '../../../src/store/recording/index.js';
 import { runSourceContract } from '../contract.js';
@@ -97,3 +101,76 @@ describe('recordings', () => {
 const long = record('long.ndjson', [...recorded, ...recorded.map((s) => ({ ...s, timeMs: s.timeMs + 10_000 }))]);
 appendFileSync(long, '\n');
 runSourceContract('replay', () => openReplaySource(long), { memoryToleranceBytes: 2 * MiB, reads: 6 });
+
+describe('recorded samples are checked field by field', () => {
+  const line = readFileSync(good, 'utf8').split('\n')[1]!;
+  const withField = (edit: (s: Record<string, any>) => void): string => {
+    const s = JSON.parse(line);
+    edit(s);
+    return JSON.stringify(s);
+  };
+
+  it('names the field a renderer would have crashed on', () => {
+    const cases: [(s: Record<string, any>) => void, RegExp][] = [
+      [(s) => (s.timeMs = 1e20), /:7: sample field timeMs must be a time/],
+      [(s) => delete s.devices[0].utilization, /devices\[0\]\.utilization must be an object/],
+      [(s) => (s.devices[0].memory.totalBytes = -5), /devices\[0\]\.memory\.totalBytes must be a whole byte count ≥ 0 or null/],
+      [(s) => (s.processes[0].usedBytes = 0.5), /processes\[0\]\.usedBytes must be a whole byte count/],
+      [(s) => (s.processes[0].host = { visible: true, cmdline: 'python train.py' }), /processes\[0\]\.host\.cmdline must be an array of strings or null/],
+      [(s) => (s.processes[0].kind = 'cuda'), /processes\[0\]\.kind must be one of compute, graphics, compute\+graphics/],
+      [(s) => (s.devices[0].status = 7), /devices\[0\]\.status must be one of ok/],
+    ];
+    for (const [edit, message] of cases) expect(() => parseRecordedSample(withField(edit), 'x.ndjson', 7)).toThrow(message);
+  });
+
+  it('absent nullable fields read as null, not as a crash later', () => {
+    const s = parseRecordedSample(withField((v) => delete v.devices[0].temperatureC), 'x.ndjson', 2);
+    expect(s.devices[0]!.temperatureC).toBeNull();
+    expect(renderStatus(s, { columns: 120, color: false })).toContain('n/a');
+  });
+
+  it('a header whose createdMs cannot be a date is refused', () => {
+    const path = join(dir, 'bad-created.ndjson');
+    const lines = readFileSync(good, 'utf8').split('\n');
+    writeFileSync(path, [withHeader(lines[0]!, { createdMs: 1e20 }), ...lines.slice(1)].join('\n'));
+    expect(() => readRecording(path)).toThrow(/:1: header has no createdMs/);
+    writeFileSync(path, [withHeader(lines[0]!, { note: 5 }), ...lines.slice(1)].join('\n'));
+    expect(() => readRecording(path)).toThrow(/:1: header note must be a string or null/);
+  });
+
+  it('fuzz: any value put anywhere in a sample is accepted and renders, or is one GpumemError', () => {
+    const paths: (string | number)[][] = [];
+    const walk = (v: unknown, at: (string | number)[]): void => {
+      paths.push(at);
+      if (v !== null && typeof v === 'object') for (const [k, c] of Object.entries(v)) walk(c, [...at, Array.isArray(v) ? Number(k) : k]);
+    };
+    walk(JSON.parse(line), []);
+    fc.assert(
+      fc.property(fc.constantFrom(...paths.filter((p) => p.length > 0)), fc.jsonValue(), (at, value) => {
+        const s = JSON.parse(line);
+        let parent = s;
+        for (const k of at.slice(0, -1)) parent = parent[k];
+        parent[at[at.length - 1]!] = value;
+        let sample: Sample;
+        try {
+          sample = parseRecordedSample(JSON.stringify(s), 'f.ndjson', 2);
+        } catch (error) {
+          expect(error).toBeInstanceOf(GpumemError);
+          return;
+        }
+        renderStatus(asReplaySample(sample), { columns: 100, color: false });
+        diagnose({ samples: [asReplaySample(sample)], viewer: null, pidNamespace: 'unknown', ancestors: {} });
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
+
+function withHeader(text: string, fields: Record<string, unknown>): string {
+  return JSON.stringify({ ...JSON.parse(text), ...fields });
+}
+
+/** What readRecording does to every sample: the source becomes the replay. */
+function asReplaySample(sample: Sample): Sample {
+  return { ...sample, source: { kind: 'replay', detail: 'f.ndjson' } };
+}

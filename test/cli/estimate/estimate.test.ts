@@ -106,6 +106,23 @@ describe('gpumem estimate (CLI)', () => {
     }
   });
 
+  it('docs/estimate.md names every field of the --json document', () => {
+    const r = gpumem(SEED, '--gpu', 'T4-16GB', '--effective-batch', '8', '--activation-bytes-per-sample', '1GiB', '--unfreeze', 'backbone',
+      '--stages', 'stage1:freeze=backbone,batch=2,act=1040MiB stage2:full,batch=2,act=8456MiB', '--json');
+    const j = JSON.parse(r.stdout) as Record<string, Record<string, unknown> & { [k: string]: unknown }>;
+    const section = DOC.slice(DOC.indexOf('## JSON (`--json`)'), DOC.indexOf('## Accuracy'));
+    const keysOf = (o: unknown): string[] => Object.keys(o as object);
+    const stage = (j.stages as unknown as Array<Record<string, unknown>>)[0];
+    const unfreeze = (j.unfreeze as unknown as Array<Record<string, unknown>>)[0];
+    const fields = [
+      ...keysOf(j), ...keysOf(j.model), ...keysOf(j.setup), ...keysOf(j.environment), ...keysOf(j.fit), ...keysOf(j.accumulation),
+      ...keysOf(stage), ...keysOf(unfreeze), ...keysOf(j.peak), ...keysOf((j.peak as { breakdown: object }).breakdown),
+    ];
+    expect(j.accumulation).not.toBeNull();
+    for (const field of new Set(fields)) expect(section, field).toContain(`"${field}"`);
+    expect(section).toContain(`"schemaVersion": ${String(j.schemaVersion)}`);
+  });
+
   it('the same model file holds the 42,004,074 parameters torchvision publishes', () => {
     expect(readFileSync(SEED)).toEqual(Buffer.from(encodeSafetensors(deeplabV3Resnet50(), false, { format: 'pt', note: 'header only: shapes of torchvision deeplabv3_resnet50, no weights' })));
     expect(gpumem(SEED).stdout).toContain('42,004,074 parameters');

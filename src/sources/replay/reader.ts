@@ -21,7 +21,9 @@ function readText(path: string): string {
     if (error instanceof GpumemError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new GpumemError('INPUT_NOT_FOUND', `${path}: no such recording`, { hint: 'check the path given to --replay', cause: error });
-    throw new GpumemError('INPUT_UNREADABLE', `${path}: cannot read recording (${code ?? String(error)})`, { cause: error });
+    throw new GpumemError('INPUT_UNREADABLE', `${path}: cannot read recording (${code ?? String(error)})`, {
+      hint: 'give --replay a readable file made by `gpumem record --out FILE`', cause: error,
+    });
   }
 }
 

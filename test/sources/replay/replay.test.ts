@@ -92,6 +92,17 @@ describe('recordings', () => {
     expect(() => openReplaySource(empty)).toThrow(/holds no samples/);
   });
 
+  it('a folder given as the recording: one error with a hint', () => {
+    try {
+      readRecording(dir);
+      expect.unreachable();
+    } catch (error) {
+      expect((error as GpumemError).code).toBe('INPUT_UNREADABLE');
+      expect((error as GpumemError).message).toMatch(/cannot read recording \(EISDIR\)/);
+      expect((error as GpumemError).hint).toMatch(/--replay/);
+    }
+  });
+
   it('a writer cannot create a file in a missing folder: one clear error', () => {
     expect(() => createRecordingWriter(join(dir, 'no', 'such', 'x.ndjson'))).toThrow(/cannot create recording \(ENOENT\)/);
   });

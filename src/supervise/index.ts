@@ -1,6 +1,7 @@
 /** supervise/: spawning and watching user commands, pipelines, retry, cleanup, kill. Imports core/, sources/, store/. */
 export { superviseRun } from './run.js';
 export type { SuperviseOptions, RunPlugin, AttemptContext } from './options.js';
+export { checkSuperviseNumbers, checkWholeOption } from './options.js';
 export type { MonitorTick } from './monitor.js';
 export * from './report.js';
 export { planEnv, mergeAllocConf, formatDecision, type EnvDecision, type EnvPlan } from './env.js';

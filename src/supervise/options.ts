@@ -3,6 +3,7 @@
  * environment variables before each attempt's spawn, see every monitor tick, and attach its own data to
  * the attempt's report — without the supervisor knowing what it does.
  */
+import { GpumemError } from '../core/index.js';
 import type { GpuSource } from '../sources/index.js';
 import type { MonitorTick } from './monitor.js';
 import type { FreeRequirement } from './preflight.js';
@@ -77,4 +78,24 @@ export interface SuperviseOptions {
   signal?: AbortSignal;
   plugins?: RunPlugin[];
   now?: () => number;
+}
+
+/**
+ * Checks a count or duration option: undefined passes (the default applies), anything else must be a whole
+ * number ≥ `min`. A zero sampling interval would spin on /proc and a negative grace would skip it, so
+ * these are refused as usage errors (exit 2) naming the flag, before anything is started.
+ */
+export function checkWholeOption(value: number | undefined, flag: string, min: number): void {
+  if (value !== undefined && (!Number.isInteger(value) || value < min)) {
+    throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${value}" must be a whole number of at least ${min}`, { hint: `give ${flag} a whole number ≥ ${min}` });
+  }
+}
+
+/** Refuses nonsensical numeric SuperviseOptions (see checkWholeOption), naming the CLI flag of each. */
+export function checkSuperviseNumbers(o: Pick<SuperviseOptions, 'retryOom' | 'intervalMs' | 'graceMs' | 'settleMs' | 'cleanupTimeoutMs'>): void {
+  checkWholeOption(o.retryOom, '--retry-oom', 0);
+  checkWholeOption(o.intervalMs, '--interval-ms', 1);
+  checkWholeOption(o.graceMs, '--grace-ms', 0);
+  checkWholeOption(o.settleMs, 'settleMs', 0);
+  checkWholeOption(o.cleanupTimeoutMs, '--cleanup-timeout-ms', 0);
 }

@@ -9,7 +9,7 @@ import { formatDecision, planEnv, type EnvDecision } from './env.js';
 import { chooseGpus } from './gpus.js';
 import { Monitor } from './monitor.js';
 import { createOomWatcher } from './oom-watch.js';
-import type { AttemptContext, SuperviseOptions } from './options.js';
+import { checkSuperviseNumbers, type AttemptContext, type SuperviseOptions } from './options.js';
 import { checkFree, describePreflight } from './preflight.js';
 import { ProcessTree } from './proc-tree.js';
 import { RUN_SCHEMA_VERSION, type AttemptReport, type GpuPeak, type OomFinding, type RunReport } from './report.js';
@@ -23,6 +23,7 @@ const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
  * spawn (bad --gpus, pre-flight, command not found); everything after is in the report.
  */
 export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
+  checkSuperviseNumbers(o);
   const now = o.now ?? Date.now;
   const log = o.log ?? ((line: string) => void process.stderr.write(`gpumem: ${line}\n`));
   const startedAtMs = now();

@@ -115,5 +115,8 @@ describe('gpumem run (CLI, fake NVML driver, real processes)', () => {
     expect(show.code).toBe(2);
     expect(show.stderr).toMatch(/^gpumem: error: no run 1 in the history\nhint: /);
     expect(existsSync(join(tmp.dir, 'no'))).toBe(false);
+    const zero = await gpumem(['runs', '--limit', '0', '--db', db], {});
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toMatch(/^gpumem: error: --limit: "0" must be a whole number of at least 1\nhint: /);
   });
 });

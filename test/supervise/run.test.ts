@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { superviseRun, type SuperviseOptions } from '../../src/supervise/index.js';
 import { GiB, PROCS, alive, claimsSource, sink, tempDir } from './helpers/claims.js';
@@ -22,6 +23,17 @@ function setup(gpus = 2, extra: { leakBytes?: number[] } = {}) {
 const node = (script: string, ...args: string[]): string[] => [process.execPath, `${PROCS}/${script}`, ...args];
 
 describe('superviseRun', () => {
+  it('refuses a zero sampling interval, a negative grace or a fractional retry count before starting anything', async () => {
+    const t = setup();
+    const marker = `${t.tmp.dir}/started`;
+    const argv = [process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, '')`];
+    for (const [more, flag] of [[{ intervalMs: 0 }, '--interval-ms'], [{ graceMs: -1 }, '--grace-ms'], [{ retryOom: 1.5 }, '--retry-oom']] as const) {
+      await expect(superviseRun(t.base(argv, more))).rejects.toMatchObject({ code: 'BAD_OPTION_VALUE', message: expect.stringContaining(flag) });
+    }
+    await expect(superviseRun(t.base(argv, { intervalMs: 1, graceMs: 0 }))).resolves.toMatchObject({ exit: { code: 0, signal: null } });
+    expect(existsSync(marker)).toBe(true);
+  });
+
   it('pins the chosen GPU by UUID, merges the allocator config and passes output through unchanged', async () => {
     const t = setup();
     const opts = t.base(node('worker-tree.mjs', '--hold-ms', '50'), { gpus: '1' });

@@ -2,7 +2,7 @@
 import { createInterface } from 'node:readline';
 import { GpumemError, formatBytes, formatDuration } from '../../core/index.js';
 import { openSourceFromContext } from '../open-source.js';
-import { executeKill, isEmptyCriteria, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillRow } from '../../supervise/index.js';
+import { checkWholeOption, executeKill, isEmptyCriteria, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillRow } from '../../supervise/index.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import { painter, table, trimTo } from '../render/style.js';
 
@@ -45,6 +45,8 @@ async function confirm(ctx: CommandContext, count: number): Promise<boolean> {
 export const run: CommandHandler = async (ctx) => {
   const o = ctx.args.options;
   const c = criteria(ctx);
+  const graceMs = typeof o.graceMs === 'number' ? o.graceMs : 5000;
+  checkWholeOption(graceMs, '--grace-ms', 0);
   if (isEmptyCriteria(c)) {
     throw new GpumemError('USAGE', 'gpumem kill needs pids or a filter', { hint: 'e.g. gpumem kill --gpu 0 --orphans --dry-run; see gpumem kill --help' });
   }
@@ -71,7 +73,7 @@ export const run: CommandHandler = async (ctx) => {
         return { kind: 'ok' };
       }
     }
-    const outcomes = await executeKill(rows, source, typeof o.graceMs === 'number' ? o.graceMs : 5000);
+    const outcomes = await executeKill(rows, source, graceMs);
     if (o.json) ctx.stdout.write(`${JSON.stringify({ schemaVersion: KILL_SCHEMA_VERSION, dryRun: false, rows, outcomes }, null, 2)}\n`);
     else for (const out of outcomes) ctx.stdout.write(`pid ${out.pid}: ${out.outcome} — ${out.detail}\n`);
     const bad = outcomes.some((x) => x.outcome === 'failed' || (x.outcome === 'skipped' && toEnd.has(x.pid)));

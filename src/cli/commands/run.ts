@@ -2,7 +2,7 @@
 import { GpumemError, parseByteSize } from '../../core/index.js';
 import { openSourceFromContext } from '../open-source.js';
 import { beginRun, completeRun } from '../../store/index.js';
-import { parseFreeRequirement, superviseRun } from '../../supervise/index.js';
+import { checkSuperviseNumbers, parseFreeRequirement, superviseRun } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
 import { renderRunReport } from '../render/run.js';
 import { companionSettings, startCompanion } from './companion.js';
@@ -17,6 +17,9 @@ export const run: CommandHandler = async (ctx) => {
     throw new GpumemError('USAGE', 'no command to run', { hint: 'put the command after --, e.g. gpumem run --gpus 0 -- python train.py' });
   }
   const settings = companionSettings(ctx);
+  const timing = { retryOom: num(o.retryOom), graceMs: num(o.graceMs), cleanupTimeoutMs: num(o.cleanupTimeoutMs), intervalMs: num(o.intervalMs) };
+  // Checked before the GPU is opened, so a typo is a usage error even on a machine without one.
+  checkSuperviseNumbers(timing);
   const requireFree = typeof o.requireFree === 'string' ? parseFreeRequirement(o.requireFree, parseByteSize) : null;
   const source = await openSourceFromContext(ctx);
   const db = tryHistory(ctx);
@@ -27,8 +30,7 @@ export const run: CommandHandler = async (ctx) => {
     const report = await superviseRun({
       argv, source, cwd: ctx.cwd, env: ctx.env, requireFree, forwardSignals: true,
       gpus: typeof o.gpus === 'string' ? o.gpus : undefined, allocConf: !o.noAllocConf,
-      batch: num(o.batch), accum: num(o.accum), retryOom: num(o.retryOom), graceMs: num(o.graceMs),
-      cleanupTimeoutMs: num(o.cleanupTimeoutMs), intervalMs: num(o.intervalMs),
+      batch: num(o.batch), accum: num(o.accum), ...timing,
       // The child's bytes go to our real streams untouched; with --json its stdout moves to stderr so that
       // stdout carries only the report.
       stdout: o.json ? process.stderr : process.stdout, stderr: process.stderr,

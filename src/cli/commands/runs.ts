@@ -2,7 +2,7 @@
 import { GpumemError, formatBytes, formatDuration } from '../../core/index.js';
 import { getRun, listRuns, type RunRow } from '../../store/index.js';
 import type { CommandHandler } from '../context.js';
-import type { AttemptReport } from '../../supervise/index.js';
+import { checkWholeOption, type AttemptReport } from '../../supervise/index.js';
 import { renderPytorch } from '../render/run-pytorch.js';
 import { painter, table, trimTo } from '../render/style.js';
 import { existingHistoryFor } from './history.js';
@@ -22,6 +22,8 @@ export const run: CommandHandler = async (ctx) => {
   if (sub === 'show' && (idText === undefined || !/^\d+$/.test(idText) || extra.length > 0)) {
     throw new GpumemError('USAGE', 'gpumem runs show needs one run id', { hint: 'see the ids in gpumem runs' });
   }
+  const limit = typeof ctx.args.options.limit === 'number' ? ctx.args.options.limit : 20;
+  checkWholeOption(limit, '--limit', 1);
   const db = existingHistoryFor(ctx);
   try {
     if (sub === 'show') {
@@ -34,7 +36,6 @@ export const run: CommandHandler = async (ctx) => {
       }
       return { kind: 'ok' };
     }
-    const limit = typeof ctx.args.options.limit === 'number' ? ctx.args.options.limit : 20;
     const rows = db ? listRuns(db, limit) : [];
     if (ctx.args.options.json) {
       ctx.stdout.write(`${JSON.stringify({ schemaVersion: RUNS_SCHEMA_VERSION, runs: rows }, null, 2)}\n`);

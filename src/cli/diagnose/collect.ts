@@ -3,12 +3,11 @@
  * a recording: all of its samples), the /proc facts of the GPU processes' parents and of pid 1, who is
  * asking, and whether this PID namespace is the host's.
  */
-import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { HostFacts, Sample } from '../../core/index.js';
 import type { DiagnoseInput, PidNamespace } from '../../core/diagnose/index.js';
 import { GpumemError } from '../../core/index.js';
-import { openSource, readHostFacts, readRecording, type OpenSourceOptions, type ProcOptions } from '../../sources/index.js';
+import { detectContainer, openSource, readHostFacts, readRecording, type OpenSourceOptions, type ProcOptions } from '../../sources/index.js';
 import { readLiveCompanion } from '../../store/index.js';
 
 export interface CollectOptions {
@@ -27,19 +26,10 @@ export interface Collected {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** 'container' when /proc/1/cgroup names a container runtime or /.dockerenv exists; else 'host'. */
+/** The PID namespace verdict of the diagnosis, from the one container probe (sources/procfs). */
 export function detectPidNamespace(procRoot = '/proc'): PidNamespace {
-  try {
-    if (/docker|containerd|kubepods|libpod|crio|lxc/.test(readFileSync(`${procRoot}/1/cgroup`, 'utf8'))) return 'container';
-  } catch {
-    return 'unknown';
-  }
-  try {
-    readFileSync('/.dockerenv');
-    return 'container';
-  } catch {
-    return 'host';
-  }
+  const inContainer = detectContainer({ procRoot });
+  return inContainer === true ? 'container' : inContainer === false ? 'host' : 'unknown';
 }
 
 /** /proc facts of the parents of every GPU process in the latest sample, and of pid 1, where visible. */

@@ -2,3 +2,4 @@
 export { readHostFacts, readProcStat, readStartTicks, readBootTimeMs, userName, reasonFor, type ProcOptions } from './host-facts.js';
 export { createHostEnricher, enrichSample, listChildren, listDescendants, listPids, type HostEnricher } from './enrich.js';
 export { parseProcStat, parseContainerId, parseCudaEnv, parseCmdline, parsePasswd, parseBootTimeSec, statusNumbers, type ProcStat } from './parse.js';
+export { detectContainer, type ContainerProbeOptions } from './container.js';

@@ -2,9 +2,10 @@
  * Writing recordings (format in docs/recording.md, parsed by sources/replay). Each sample is one line
  * written with a single append, so a recorder killed mid-run leaves every earlier sample readable.
  */
-import { closeSync, openSync, writeSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { hostname, platform, release } from 'node:os';
 import { GpumemError, type Sample } from '../../core/index.js';
+import { detectContainer } from '../../sources/procfs/index.js';
 import { RECORDING_FORMAT, RECORDING_VERSION, type RecordingHeader, type RecordingHostInfo } from '../../sources/replay/index.js';
 
 export interface RecordingWriter {
@@ -25,17 +26,9 @@ export interface RecordingWriterOptions {
   writer?: string;
 }
 
-function inContainer(): boolean | null {
-  try {
-    return /docker|containerd|kubepods|libpod|crio/.test(readFileSync('/proc/1/cgroup', 'utf8'));
-  } catch {
-    return null;
-  }
-}
-
 /** What the header says about this machine. */
 export function currentHostInfo(): RecordingHostInfo {
-  return { hostname: hostname() || null, platform: platform(), kernel: release() || null, inContainer: inContainer() };
+  return { hostname: hostname() || null, platform: platform(), kernel: release() || null, inContainer: detectContainer() };
 }
 
 /**

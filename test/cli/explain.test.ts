@@ -115,4 +115,23 @@ describe('gpumem explain (CLI)', () => {
     expect(first.event.requestedBytes).toBe(20 * 2 ** 20);
     expect(code).toBe(1);
   });
+
+  it('--follow starts over on a truncated log: the OOM after truncation is at its own line, not glued to old text', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gpumem-follow-'));
+    const log = join(dir, 'train.log');
+    // The old text ends without a line feed, so a scanner that carried on would glue it to the new first line;
+    // it is longer than the new text, because truncation is seen as the file getting shorter.
+    writeFileSync(log, `${'step\n'.repeat(100)}RuntimeError: CUDA out of memory. Tried to allocate 99.00 MiB (GPU 0; 11.17 GiB total`);
+    const child = spawn(process.execPath, [BIN, 'explain', '--follow', '--json', log], { env: { ...process.env, NO_COLOR: '1' } });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    await new Promise((r) => setTimeout(r, 400));
+    writeFileSync(log, 'x\nRuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 11.17 GiB total capacity; 7.57 GiB already allocated; 18.25 MiB free; 7.74 GiB reserved in total by PyTorch)\n');
+    for (let i = 0; i < 50 && !out.includes('"requestedBytes":20971520'); i++) await new Promise((r) => setTimeout(r, 100));
+    child.kill('SIGINT');
+    await new Promise((r) => child.on('close', r));
+    const events = out.trim().split('\n').map((l) => (JSON.parse(l) as { event: { line: number; requestedBytes: number } }).event);
+    const last = events[events.length - 1];
+    expect(last).toMatchObject({ line: 2, requestedBytes: 20 * 2 ** 20 });
+  });
 });

@@ -61,7 +61,7 @@ async function readStdin(ctx: CommandContext, onBytes: (bytes: Buffer) => void):
 
 async function follow(ctx: CommandContext, path: string, context: OomContext): Promise<number> {
   const fd = openInput(path, ctx.cwd);
-  const scanner = createOomByteScanner();
+  let scanner = createOomByteScanner();
   let found = 0;
   const emit = (events: OomEvent[]): void => {
     for (const item of explained(path, events, context)) {
@@ -79,7 +79,10 @@ async function follow(ctx: CommandContext, path: string, context: OomContext): P
         await stopped.sleep(FOLLOW_POLL_MS);
         const size = fstatSync(fd).size;
         if (size < pos) {
-          // Truncated or replaced in place (log rotation with copytruncate): start over.
+          // Truncated or replaced in place (log rotation with copytruncate): finish the old text and start a
+          // new scanner, so the new file's first bytes are not glued to the old last line and lines count from 1.
+          emit(scanner.end());
+          scanner = createOomByteScanner();
           pos = 0;
         }
         if (size === pos) {

@@ -2,6 +2,14 @@
 /** Entry point of the `gpumem` executable. */
 import { main } from './main.js';
 
+// `gpumem status --watch | head`: the reader went away, which is the user's choice, not a failure.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(0);
+  });
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     // exitCode, not exit(): lets stdout drain when it is a pipe.

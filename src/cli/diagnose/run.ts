@@ -5,7 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { diagnose, type DiagnoseReport } from '../../core/diagnose/index.js';
 import { GpumemError, isGpumemError } from '../../core/index.js';
-import type { SourceChoice } from '../../sources/index.js';
+import { sourceOptionsFromContext } from '../open-source.js';
 import type { CommandContext } from '../context.js';
 import type { Outcome } from '../exit-codes.js';
 import { collectWindow, type Collected } from './collect.js';
@@ -35,13 +35,7 @@ function windowMs(ctx: CommandContext): number {
 
 /** Collects and diagnoses; with `fallbackToExample`, NO_GPU_ACCESS switches to the bundled recording. */
 export async function runDiagnosis(ctx: CommandContext, fallbackToExample: boolean): Promise<Diagnosed> {
-  const o = ctx.args.options;
-  const source = {
-    env: ctx.env,
-    source: (o.source as SourceChoice | undefined) ?? 'auto',
-    ...(typeof o.replay === 'string' ? { replay: o.replay } : {}),
-    ...(typeof o.nvmlLib === 'string' ? { nvmlLib: o.nvmlLib } : {}),
-  };
+  const source = sourceOptionsFromContext(ctx);
   const window = windowMs(ctx);
   try {
     const collected = await collectWindow({ windowMs: window, intervalMs: SAMPLE_INTERVAL_MS, source });

@@ -2,7 +2,7 @@
 import { createInterface } from 'node:readline';
 import { GpumemError, formatBytes, formatDuration } from '../../core/index.js';
 import { openSourceFromContext } from '../open-source.js';
-import { checkWholeOption, executeKill, isEmptyCriteria, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillRow } from '../../supervise/index.js';
+import { checkWholeOption, executeKill, gpuProofReason, isEmptyCriteria, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillRow } from '../../supervise/index.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import { painter, table, trimTo } from '../render/style.js';
 
@@ -56,7 +56,12 @@ export const run: CommandHandler = async (ctx) => {
       throw new GpumemError('USAGE', 'a recording cannot be acted on', { hint: 'add --dry-run to see what would be selected' });
     }
     const sample = await source.readSample();
-    const rows = selectTargets(sample, c, { uid: process.getuid?.() ?? -1, protectedPids: protectedPids(process.pid), allUsers: Boolean(o.allUsers), nowMs: Date.now() });
+    // Testing knob (docs/kill.md): lets end-to-end tests stand in for /dev/nvidia* with temp files.
+    const killOptions = { devicePrefix: ctx.env.GPUMEM_DEVICE_PREFIX || undefined };
+    const rows = selectTargets(sample, c, {
+      uid: process.getuid?.() ?? -1, protectedPids: protectedPids(process.pid), allUsers: Boolean(o.allUsers), nowMs: Date.now(),
+      gpuProof: (pid) => gpuProofReason(pid, killOptions),
+    });
     const toEnd = new Set(rows.filter((r) => r.action === 'end').map((r) => r.pid));
     if (!o.json) ctx.stdout.write(rows.length === 0 ? 'no GPU process matches\n' : renderRows(rows, ctx.color, ctx.stdout.columns));
     if (o.dryRun || toEnd.size === 0) {
@@ -73,7 +78,7 @@ export const run: CommandHandler = async (ctx) => {
         return { kind: 'ok' };
       }
     }
-    const outcomes = await executeKill(rows, source, graceMs);
+    const outcomes = await executeKill(rows, source, graceMs, killOptions);
     if (o.json) ctx.stdout.write(`${JSON.stringify({ schemaVersion: KILL_SCHEMA_VERSION, dryRun: false, rows, outcomes }, null, 2)}\n`);
     else for (const out of outcomes) ctx.stdout.write(`pid ${out.pid}: ${out.outcome} — ${out.detail}\n`);
     const bad = outcomes.some((x) => x.outcome === 'failed' || (x.outcome === 'skipped' && toEnd.has(x.pid)));

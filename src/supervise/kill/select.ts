@@ -2,7 +2,8 @@
  * Which GPU processes `gpumem kill` would end, and which it refuses and why. Selection is pure over an
  * enriched sample: every process on the GPUs becomes a row when it matches all the given filters; a row is
  * refused (never signalled) for pid 1, gpumem itself or its ancestors, another user's process without root
- * and --all-users, a pid not visible in our namespace, or one whose start time is unknown (no reuse check).
+ * and --all-users, a pid not visible in our namespace, one whose start time is unknown (no reuse check), or
+ * one the caller cannot prove is a GPU user here (no NVIDIA device open: a container's look-alike pid).
  */
 import { GpumemError, type GpuProcess, type Sample } from '../../core/index.js';
 
@@ -23,6 +24,8 @@ export interface Caller {
   protectedPids: Set<number>;
   allUsers: boolean;
   nowMs: number;
+  /** Why `pid` cannot be proven to be the GPU process the driver reports, or null (see gpuProofReason). */
+  gpuProof: (pid: number) => string | null;
 }
 
 export interface KillRow {
@@ -77,7 +80,7 @@ function refusal(p: GpuProcess, caller: Caller): string | null {
     if (caller.uid !== 0) return `belongs to ${h.user ?? `uid ${h.uid}`}; you can only end your own processes`;
     if (!caller.allUsers) return `belongs to ${h.user ?? `uid ${h.uid}`}; add --all-users to end other users' processes`;
   }
-  return null;
+  return caller.gpuProof(p.pid);
 }
 
 /**

@@ -4,7 +4,7 @@
  * labels that divide by 1024, `max allowed` from the high-watermark ratio, `Invalid buffer size`).
  */
 import { SIZE_SOURCE } from '../size.js';
-import { blankFields, clip, exceptionBefore, searchFrom, type Recognized, type Recognizer } from './base.js';
+import { blankFields, clip, exceptionBefore, FieldCursor, headFinder, searchFrom, type Recognized, type Recognizer } from './base.js';
 import { readSize } from './size-field.js';
 
 const S = SIZE_SOURCE;
@@ -22,33 +22,23 @@ const MPS_MAX = new RegExp(String.raw`max allowed: ?${S}`, 'gi');
 const MPS_REQUEST = new RegExp(String.raw`Tried to allocate ${S} on (private|shared) pool`, 'gi');
 const MPS_BUFFER = new RegExp(String.raw`Invalid buffer size: ?${S}`, 'gi');
 
-function within(re: RegExp, text: string, from: number, limit: number): RegExpExecArray | null {
-  const m = searchFrom(re, text, from);
-  return m && m.index + m[0].length <= limit ? m : null;
-}
 
 export const cudaMallocAsync: Recognizer = {
-  findHead(text, from) {
-    const m = searchFrom(ASYNC_HEAD, text, from);
-    return m ? m.index : -1;
-  },
+  findHead: headFinder(ASYNC_HEAD),
   read(text, start, limit): Recognized {
     const head = searchFrom(ASYNC_HEAD, text, start) as RegExpExecArray;
     const fields = blankFields('pytorch-cuda-async');
     fields.exceptionClass = exceptionBefore(text, start);
-    let end = head.index + head[0].length;
-    let count = 0;
+    const cur = new FieldCursor(text, start, limit, head.index + head[0].length);
     if (head[1] !== undefined) {
       fields.gpuIndex = Number(head[1]);
-      count++;
+      cur.count++;
     } else {
       fields.era = { version: '2.4–2.9', evidence: 'message cut after "Allocation on device" (device-index bug)' };
     }
     const read = (re: RegExp, field: 'allocatedByPytorchBytes' | 'requestedBytes' | 'totalBytes' | 'freeBytes' | 'allowedBytes'): boolean => {
-      const m = within(re, text, start, limit);
+      const m = cur.take(re);
       if (!m) return false;
-      end = Math.max(end, m.index + m[0].length);
-      count++;
       const size = readSize(m[1], m[2]);
       fields[field] = size.bytes;
       if (size.sentinel) {
@@ -61,35 +51,24 @@ export const cudaMallocAsync: Recognizer = {
     read(LIMIT, 'totalBytes');
     read(FREE, 'freeBytes');
     const complete = read(PYTORCH_LIMIT, 'allowedBytes');
-    fields.message = clip(text, start, end);
-    return { fields, start, end, fieldCount: count, wants: complete ? 'none' : 'any' };
+    fields.message = clip(text, start, cur.end);
+    return { fields, start, end: cur.end, fieldCount: cur.count, wants: complete ? 'none' : 'any' };
   },
 };
 
 export const mps: Recognizer = {
-  findHead(text, from) {
-    const m = searchFrom(MPS_HEAD, text, from);
-    return m ? m.index : -1;
-  },
+  findHead: headFinder(MPS_HEAD),
   read(text, start, limit): Recognized {
     const head = searchFrom(MPS_HEAD, text, start) as RegExpExecArray;
     const fields = blankFields('pytorch-mps');
     fields.exceptionClass = exceptionBefore(text, start);
-    let end = head.index + head[0].length;
-    let count = 0;
-    const grab = (re: RegExp): RegExpExecArray | null => {
-      const m = within(re, text, start, limit);
-      if (m) {
-        end = Math.max(end, m.index + m[0].length);
-        count++;
-      }
-      return m;
-    };
+    const cur = new FieldCursor(text, start, limit, head.index + head[0].length);
+    const grab = (re: RegExp): RegExpExecArray | null => cur.take(re);
     if (/^Invalid/i.test(head[0])) {
       const buffer = grab(MPS_BUFFER);
       fields.requestedBytes = readSize(buffer?.[1], buffer?.[2]).bytes;
-      fields.message = clip(text, start, end);
-      return { fields, start, end, fieldCount: count, wants: 'none' };
+      fields.message = clip(text, start, cur.end);
+      return { fields, start, end: cur.end, fieldCount: cur.count, wants: 'none' };
     }
     const allocated = grab(MPS_ALLOCATED);
     const other = grab(MPS_OTHER);
@@ -102,10 +81,10 @@ export const mps: Recognizer = {
     };
     fields.allowedBytes = readSize(max?.[1], max?.[2]).bytes;
     fields.requestedBytes = readSize(request?.[1], request?.[2]).bytes;
-    if (allocated && /\d (?:KB|MB|GB)\b/.test(text.slice(start, end))) {
+    if (allocated && /\d (?:KB|MB|GB)\b/.test(text.slice(start, cur.end))) {
       fields.era = { version: '≤2.5', evidence: 'KB/MB/GB labels of the old MPS formatter' };
     }
-    fields.message = clip(text, start, end);
-    return { fields, start, end, fieldCount: count, wants: request ? 'none' : 'any' };
+    fields.message = clip(text, start, cur.end);
+    return { fields, start, end: cur.end, fieldCount: cur.count, wants: request ? 'none' : 'any' };
   },
 };

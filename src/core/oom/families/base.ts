@@ -95,3 +95,43 @@ export function exceptionBefore(text: string, start: number): string | null {
 export function clip(text: string, start: number, end: number): string {
   return text.slice(start, Math.min(end, start + 4096)).trim();
 }
+
+/** A recognizer's `findHead`: the offset of the next match of `re` at or after `from`, or -1. */
+export function headFinder(re: RegExp): Recognizer['findHead'] {
+  return (text, from) => {
+    const m = searchFrom(re, text, from);
+    return m ? m.index : -1;
+  };
+}
+
+/** Finds `re` inside [from, limit); returns the match or null. */
+export function within(re: RegExp, text: string, from: number, limit: number): RegExpExecArray | null {
+  const m = searchFrom(re, text, from);
+  return m && m.index + m[0].length <= limit ? m : null;
+}
+
+/**
+ * Reads one message's fields: each match found inside the message extends how far the message reaches
+ * (`end`) and counts as a field read (`count`), which the scanner uses to judge wrapped lines.
+ */
+export class FieldCursor {
+  end: number;
+  count = 0;
+
+  constructor(private readonly text: string, private readonly start: number, private readonly limit: number, headEnd: number) {
+    this.end = headEnd;
+  }
+
+  /** The first match of `re` inside the message, noted; null when the message does not print it. */
+  take(re: RegExp): RegExpExecArray | null {
+    const m = within(re, this.text, this.start, this.limit);
+    if (m) this.note(m);
+    return m;
+  }
+
+  /** Notes a match found another way (e.g. a loop over repeated process lines). */
+  note(m: RegExpExecArray): void {
+    this.end = Math.max(this.end, m.index + m[0].length);
+    this.count++;
+  }
+}

@@ -3,7 +3,7 @@
  * memory`, also as `torch.AcceleratorError`), cuBLAS and cuDNN allocation failures, and NCCL's `Cuda
  * failure 'out of memory'` with the `Failed to CUDA calloc N bytes` line that follows it.
  */
-import { blankFields, clip, exceptionBefore, searchFrom, type Recognized, type Recognizer } from './base.js';
+import { blankFields, clip, exceptionBefore, headFinder, searchFrom, type Recognized, type Recognizer } from './base.js';
 
 const RUNTIME_HEAD = /CUDA (?:driver )?error: ?out of memory|CUDA_ERROR_OUT_OF_MEMORY/gi;
 const CUBLAS_HEAD = /CUBLAS_STATUS_ALLOC_FAILED/g;
@@ -14,10 +14,7 @@ const NCCL_DEVICE = /\[(\d{1,3})\] [^ ]{0,200} ?NCCL WARN/g;
 
 function simple(re: RegExp, family: 'cuda-runtime' | 'cublas' | 'cudnn'): Recognizer {
   return {
-    findHead(text, from) {
-      const m = searchFrom(re, text, from);
-      return m ? m.index : -1;
-    },
+    findHead: headFinder(re),
     read(text, start, limit): Recognized {
       const head = searchFrom(re, text, start) as RegExpExecArray;
       const fields = blankFields(family);
@@ -37,10 +34,7 @@ export const cublas = simple(CUBLAS_HEAD, 'cublas');
 export const cudnn = simple(CUDNN_HEAD, 'cudnn');
 
 export const nccl: Recognizer = {
-  findHead(text, from) {
-    const m = searchFrom(NCCL_HEAD, text, from);
-    return m ? m.index : -1;
-  },
+  findHead: headFinder(NCCL_HEAD),
   read(text, start, limit): Recognized {
     const head = searchFrom(NCCL_HEAD, text, start) as RegExpExecArray;
     const fields = blankFields('nccl');

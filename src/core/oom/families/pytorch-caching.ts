@@ -7,7 +7,7 @@
  */
 import { SIZE_SOURCE } from '../size.js';
 import type { OomFamily } from '../types.js';
-import { blankFields, clip, exceptionBefore, searchFrom, type Recognized, type Recognizer, type Wants } from './base.js';
+import { blankFields, clip, exceptionBefore, FieldCursor, headFinder, searchFrom, within, type Recognized, type Recognizer, type Wants } from './base.js';
 import { readSize } from './size-field.js';
 
 const S = SIZE_SOURCE;
@@ -29,11 +29,6 @@ const HINT_VAR = /(PYTORCH_[A-Z]{0,6}_?ALLOC_CONF)=expandable_segments/gi;
 const TRUNCATED_GPU = /Tried to allocate [^ ]{1,30} ?[A-Za-z]{1,5}\. GPU *$/i;
 const COMPLETE_TAIL = /environment-variables\)|pytorch-cuda-alloc-conf\)|and PYTORCH_CUDA_ALLOC_CONF|and PYTORCH_HIP_ALLOC_CONF|release all unoccupied cached memory|more than 1EB memory/i;
 
-/** Finds `re` inside [from, limit); returns the match or null. */
-function within(re: RegExp, text: string, from: number, limit: number): RegExpExecArray | null {
-  const m = searchFrom(re, text, from);
-  return m && m.index + m[0].length <= limit ? m : null;
-}
 
 function familyOf(device: string | undefined): OomFamily {
   const d = (device ?? 'CUDA').toUpperCase();
@@ -41,25 +36,14 @@ function familyOf(device: string | undefined): OomFamily {
 }
 
 export const pytorchCaching: Recognizer = {
-  findHead(text, from) {
-    const m = searchFrom(HEAD, text, from);
-    return m ? m.index : -1;
-  },
+  findHead: headFinder(HEAD),
 
   read(text, start, limit): Recognized {
     const head = searchFrom(HEAD, text, start) as RegExpExecArray;
     const fields = blankFields(familyOf(head[1] ?? head[6]));
     fields.exceptionClass = exceptionBefore(text, start);
-    let end = head.index + head[0].length;
-    let count = 0;
-    const take = (re: RegExp): RegExpExecArray | null => {
-      const m = within(re, text, start, limit);
-      if (m) {
-        end = Math.max(end, m.index + m[0].length);
-        count++;
-      }
-      return m;
-    };
+    const cur = new FieldCursor(text, start, limit, head.index + head[0].length);
+    const take = (re: RegExp): RegExpExecArray | null => cur.take(re);
     const size = (value: string | undefined, unit: string | undefined, field: string): bigint | null => {
       const read = readSize(value, unit);
       if (read.sentinel) fields.unavailable[field] = 'printed as 17179869184.00 GiB (the "not available" sentinel)';
@@ -68,17 +52,17 @@ export const pytorchCaching: Recognizer = {
 
     if (/cuda runtime error/i.test(head[0])) {
       fields.era = { version: '≤0.4', evidence: 'THC "cuda runtime error (2)" wording' };
-      return { fields, start, end, fieldCount: 1, wants: 'none' };
+      return { fields, start, end: cur.end, fieldCount: 1, wants: 'none' };
     }
     if (head[2]) {
       fields.requestMoreThan1EB = true;
       fields.requestedBytes = 1n << 60n;
-      fields.message = clip(text, start, end + 8);
-      return { fields, start, end, fieldCount: 1, wants: 'none' };
+      fields.message = clip(text, start, cur.end + 8);
+      return { fields, start, end: cur.end, fieldCount: 1, wants: 'none' };
     }
     if (head[3] !== undefined) {
       fields.requestedBytes = size(head[3], head[4], 'requestedBytes');
-      count++;
+      cur.count++;
     }
 
     const gpuOld = take(GPU_OLD);
@@ -106,8 +90,7 @@ export const pytorchCaching: Recognizer = {
       const self = take(THIS_PROCESS);
       if (self) fields.processInUseBytes = size(self[1], self[2], 'processInUseBytes');
       for (let m = within(OTHER_PROCESS, text, start, limit); m; m = within(OTHER_PROCESS, text, m.index + m[0].length, limit)) {
-        end = Math.max(end, m.index + m[0].length);
-        count++;
+        cur.note(m);
         const read = readSize(m[2], m[3]);
         fields.otherProcesses.push({ pid: Number(m[1]), bytes: read.bytes });
         if (read.sentinel) fields.unavailable[`otherProcesses.${m[1]}`] = 'printed as 17179869184.00 GiB (the "not available" sentinel)';
@@ -123,13 +106,14 @@ export const pytorchCaching: Recognizer = {
     const hint = take(HINT_VAR);
     if (hint) fields.hintVariable = (hint[1] as string).toUpperCase();
     const body = text.slice(start, limit);
-    const hintFrom = Math.max(0, end - start - 8);
+    const hintFrom = Math.max(0, cur.end - start - 8);
     const done = COMPLETE_TAIL.exec(body.slice(hintFrom, hintFrom + 400));
-    if (done) end = start + hintFrom + done.index + done[0].length;
+    // The closing words of the hint end the message exactly, even before the last field read.
+    const end = done ? start + hintFrom + done.index + done[0].length : cur.end;
     fields.era = eraOf(body, fields.exceptionClass, capacity?.[2] ?? null, Boolean(gpuOld));
     fields.message = clip(text, start, end);
     const wants: Wants = done ? 'none' : core ? 'hint' : 'any';
-    return { fields, start, end, fieldCount: count, wants };
+    return { fields, start, end, fieldCount: cur.count, wants };
   },
 };
 

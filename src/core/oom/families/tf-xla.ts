@@ -4,7 +4,7 @@
  * `ran out of memory trying to allocate 120.70MiB`, and the driver's `failed to allocate 4.00G (N bytes)`).
  */
 import { SIZE_SOURCE } from '../size.js';
-import { blankFields, clip, exceptionBefore, searchFrom, type Recognized, type Recognizer } from './base.js';
+import { blankFields, clip, exceptionBefore, headFinder, searchFrom, type Recognized, type Recognizer } from './base.js';
 import { readSize } from './size-field.js';
 
 const XLA_HEAD = /(?:RESOURCE_EXHAUSTED|Resource exhausted): ?(?:Out of memory (?:while trying to allocate|allocating) (\d{1,20}) ?bytes|XLA:\w{1,10} compile permanent error\. Ran out of memory in memory space (\w{1,20}))/gi;
@@ -24,10 +24,7 @@ const DTYPE_BYTES: Record<string, number> = {
 
 function recognizer(re: RegExp, read: (m: RegExpExecArray, text: string, start: number, limit: number) => Recognized): Recognizer {
   return {
-    findHead(text, from) {
-      const m = searchFrom(re, text, from);
-      return m ? m.index : -1;
-    },
+    findHead: headFinder(re),
     read(text, start, limit) {
       return read(searchFrom(re, text, start) as RegExpExecArray, text, start, limit);
     },

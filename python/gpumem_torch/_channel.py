@@ -81,24 +81,22 @@ class Channel:
                 except OSError:
                     pass
             self._pending = bytearray()
-            try:
-                if self._sock is not None:
-                    self._sock.close()
-                elif self._fd is not None:
-                    os.close(self._fd)
-            except OSError:
-                pass
+            self._close_descriptor()
 
     def abandon(self):
         """Forgets the connection without writing (used in a forked child that must not talk on the parent's socket)."""
         with self._lock:
             self.closed = True
             self._pending = bytearray()
-            try:
-                # Closing our copy of the descriptor leaves the parent's connection untouched.
-                if self._sock is not None:
-                    self._sock.close()
-                elif self._fd is not None:
-                    os.close(self._fd)
-            except OSError:
-                pass
+            # Closing our copy of the descriptor leaves the parent's connection untouched.
+            self._close_descriptor()
+
+    def _close_descriptor(self):
+        """Closes the socket or inherited fd, whichever this channel writes to; errors are ignored (already closed)."""
+        try:
+            if self._sock is not None:
+                self._sock.close()
+            elif self._fd is not None:
+                os.close(self._fd)
+        except OSError:
+            pass

@@ -14,6 +14,7 @@ import { openNvmlSource } from '../src/sources/nvml/index.js';
 import { createHostEnricher } from '../src/sources/procfs/index.js';
 import { openSmiSource } from '../src/sources/smi/index.js';
 import { buildFakeNvml, fakeH100, fakeNvmlLib, writeScenario, type FakeDevice } from '../test/fake-nvml/scenario.js';
+import { median, timeEach } from './timing.js';
 
 const GPUS = 8;
 const PROCS_PER_GPU = 64;
@@ -21,21 +22,7 @@ const NVML_SAMPLES = 500;
 const SMI_SAMPLES = 40;
 const MiB = 1024 * 1024;
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] as number;
-}
 
-async function timeEach(n: number, fn: () => Promise<unknown>): Promise<number[]> {
-  for (let i = 0; i < Math.min(20, n); i++) await fn();
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t = process.hrtime.bigint();
-    await fn();
-    out.push(Number(process.hrtime.bigint() - t) / 1e6);
-  }
-  return out;
-}
 
 const fmt = (ms: number): string => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
 

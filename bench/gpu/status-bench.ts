@@ -16,25 +16,11 @@ import type { Sample } from '../../src/core/types.js';
 import { openNvmlSource } from '../../src/sources/nvml/index.js';
 import { createHostEnricher } from '../../src/sources/procfs/index.js';
 import { openSmiSource } from '../../src/sources/smi/index.js';
+import { median, timeEach } from '../timing.js';
 
 const MiB = 1024 * 1024;
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? Number.NaN;
-}
 
-/** Times `n` calls after a short warm-up; milliseconds per call. */
-async function timeEach(n: number, fn: () => Promise<unknown>): Promise<number[]> {
-  for (let i = 0; i < Math.min(5, n); i++) await fn();
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t = process.hrtime.bigint();
-    await fn();
-    out.push(Number(process.hrtime.bigint() - t) / 1e6);
-  }
-  return out;
-}
 
 /** Differences between two samples of the same moment: device memory beyond 1 MiB, or different pid sets. */
 function compareSamples(a: Sample, b: Sample): string[] {
@@ -77,10 +63,10 @@ async function main(): Promise<void> {
   try {
     const first = await nvml.readSample();
     const agreement = compareSamples(first, await smi.readSample());
-    const nvmlOnly = await timeEach(nvmlN, () => nvml.readSample());
-    const nvmlFull = await timeEach(nvmlN, async () => enrich(await nvml.readSample()));
-    const smiOnly = await timeEach(smiN, () => smi.readSample());
-    const smiFull = await timeEach(smiN, async () => enrich(await smi.readSample()));
+    const nvmlOnly = await timeEach(nvmlN, () => nvml.readSample(), 5);
+    const nvmlFull = await timeEach(nvmlN, async () => enrich(await nvml.readSample()), 5);
+    const smiOnly = await timeEach(smiN, () => smi.readSample(), 5);
+    const smiFull = await timeEach(smiN, async () => enrich(await smi.readSample()), 5);
     const result = {
       schemaVersion: 1,
       kind: 'gpumem.bench.status',

@@ -7,7 +7,7 @@ import { join, relative, resolve, dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const SRC = resolve(__dirname, '../src');
-const ORDER = ['core', 'sources', 'store', 'supervise', 'server', 'cli'];
+const ORDER = ['core', 'sources', 'store', 'supervise', 'orchestrate', 'server', 'cli'];
 /** Outside libraries → the only folder allowed to import them. */
 const GATES: Record<string, string> = { koffi: 'sources/nvml', 'better-sqlite3': 'store' };
 

@@ -1,2 +1,2 @@
-/** server/: HTTP app, dashboard assets, JSON API, /metrics. Imports core/, sources/, store/, supervise/. */
+/** server/: HTTP app, dashboard assets, JSON API, /metrics. Imports core/, sources/, store/, supervise/, orchestrate/. */
 export {};

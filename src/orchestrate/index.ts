@@ -1,0 +1,7 @@
+/**
+ * orchestrate/: work that combines sources, store and supervise for the commands above it: the live
+ * sampler that watch, serve and /metrics share, diagnosis windows and the fit loop. Imports core/,
+ * sources/, store/ and supervise/; cli/ and server/ only call it.
+ */
+export { RingBuffer } from './ring-buffer.js';
+export { LiveSampler, type LiveSamplerOptions, type SampleListener } from './live-sampler.js';

@@ -1,0 +1,57 @@
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LiveSampler, RingBuffer } from '../../src/orchestrate/index.js';
+import { openReplaySource } from '../../src/sources/index.js';
+
+const EXAMPLE = resolve(__dirname, '../../examples/doctor-example.ndjson');
+
+describe('RingBuffer', () => {
+  it('keeps the newest items, oldest first', () => {
+    const ring = new RingBuffer<number>(3);
+    expect(ring.latest()).toBeUndefined();
+    for (let k = 1; k <= 5; k++) ring.push(k);
+    expect(ring.size).toBe(3);
+    expect(ring.toArray()).toEqual([3, 4, 5]);
+    expect(ring.toArray(2)).toEqual([4, 5]);
+    expect(ring.latest()).toBe(5);
+    ring.clear();
+    expect(ring.toArray()).toEqual([]);
+  });
+
+  it('refuses a capacity below 1', () => {
+    expect(() => new RingBuffer(0)).toThrow(RangeError);
+  });
+});
+
+describe('LiveSampler', () => {
+  it('samples a source into a bounded history and tells subscribers', async () => {
+    const source = openReplaySource(EXAMPLE);
+    const sampler = new LiveSampler(source, { intervalMs: 5, capacity: 2 });
+    const seen: number[] = [];
+    const off = sampler.subscribe((s) => seen.push(s.timeMs));
+    await sampler.start();
+    expect(sampler.latest()).toBeDefined();
+    await new Promise((r) => setTimeout(r, 40));
+    await sampler.stop();
+    off();
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    expect(sampler.history().length).toBe(2);
+    expect(sampler.history().at(-1)?.timeMs).toBe(seen.at(-1));
+    source.close();
+  });
+
+  it('keeps sampling when a listener throws', async () => {
+    const source = openReplaySource(EXAMPLE);
+    const errors: unknown[] = [];
+    const sampler = new LiveSampler(source, { intervalMs: 1000, onError: (e) => errors.push(e) });
+    sampler.subscribe(() => {
+      throw new Error('listener failed');
+    });
+    await sampler.start();
+    await sampler.sampleNow();
+    await sampler.stop();
+    expect(errors.length).toBe(2);
+    expect(sampler.history().length).toBe(2);
+    source.close();
+  });
+});

@@ -77,6 +77,11 @@ export interface SuperviseOptions {
   /** Aborting interrupts the child like SIGTERM would (`abort('SIGINT')`: like Ctrl-C). */
   signal?: AbortSignal;
   plugins?: RunPlugin[];
+  /**
+   * Called once the run is accepted (GPUs resolved, pre-flight passed), right before the first spawn:
+   * the place to record the run, so that a refused one leaves nothing behind. May return more plugins.
+   */
+  onReady?: () => RunPlugin[] | void;
   now?: () => number;
 }
 

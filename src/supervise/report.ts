@@ -99,6 +99,8 @@ export interface AttemptReport {
   outputTail: string;
   /** Downsampled timeline of the tree's memory per GPU uuid (≤ 300 points). */
   timeline: Array<{ tMs: number; bytes: Record<string, number> }>;
+  /** Why the program could not be started (exit 127 or 126); absent when it ran. */
+  startError?: string;
 }
 
 export interface RunReport {
@@ -119,4 +121,6 @@ export interface RunReport {
   exit: ChildExit;
   /** Convenience: max over attempts of each GPU's peak. */
   peaks: GpuPeak[];
+  /** Why the program could not be started (then `exit.code` is 127 or 126); null when it ran. */
+  startError: string | null;
 }

@@ -2,14 +2,15 @@
  * `superviseRun`: the programmatic core of `gpumem run`. Pre-flight, environment, spawn, watch at 10 Hz,
  * forward signals, detect OOMs, verify cleanup, retry with a smaller batch — and return one RunReport.
  */
-import { formatBytes } from '../core/index.js';
+import { formatBytes, isGpumemError } from '../core/index.js';
 import { verifyCleanup } from './cleanup.js';
 import { startChild } from './child.js';
 import { formatDecision, planEnv, type EnvDecision } from './env.js';
 import { chooseGpus } from './gpus.js';
 import { Monitor } from './monitor.js';
+import { notStartedAttempt } from './not-started.js';
 import { createOomWatcher } from './oom-watch.js';
-import { checkSuperviseNumbers, type AttemptContext, type SuperviseOptions } from './options.js';
+import { checkSuperviseNumbers, type AttemptContext, type RunPlugin, type SuperviseOptions } from './options.js';
 import { checkFree, describePreflight } from './preflight.js';
 import { ProcessTree } from './proc-tree.js';
 import { RUN_SCHEMA_VERSION, type AttemptReport, type GpuPeak, type OomFinding, type RunReport } from './report.js';
@@ -19,8 +20,9 @@ const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /**
  * Runs a command under supervision and resolves with its report once the child and its whole tree are
- * gone (or ended) and the GPU memory check is done. Throws GpumemError only for problems before the first
- * spawn (bad --gpus, pre-flight, command not found); everything after is in the report.
+ * gone (or ended) and the GPU memory check is done. Throws GpumemError only for problems found before
+ * `onReady` (bad --gpus, pre-flight); a program that cannot be started ends the run with status 127 (not
+ * found) or 126 (not executable) and `startError` in the report, like a shell.
  */
 export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
   checkSuperviseNumbers(o);
@@ -42,6 +44,8 @@ export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
     log(`pre-flight GPU ${g.index}: ${formatBytes(g.freeBytes)} free of ${formatBytes(g.totalBytes)}, ${others}`);
   }
   if (choice) log(`GPU choice ${choice.reason}`);
+  // Everything that can refuse the run has been checked: now the caller may record it.
+  const plugins: RunPlugin[] = [...(o.plugins ?? []), ...(o.onReady?.() ?? [])];
 
   const base = o.env ?? process.env;
   const { decisions, env: plannedEnv } = planEnv(base, { gpus: choice?.devices ?? null, allocConf: o.allocConf ?? true, extra: o.extraEnv });
@@ -80,7 +84,7 @@ export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
         env.GPUMEM_ACCUM = String(plan.accum);
       }
       const ctx: AttemptContext = { attempt, batch: plan, env };
-      for (const plugin of o.plugins ?? []) {
+      for (const plugin of plugins) {
         const added = await plugin.beforeSpawn?.(ctx);
         for (const [name, value] of Object.entries(added ?? {})) {
           const d: EnvDecision = { name, value, previous: env[name] ?? null, action: 'set', reason: `added by ${plugin.name}` };
@@ -92,7 +96,7 @@ export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
         }
       }
       if (plan) log(`attempt ${attempt}: batch ${plan.batch}, accum ${plan.accum} (effective ${plan.batch * plan.accum}): ${argv.join(' ')}`);
-      const report = await runAttempt({ o, attempt, argv, env, plan, chosenUuids, baselineUuids: new Set(chosenDevices.map((d) => d.uuid as string)), ctx, now, log, intervalMs, graceMs,
+      const report = await runAttempt({ o, plugins, attempt, argv, env, plan, chosenUuids, baselineUuids: new Set(chosenDevices.map((d) => d.uuid as string)), ctx, now, log, intervalMs, graceMs,
         setCurrent: (c) => (current = c), interrupted: () => interruptedBy });
       attempts.push(report);
       const failed = report.exit.code !== 0 || report.exit.signal !== null;
@@ -120,7 +124,7 @@ export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
     schemaVersion: RUN_SCHEMA_VERSION, argv: o.argv, cwd: o.cwd ?? process.cwd(), startedAtMs, durationMs: now() - startedAtMs,
     gpus: choice ? choice.devices.map((d) => ({ index: d.index, uuid: d.uuid as string, name: d.name })) : null,
     gpuReason: choice?.reason ?? null, env: envDecisions, preflight, attempts,
-    retries: attempts.length - 1, retryNote, exit: last.exit, peaks: mergePeaks(attempts),
+    retries: attempts.length - 1, retryNote, exit: last.exit, peaks: mergePeaks(attempts), startError: last.startError ?? null,
   };
 }
 
@@ -137,6 +141,7 @@ function mergePeaks(attempts: readonly AttemptReport[]): GpuPeak[] {
 
 interface AttemptArgs {
   o: SuperviseOptions;
+  plugins: RunPlugin[];
   attempt: number;
   argv: string[];
   env: Record<string, string>;
@@ -161,14 +166,21 @@ async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
     ...(a.env.CUDA_VISIBLE_DEVICES ? { cudaVisibleDevices: a.env.CUDA_VISIBLE_DEVICES } : {}),
   });
   const ooms: OomFinding[] = [];
-  const child = await startChild({
-    argv: a.argv, env: a.env, cwd: o.cwd ?? process.cwd(),
-    stdout: o.stdout ?? process.stdout, stderr: o.stderr ?? process.stderr,
-    tailBytes: o.tailBytes ?? 16384, onOutput: (text) => ooms.push(...oom.push(text)),
-  });
+  let child: Awaited<ReturnType<typeof startChild>>;
+  try {
+    child = await startChild({
+      argv: a.argv, env: a.env, cwd: o.cwd ?? process.cwd(),
+      stdout: o.stdout ?? process.stdout, stderr: o.stderr ?? process.stderr,
+      tailBytes: o.tailBytes ?? 16384, onOutput: (text) => ooms.push(...oom.push(text)),
+    });
+  } catch (error) {
+    if (!isGpumemError(error) || error.code !== 'CHILD_FAILED') throw error;
+    log(`${error.message}${error.hint ? ` (${error.hint})` : ''}`);
+    return notStartedAttempt({ attempt: a.attempt, argv: a.argv, plan: a.plan, ctx: a.ctx, plugins: a.plugins, error, startedAtMs, durationMs: now() - startedAtMs, toleranceBytes: o.toleranceBytes ?? 64 * 1024 * 1024 });
+  }
   a.setCurrent(child);
   const ctx: AttemptContext = { ...a.ctx, pid: child.pid };
-  for (const plugin of o.plugins ?? []) plugin.onSpawn?.(ctx);
+  for (const plugin of a.plugins) plugin.onSpawn?.(ctx);
   // A signal that arrived between attempts applies to this child at once.
   const pending = a.interrupted();
   if (pending) child.interrupt(pending, a.graceMs);
@@ -176,7 +188,7 @@ async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   let sampleErrors = 0;
   const monitor = new Monitor({
     source: o.source, tree, chosen: a.chosenUuids, intervalMs: a.intervalMs, now,
-    onTick: (tick) => { for (const plugin of o.plugins ?? []) plugin.onTick?.(tick, ctx); },
+    onTick: (tick) => { for (const plugin of a.plugins) plugin.onTick?.(tick, ctx); },
     onMismatch: (m) => log(`warning: device mismatch: pid ${m.pid} (${m.comm ?? '?'}) holds ${formatBytes(m.usedBytes)} on GPU ${m.index}, which was not chosen — the program bypassed CUDA_VISIBLE_DEVICES (hard-coded device index or set the variable itself)`),
     onError: (error) => { if (sampleErrors++ === 0) log(`warning: reading GPU state failed (${error instanceof Error ? error.message : String(error)}); will keep trying`); },
   });
@@ -196,7 +208,7 @@ async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   if (!cleanup.memoryReleased) log(`warning: the run's processes still held GPU memory after ${cleanup.waitedMs} ms`);
   for (const h of cleanup.heldByNothing) log(`warning: GPU ${h.index}: ${formatBytes(h.bytes)} is held by no process after the run (was not before)`);
   const plugins: Record<string, unknown> = {};
-  for (const plugin of o.plugins ?? []) {
+  for (const plugin of a.plugins) {
     if (plugin.afterAttempt) plugins[plugin.name] = await plugin.afterAttempt({ ...ctx, exit, ooms });
   }
   const durationMs = endedMs - startedAtMs;

@@ -61,6 +61,8 @@ export const run: CommandHandler = async (ctx) => {
         // Statistics only at the end: the companion is here to count OOMs the program catches itself.
         plugins: o.noCompanion ? [] : [companionPlugin({ rateHz: 0 })],
       });
+      // A program that cannot start will not start with another batch either.
+      if (report.startError !== null) throw new GpumemError('CHILD_FAILED', report.startError, { hint: 'check the program name and PATH' });
       const attempt = report.attempts[report.attempts.length - 1];
       const companion = attempt?.plugins.companion as CompanionReport | undefined;
       const caught = (companion?.gpus ?? []).some((g) => (g.numOoms ?? 0) > 0);

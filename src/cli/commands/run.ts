@@ -5,7 +5,7 @@ import { beginRun, completeRun } from '../../store/index.js';
 import { checkSuperviseNumbers, parseFreeRequirement, superviseRun } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
 import { renderRunReport } from '../render/run.js';
-import { companionSettings, startCompanion } from './companion.js';
+import { companionSettings, startCompanion, type CompanionChoice } from './companion.js';
 import { tryHistory } from './history.js';
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
@@ -25,8 +25,8 @@ export const run: CommandHandler = async (ctx) => {
   const db = tryHistory(ctx);
   try {
     const startedAtMs = Date.now();
-    const runId = db ? beginRun(db, { argv, cwd: ctx.cwd, startedAtMs }) : null;
-    const companion = startCompanion(ctx, settings, { runId, startedAtMs });
+    let runId: number | null = null;
+    let companion: CompanionChoice = { plugin: null, runFolder: null };
     const report = await superviseRun({
       argv, source, cwd: ctx.cwd, env: ctx.env, requireFree, forwardSignals: true,
       gpus: typeof o.gpus === 'string' ? o.gpus : undefined, allocConf: !o.noAllocConf,
@@ -35,7 +35,12 @@ export const run: CommandHandler = async (ctx) => {
       // stdout carries only the report.
       stdout: o.json ? process.stderr : process.stdout, stderr: process.stderr,
       log: (line) => ctx.stderr.write(`gpumem: ${line}\n`),
-      plugins: companion.plugin ? [companion.plugin] : [],
+      // Recorded only once --gpus and the pre-flight accepted the run: a refused run leaves no history row.
+      onReady: () => {
+        runId = db ? beginRun(db, { argv, cwd: ctx.cwd, startedAtMs }) : null;
+        companion = startCompanion(ctx, settings, { runId, startedAtMs });
+        return companion.plugin ? [companion.plugin] : [];
+      },
     });
     if (db && runId !== null) completeRun(db, runId, report);
     if (o.json) ctx.stdout.write(`${JSON.stringify({ ...report, runId, runFolder: companion.runFolder }, null, 2)}\n`);

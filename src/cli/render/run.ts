@@ -21,6 +21,10 @@ export function renderRunReport(report: RunReport, color: boolean, runId: number
   const out: string[] = [];
   out.push(paint('bold', `gpumem run: ${paint(ok ? 'green' : 'red', exitText(report.exit))} after ${formatDuration(report.durationMs)}` +
     (report.retries > 0 ? `, ${report.retries} OOM retr${report.retries === 1 ? 'y' : 'ies'}` : '')));
+  if (report.startError !== null && report.startError !== undefined) {
+    out.push(paint('red', `  not started: ${report.startError}`));
+    return `${[...out, ...(runId !== null ? [paint('gray', `  stored as run ${runId} (gpumem runs show ${runId})`)] : [])].join('\n')}\n`;
+  }
   if (report.peaks.length === 0) out.push('  peak GPU memory of the process tree: none seen');
   for (const p of report.peaks) {
     const flag = p.chosen ? '' : paint('red', '  NOT CHOSEN');

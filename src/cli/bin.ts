@@ -1,14 +1,10 @@
 #!/usr/bin/env node
 /** Entry point of the `gpumem` executable. */
+import { onStdioError } from './broken-pipe.js';
 import { main } from './main.js';
 
-// `gpumem status --watch | head`: the reader went away, which is the user's choice, not a failure.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
-    process.exit(0);
-  });
-}
+// `gpumem status --watch | head`: the reader went away (see broken-pipe.ts for supervised runs).
+for (const stream of [process.stdout, process.stderr]) stream.on('error', onStdioError);
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -6,6 +6,7 @@
 import { Writable } from 'node:stream';
 import { GpumemError, formatBytes } from '../../core/index.js';
 import { DEFAULT_FIT_OPTIONS, buildFitReport, planFit, type FitReport, type Measurement } from '../../core/fit/index.js';
+import { keepRunningOnBrokenPipe } from '../broken-pipe.js';
 import { openSourceFromContext } from '../open-source.js';
 import { companionPlugin, superviseRun, type CompanionReport } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
@@ -42,6 +43,7 @@ export const run: CommandHandler = async (ctx) => {
   const fill = num(o.fill) ?? 90;
   if (!(fill > 0 && fill <= 100)) throw new GpumemError('BAD_OPTION_VALUE', `--fill: ${fill} is not a percentage in (0, 100]`, { hint: 'e.g. --fill 90' });
   const gpus = typeof o.gpus === 'string' ? o.gpus : '0';
+  keepRunningOnBrokenPipe();
   const source = await openSourceFromContext(ctx);
   try {
     const sample = await source.readSample();

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { GpumemError, formatBytes, formatDuration, isGpumemError } from '../../core/index.js';
 import type { GpuSource } from '../../sources/index.js';
+import { keepRunningOnBrokenPipe } from '../broken-pipe.js';
 import { openSourceFromContext } from '../open-source.js';
 import { beginPipeline, beginRun, completePipeline, completeRun } from '../../store/index.js';
 import { parsePipeline, resolveStageGpus, runPipeline, type CompanionPlugin, type PipelineReport, type PipelineSpec } from '../../supervise/index.js';
@@ -35,6 +36,7 @@ export const run: CommandHandler = async (ctx) => {
     for (const s of spec.stages) ctx.stdout.write(`  ${s.name}: ${s.argv.join(' ')}${s.gpus ? ` [gpus ${s.gpus}]` : ''}${s.batch ? ` [batch ${s.batch}]` : ''}\n`);
     return { kind: 'ok' };
   }
+  keepRunningOnBrokenPipe();
   const settings = companionSettings(ctx);
   const source = await openSourceFromContext(ctx);
   const db = tryHistory(ctx);

@@ -1,5 +1,6 @@
 /** `gpumem run [options] -- CMD…`: supervise one command (see docs/run.md). */
 import { GpumemError, parseByteSize } from '../../core/index.js';
+import { keepRunningOnBrokenPipe } from '../broken-pipe.js';
 import { openSourceFromContext } from '../open-source.js';
 import { beginRun, completeRun } from '../../store/index.js';
 import { checkSuperviseNumbers, parseFreeRequirement, superviseRun } from '../../supervise/index.js';
@@ -21,6 +22,7 @@ export const run: CommandHandler = async (ctx) => {
   // Checked before the GPU is opened, so a typo is a usage error even on a machine without one.
   checkSuperviseNumbers(timing);
   const requireFree = typeof o.requireFree === 'string' ? parseFreeRequirement(o.requireFree, parseByteSize) : null;
+  keepRunningOnBrokenPipe();
   const source = await openSourceFromContext(ctx);
   const db = tryHistory(ctx);
   try {

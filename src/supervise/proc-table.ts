@@ -73,3 +73,28 @@ export function readCmdline(pid: number, procRoot = '/proc'): string[] | null {
     return null;
   }
 }
+
+/**
+ * True when /proc/PID/environ holds exactly `entry` ("NAME=value"); null when it cannot be read (another
+ * user's process, or gone). The file is the environment the process was started with.
+ */
+export function environHas(pid: number, entry: string, procRoot = '/proc'): boolean | null {
+  const raw = readEnviron(pid, procRoot);
+  return raw === null ? null : raw.split('\0').includes(entry);
+}
+
+/** The value of `name` in /proc/PID/environ: undefined when absent, null when the file cannot be read. */
+export function readEnvironVar(pid: number, name: string, procRoot = '/proc'): string | null | undefined {
+  const raw = readEnviron(pid, procRoot);
+  if (raw === null) return null;
+  const prefix = `${name}=`;
+  return raw.split('\0').find((e) => e.startsWith(prefix))?.slice(prefix.length);
+}
+
+function readEnviron(pid: number, procRoot: string): string | null {
+  try {
+    return readFileSync(`${procRoot}/${pid}/environ`, 'utf8');
+  } catch {
+    return null;
+  }
+}

@@ -2,19 +2,17 @@
  * `superviseRun`: the programmatic core of `gpumem run`. Pre-flight, environment, spawn, watch at 10 Hz,
  * forward signals, detect OOMs, verify cleanup, retry with a smaller batch — and return one RunReport.
  */
-import { formatBytes, isGpumemError } from '../core/index.js';
-import { verifyCleanup } from './cleanup.js';
-import { startChild } from './child.js';
+import { randomBytes } from 'node:crypto';
+import { formatBytes } from '../core/index.js';
+import { becomeChildSubreaper } from '../sources/index.js';
+import { runAttempt } from './attempt.js';
 import { formatDecision, planEnv, type EnvDecision } from './env.js';
 import { chooseGpus } from './gpus.js';
-import { Monitor } from './monitor.js';
-import { notStartedAttempt } from './not-started.js';
-import { createOomWatcher } from './oom-watch.js';
 import { checkSuperviseNumbers, type AttemptContext, type RunPlugin, type SuperviseOptions } from './options.js';
 import { checkFree, describePreflight } from './preflight.js';
-import { ProcessTree } from './proc-tree.js';
-import { RUN_SCHEMA_VERSION, type AttemptReport, type GpuPeak, type OomFinding, type RunReport } from './report.js';
+import { RUN_SCHEMA_VERSION, type AttemptReport, type GpuPeak, type RunReport } from './report.js';
 import { initialBatchPlan, nextBatchPlan, substitute, type BatchPlan } from './retry.js';
+import { startWatchdog } from './watchdog.js';
 
 const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
@@ -51,6 +49,16 @@ export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
   const { decisions, env: plannedEnv } = planEnv(base, { gpus: choice?.devices ?? null, allocConf: o.allocConf ?? true, extra: o.extraEnv });
   for (const d of decisions) log(`env ${formatDecision(d)}`);
   const envDecisions: EnvDecision[] = [...decisions];
+  // Every process of the run inherits this marker unless it scrubs its environment; the tree scan and the
+  // watchdog find escaped processes by it (and, as a child subreaper, gpumem inherits those that scrub it).
+  const markValue = `${process.pid}-${startedAtMs}-${randomBytes(4).toString('hex')}`;
+  plannedEnv.GPUMEM_RUN_MARK = markValue;
+  const mark: EnvDecision = { name: 'GPUMEM_RUN_MARK', value: markValue, previous: base.GPUMEM_RUN_MARK ?? null, action: 'set', reason: 'marks the run\'s processes, so one that leaves the process tree is still found and ended' };
+  envDecisions.push(mark);
+  log(`env ${formatDecision(mark)}`);
+  const adopter = o.subreaper === true && becomeChildSubreaper() ? process.pid : null;
+  const watchdog = o.watchdog === false ? null : startWatchdog(`GPUMEM_RUN_MARK=${markValue}`, graceMs, process.env);
+  const tree = { marker: `GPUMEM_RUN_MARK=${markValue}`, adopter, exclude: new Set(watchdog?.pid ? [watchdog.pid] : []) };
 
   let interruptedBy: NodeJS.Signals | null = null;
   let current: { interrupt(sig: NodeJS.Signals, graceMs: number): void } | null = null;
@@ -96,7 +104,7 @@ export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
         }
       }
       if (plan) log(`attempt ${attempt}: batch ${plan.batch}, accum ${plan.accum} (effective ${plan.batch * plan.accum}): ${argv.join(' ')}`);
-      const report = await runAttempt({ o, plugins, attempt, argv, env, plan, chosenUuids, baselineUuids: new Set(chosenDevices.map((d) => d.uuid as string)), ctx, now, log, intervalMs, graceMs,
+      const report = await runAttempt({ o, plugins, tree, watchdog, attempt, argv, env, plan, chosenUuids, baselineUuids: new Set(chosenDevices.map((d) => d.uuid as string)), ctx, now, log, intervalMs, graceMs,
         setCurrent: (c) => (current = c), interrupted: () => interruptedBy });
       attempts.push(report);
       const failed = report.exit.code !== 0 || report.exit.signal !== null;
@@ -116,6 +124,7 @@ export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
       plan = next;
     }
   } finally {
+    watchdog?.release();
     for (const [sig, h] of handlers) process.off(sig, h);
     o.signal?.removeEventListener('abort', onAbort);
   }
@@ -137,85 +146,4 @@ function mergePeaks(attempts: readonly AttemptReport[]): GpuPeak[] {
     else prev.unknownSamples += p.unknownSamples;
   }
   return [...byUuid.values()].sort((a, b) => a.index - b.index);
-}
-
-interface AttemptArgs {
-  o: SuperviseOptions;
-  plugins: RunPlugin[];
-  attempt: number;
-  argv: string[];
-  env: Record<string, string>;
-  plan: BatchPlan | null;
-  chosenUuids: Set<string> | null;
-  baselineUuids: Set<string>;
-  ctx: AttemptContext;
-  now: () => number;
-  log: (line: string) => void;
-  intervalMs: number;
-  graceMs: number;
-  setCurrent: (c: { interrupt(sig: NodeJS.Signals, graceMs: number): void } | null) => void;
-  interrupted: () => NodeJS.Signals | null;
-}
-
-async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
-  const { o, now, log } = a;
-  const startedAtMs = now();
-  const baseline = await o.source.readSample();
-  const oom = createOomWatcher({
-    ...(a.env.PYTORCH_CUDA_ALLOC_CONF ?? a.env.PYTORCH_ALLOC_CONF ? { allocConf: a.env.PYTORCH_CUDA_ALLOC_CONF ?? a.env.PYTORCH_ALLOC_CONF } : {}),
-    ...(a.env.CUDA_VISIBLE_DEVICES ? { cudaVisibleDevices: a.env.CUDA_VISIBLE_DEVICES } : {}),
-  });
-  const ooms: OomFinding[] = [];
-  let child: Awaited<ReturnType<typeof startChild>>;
-  try {
-    child = await startChild({
-      argv: a.argv, env: a.env, cwd: o.cwd ?? process.cwd(),
-      stdout: o.stdout ?? process.stdout, stderr: o.stderr ?? process.stderr,
-      tailBytes: o.tailBytes ?? 16384, onOutput: (text) => ooms.push(...oom.push(text)),
-    });
-  } catch (error) {
-    if (!isGpumemError(error) || error.code !== 'CHILD_FAILED') throw error;
-    log(`${error.message}${error.hint ? ` (${error.hint})` : ''}`);
-    return notStartedAttempt({ attempt: a.attempt, argv: a.argv, plan: a.plan, ctx: a.ctx, plugins: a.plugins, error, startedAtMs, durationMs: now() - startedAtMs, toleranceBytes: o.toleranceBytes ?? 64 * 1024 * 1024 });
-  }
-  a.setCurrent(child);
-  const ctx: AttemptContext = { ...a.ctx, pid: child.pid };
-  for (const plugin of a.plugins) plugin.onSpawn?.(ctx);
-  // A signal that arrived between attempts applies to this child at once.
-  const pending = a.interrupted();
-  if (pending) child.interrupt(pending, a.graceMs);
-  const tree = new ProcessTree(child.pid, child.pgid);
-  let sampleErrors = 0;
-  const monitor = new Monitor({
-    source: o.source, tree, chosen: a.chosenUuids, intervalMs: a.intervalMs, now,
-    onTick: (tick) => { for (const plugin of a.plugins) plugin.onTick?.(tick, ctx); },
-    onMismatch: (m) => log(`warning: device mismatch: pid ${m.pid} (${m.comm ?? '?'}) holds ${formatBytes(m.usedBytes)} on GPU ${m.index}, which was not chosen — the program bypassed CUDA_VISIBLE_DEVICES (hard-coded device index or set the variable itself)`),
-    onError: (error) => { if (sampleErrors++ === 0) log(`warning: reading GPU state failed (${error instanceof Error ? error.message : String(error)}); will keep trying`); },
-  });
-  monitor.start();
-  const exit = await child.exited;
-  const endedMs = now();
-  await monitor.stop();
-  const uuids = new Set([...a.baselineUuids, ...monitor.peakList().map((p) => p.uuid)]);
-  const cleanup = await verifyCleanup({
-    monitor, tree, baseline, uuids, settleMs: o.settleMs ?? 1000, graceMs: a.graceMs,
-    timeoutMs: o.cleanupTimeoutMs ?? 10000, toleranceBytes: o.toleranceBytes ?? 64 * 1024 * 1024, now,
-  });
-  await child.drain(1000);
-  a.setCurrent(null);
-  ooms.push(...oom.end());
-  for (const l of cleanup.leftovers) log(`leftover pid ${l.pid} (${l.cmdline?.join(' ') ?? l.comm}) holding ${formatBytes(l.gpuBytes)}: ${l.outcome} — ${l.detail}`);
-  if (!cleanup.memoryReleased) log(`warning: the run's processes still held GPU memory after ${cleanup.waitedMs} ms`);
-  for (const h of cleanup.heldByNothing) log(`warning: GPU ${h.index}: ${formatBytes(h.bytes)} is held by no process after the run (was not before)`);
-  const plugins: Record<string, unknown> = {};
-  for (const plugin of a.plugins) {
-    if (plugin.afterAttempt) plugins[plugin.name] = await plugin.afterAttempt({ ...ctx, exit, ooms });
-  }
-  const durationMs = endedMs - startedAtMs;
-  return {
-    attempt: a.attempt, argv: a.argv, batch: a.plan, startedAtMs, durationMs, exit,
-    sampleHz: durationMs > 0 ? Math.round((monitor.samples / durationMs) * 10000) / 10 : 0, samples: monitor.samples,
-    peaks: monitor.peakList(), mismatches: monitor.mismatchList(), ooms, cleanup, interruptedBy: a.interrupted(),
-    plugins, outputTail: child.tail(), timeline: monitor.timeline(),
-  };
 }

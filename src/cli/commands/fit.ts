@@ -57,7 +57,7 @@ export const run: CommandHandler = async (ctx) => {
     const measure = async (batch: number): Promise<Measurement> => {
       ctx.stderr.write(`gpumem: fit: running batch ${batch} for ${steps} steps\n`);
       const report = await superviseRun({
-        argv: withSteps, source, cwd: ctx.cwd, env: ctx.env, gpus, batch, accum: 1, retryOom: 0,
+        argv: withSteps, source, cwd: ctx.cwd, env: ctx.env, gpus, batch, accum: 1, retryOom: 0, subreaper: true,
         extraEnv: { GPUMEM_STEPS: String(steps) }, intervalMs: num(o.intervalMs) ?? 100,
         graceMs: 2000, cleanupTimeoutMs: 10000, stdout: sink(), stderr: sink(), log: () => undefined,
         // Statistics only at the end: the companion is here to count OOMs the program catches itself.

@@ -47,7 +47,7 @@ export const run: CommandHandler = async (ctx) => {
     const plugins: CompanionPlugin[] = [];
     const report = await runPipeline({
       spec, file, source, toleranceBytes, from: typeof o.from === 'string' ? o.from : undefined, gpus: typeof o.gpus === 'string' ? o.gpus : undefined,
-      run: { cwd: ctx.cwd, env: ctx.env, forwardSignals: true, stdout: o.json ? process.stderr : process.stdout, stderr: process.stderr, log: (l) => ctx.stderr.write(`gpumem: ${l}\n`), plugins },
+      run: { cwd: ctx.cwd, env: ctx.env, forwardSignals: true, subreaper: true, stdout: o.json ? process.stderr : process.stdout, stderr: process.stderr, log: (l) => ctx.stderr.write(`gpumem: ${l}\n`), plugins },
       log: (l) => ctx.stderr.write(`gpumem: ${l}\n`),
       // Recorded only once every stage's GPUs are accepted: a refused pipeline leaves no history row.
       onReady: () => {

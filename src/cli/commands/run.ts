@@ -30,7 +30,7 @@ export const run: CommandHandler = async (ctx) => {
     let runId: number | null = null;
     let companion: CompanionChoice = { plugin: null, runFolder: null };
     const report = await superviseRun({
-      argv, source, cwd: ctx.cwd, env: ctx.env, requireFree, forwardSignals: true,
+      argv, source, cwd: ctx.cwd, env: ctx.env, requireFree, forwardSignals: true, subreaper: true,
       gpus: typeof o.gpus === 'string' ? o.gpus : undefined, allocConf: !o.noAllocConf,
       batch: num(o.batch), accum: num(o.accum), ...timing,
       // The child's bytes go to our real streams untouched; with --json its stdout moves to stderr so that

@@ -39,6 +39,9 @@ export function renderRunReport(report: RunReport, color: boolean, runId: number
     for (const m of a.mismatches) {
       out.push(paint('red', `  device mismatch: pid ${m.pid} (${m.comm ?? '?'}) used ${formatBytes(m.usedBytes)} on GPU ${m.index}, not chosen (first seen at ${formatDuration(m.firstSeenMs)})`));
     }
+    for (const p of a.appeared ?? []) {
+      out.push(paint('red', `  GPU ${p.index}: pid ${p.pid} appeared holding ${formatBytes(p.maxUsedBytes)} at ${formatDuration(p.firstSeenMs)}, not one of the run's processes (another user's job, or one that escaped the run)`));
+    }
     for (const o of a.ooms) {
       out.push(paint('yellow', `  OOM (attempt ${a.attempt}, line ${o.line}): ${o.text.slice(0, 160)}`));
       const allocator = allocatorLine(o);

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { GpumemError, formatBytes, formatDuration } from '../../core/index.js';
 import { openSourceFromContext } from '../open-source.js';
 import { beginPipeline, beginRun, completePipeline, completeRun } from '../../store/index.js';
-import { parsePipeline, runPipeline, type PipelineReport } from '../../supervise/index.js';
+import { parsePipeline, pipelineReportJson, runPipeline, type PipelineReport } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
 import { painter, table } from '../render/style.js';
 import { companionSettings, startCompanion } from './companion.js';
@@ -47,8 +47,9 @@ export const run: CommandHandler = async (ctx) => {
       onStageStart: (stage) => (db && pipelineId !== null ? beginRun(db, { argv: stage.argv, cwd: ctx.cwd, startedAtMs: Date.now(), pipelineId, stage: stage.name }) : null),
       onStageEnd: (runId, run) => db && runId !== null && completeRun(db, runId, run),
     });
-    if (db && pipelineId !== null) completePipeline(db, pipelineId, report.status, report.durationMs, report);
-    if (o.json) ctx.stdout.write(`${JSON.stringify({ ...report, pipelineId, runFolder: companion.runFolder }, null, 2)}\n`);
+    const json = pipelineReportJson(report);
+    if (db && pipelineId !== null) completePipeline(db, pipelineId, report.status, report.durationMs, json);
+    if (o.json) ctx.stdout.write(`${JSON.stringify({ ...json, pipelineId, runFolder: companion.runFolder }, null, 2)}\n`);
     else ctx.stderr.write(renderPipeline(report, ctx.color && ctx.stderr.isTTY));
     if (report.status === 'ok') return { kind: 'ok' };
     const failed = report.stages.find((s) => s.status === 'failed');

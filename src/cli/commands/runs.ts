@@ -81,6 +81,6 @@ function renderShow(r: RunRow, report: unknown, color: boolean): string {
     for (const h of a.cleanup.heldByNothing ?? []) lines.push(`    GPU ${h.index}: ${formatBytes(h.bytes)} held by no process after the run`);
   }
   // Stored reports of this gpumem carry the companion's data under attempts[].plugins.
-  lines.push(...renderPytorch((rep?.attempts ?? []) as unknown as AttemptReport[], paint));
+  lines.push(...renderPytorch((rep?.attempts ?? []) as unknown as Array<Pick<AttemptReport, 'attempt' | 'plugins'>>, paint));
   return `${lines.join('\n')}\n`;
 }

@@ -9,39 +9,20 @@ import { DEFAULT_FIT_OPTIONS, buildFitReport, planFit, type FitReport, type Meas
 import { openSourceFromContext } from '../open-source.js';
 import { companionPlugin, superviseRun, type CompanionReport } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
+import type { FitOptions } from '../options/supervise.js';
 import { painter, table } from '../render/style.js';
-
-const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 
 /** Discards the child's output: probe runs are not the user's training, only their memory matters. */
 const sink = (): Writable => new Writable({ write: (_c, _e, done) => done() });
 
-function positive(v: number | undefined, flag: string, fallback: number): number {
-  const n = v ?? fallback;
-  if (!Number.isSafeInteger(n) || n < 1) throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${n}" is not a positive whole number`, { hint: `e.g. ${flag} 4` });
-  return n;
-}
-
-function probes(value: unknown): [number, number] {
-  const list = Array.isArray(value) ? (value as string[]).map(Number) : [...DEFAULT_FIT_OPTIONS.probes];
-  const [a, b] = list;
-  if (list.length !== 2 || !Number.isSafeInteger(a) || !Number.isSafeInteger(b) || (a as number) < 1 || (b as number) <= (a as number)) {
-    throw new GpumemError('BAD_OPTION_VALUE', `--probe: "${list.join(',')}" is not two ascending batch sizes`, { hint: 'e.g. --probe 2,4' });
-  }
-  return [a as number, b as number];
-}
-
-export const run: CommandHandler = async (ctx) => {
+export const run: CommandHandler<FitOptions> = async (ctx) => {
   const o = ctx.args.options;
   const argv = ctx.args.rest;
   if (argv.length === 0) throw new GpumemError('USAGE', 'no command to fit', { hint: 'e.g. gpumem fit -- python train.py --batch-size {batch} --max-steps {steps}' });
   if (!argv.some((a) => a.includes('{batch}'))) {
     throw new GpumemError('USAGE', 'the command has no {batch} placeholder', { hint: 'write {batch} where the batch size goes; the command also gets GPUMEM_BATCH' });
   }
-  const steps = positive(num(o.steps), '--steps', 5);
-  const fill = num(o.fill) ?? 90;
-  if (!(fill > 0 && fill <= 100)) throw new GpumemError('BAD_OPTION_VALUE', `--fill: ${fill} is not a percentage in (0, 100]`, { hint: 'e.g. --fill 90' });
-  const gpus = typeof o.gpus === 'string' ? o.gpus : '0';
+  const { steps, fill, gpus } = o;
   const source = await openSourceFromContext(ctx);
   try {
     const sample = await source.readSample();
@@ -56,7 +37,7 @@ export const run: CommandHandler = async (ctx) => {
       ctx.stderr.write(`gpumem: fit: running batch ${batch} for ${steps} steps\n`);
       const report = await superviseRun({
         argv: withSteps, source, cwd: ctx.cwd, env: ctx.env, gpus, batch, accum: 1, retryOom: 0,
-        extraEnv: { GPUMEM_STEPS: String(steps) }, intervalMs: num(o.intervalMs) ?? 100,
+        extraEnv: { GPUMEM_STEPS: String(steps) }, intervalMs: o.intervalMs,
         graceMs: 2000, cleanupTimeoutMs: 10000, stdout: sink(), stderr: sink(), log: () => undefined,
         // Statistics only at the end: the companion is here to count OOMs the program catches itself.
         plugins: o.noCompanion ? [] : [companionPlugin({ rateHz: 0 })],
@@ -72,12 +53,11 @@ export const run: CommandHandler = async (ctx) => {
     const result = await planFit(measure, {
       ...DEFAULT_FIT_OPTIONS,
       targetBytes,
-      probes: probes(o.probe),
-      maxBatch: positive(num(o.maxBatch), '--max-batch', DEFAULT_FIT_OPTIONS.maxBatch),
-      maxRuns: positive(num(o.maxRuns), '--max-runs', DEFAULT_FIT_OPTIONS.maxRuns),
+      probes: o.probe ?? DEFAULT_FIT_OPTIONS.probes,
+      maxBatch: o.maxBatch,
+      maxRuns: o.maxRuns,
     });
-    const effective = num(o.effectiveBatch);
-    const report = buildFitReport(result, { argv, steps, freeBytesAtStart: free, targetFill: fill / 100, effectiveBatch: effective ?? null });
+    const report = buildFitReport(result, { argv, steps, freeBytesAtStart: free, targetFill: fill / 100, effectiveBatch: o.effectiveBatch ?? null });
     if (o.json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     else ctx.stdout.write(renderFit(report, ctx.color));
     return report.batch === null ? { kind: 'findings' } : { kind: 'ok' };

@@ -1,6 +1,6 @@
 /** `gpumem kill`: end stale GPU processes safely (docs/kill.md). */
 import { createInterface } from 'node:readline';
-import { GpumemError, formatBytes, formatDuration } from '../../core/index.js';
+import { GpumemError, formatBytes, formatDuration, printable } from '../../core/index.js';
 import { openSourceFromContext } from '../open-source.js';
 import { checkWholeOption, executeKill, gpuProofReason, isEmptyCriteria, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillRow } from '../../supervise/index.js';
 import type { CommandContext, CommandHandler } from '../context.js';
@@ -24,8 +24,8 @@ function criteria(ctx: CommandContext): KillCriteria {
 function renderRows(rows: readonly KillRow[], color: boolean, width: number): string {
   const paint = painter(color);
   const body = rows.map((r) => [
-    String(r.pid), r.gpuIndex === null ? '-' : String(r.gpuIndex), formatBytes(r.usedBytes), r.user ?? '?', formatDuration(r.ageMs),
-    r.action === 'end' ? paint('yellow', 'END') : paint('gray', 'SKIP'), r.action === 'end' ? '' : r.reason, r.cmdline,
+    String(r.pid), r.gpuIndex === null ? '-' : String(r.gpuIndex), formatBytes(r.usedBytes), printable(r.user ?? '?'), formatDuration(r.ageMs),
+    r.action === 'end' ? paint('yellow', 'END') : paint('gray', 'SKIP'), r.action === 'end' ? '' : printable(r.reason), printable(r.cmdline),
   ]);
   const lines = table([['PID', 'GPU', 'MEMORY', 'USER', 'AGE', 'ACTION', 'WHY NOT', 'COMMAND'], ...body], ['right', 'right', 'right']);
   return `${lines.map((l) => (color ? l : trimTo(l, Math.max(width, 60)))).join('\n')}\n`;
@@ -80,7 +80,7 @@ export const run: CommandHandler = async (ctx) => {
     }
     const outcomes = await executeKill(rows, source, graceMs, killOptions);
     if (o.json) ctx.stdout.write(`${JSON.stringify({ schemaVersion: KILL_SCHEMA_VERSION, dryRun: false, rows, outcomes }, null, 2)}\n`);
-    else for (const out of outcomes) ctx.stdout.write(`pid ${out.pid}: ${out.outcome} — ${out.detail}\n`);
+    else for (const out of outcomes) ctx.stdout.write(`pid ${out.pid}: ${out.outcome} — ${printable(out.detail)}\n`);
     const bad = outcomes.some((x) => x.outcome === 'failed' || (x.outcome === 'skipped' && toEnd.has(x.pid)));
     return { kind: bad ? 'failure' : 'ok' };
   } finally {

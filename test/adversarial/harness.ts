@@ -4,7 +4,7 @@
  * escape). Each check throws an error whose message starts with its class, so the summary reporter
  * (summary-reporter.ts) can count failures by kind.
  */
-import { spawn, type SpawnOptions } from 'node:child_process';
+import { spawn, spawnSync, type SpawnOptions } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -97,4 +97,35 @@ export function expectNoLostRecords(found: number, expected: number, what: strin
 export function tempDir(prefix: string): { dir: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface OtherUser {
+  name: string;
+  uid: number;
+  gid: number;
+}
+
+/**
+ * A second local user for "another user must gain nothing" cases: created with useradd when the suite runs
+ * as root, else null with the reason (the case is then skipped, visibly, with that reason).
+ */
+export function secondUser(): { user: OtherUser | null; reason: string } {
+  if (process.getuid?.() !== 0) return { user: null, reason: 'needs root to create a second user (useradd); not root here' };
+  const name = 'gpumem-adversary';
+  const lookup = (): OtherUser | null => {
+    const uid = spawnSync('id', ['-u', name], { encoding: 'utf8' });
+    const gid = spawnSync('id', ['-g', name], { encoding: 'utf8' });
+    return uid.status === 0 && gid.status === 0 ? { name, uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) } : null;
+  };
+  const found = lookup();
+  if (found) return { user: found, reason: '' };
+  const made = spawnSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', name], { encoding: 'utf8' });
+  const user = lookup();
+  return user ? { user, reason: '' } : { user: null, reason: `useradd failed: ${made.stderr.trim() || made.error?.message || `status ${made.status}`}` };
+}
+
+/** Runs a shell command as `user` (fails the test when it does not succeed). */
+export function asUser(user: OtherUser, script: string): void {
+  const r = spawnSync('/bin/sh', ['-c', script], { uid: user.uid, gid: user.gid, encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
+  if (r.status !== 0) throw new Error(`as ${user.name}: ${script}: ${r.stderr || r.error?.message}`);
 }

@@ -129,3 +129,9 @@ export function asUser(user: OtherUser, script: string): void {
   const r = spawnSync('/bin/sh', ['-c', script], { uid: user.uid, gid: user.gid, encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
   if (r.status !== 0) throw new Error(`as ${user.name}: ${script}: ${r.stderr || r.error?.message}`);
 }
+
+/** A process tree of our own for kill/diagnose cases, ended by `stopAll`. */
+export const started: Array<{ kill: (signal?: NodeJS.Signals) => boolean }> = [];
+export function stopAll(): void {
+  for (const c of started.splice(0)) c.kill('SIGKILL');
+}

@@ -2,7 +2,8 @@
 import { createInterface } from 'node:readline';
 import { GpumemError, formatBytes, formatDuration, printable } from '../../core/index.js';
 import { openSourceFromContext } from '../open-source.js';
-import { checkWholeOption, executeKill, gpuProofReason, isEmptyCriteria, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillRow } from '../../supervise/index.js';
+import { checkWholeOption, executeKill, gpuProofReason, isEmptyCriteria, unknownGpus, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillRow } from '../../supervise/index.js';
+import { testDevicePrefixProblem } from '../../sources/index.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import { painter, table, trimTo } from '../render/style.js';
 
@@ -42,6 +43,23 @@ async function confirm(ctx: CommandContext, count: number): Promise<boolean> {
   return /^y(es)?$/i.test(answer.trim());
 }
 
+/**
+ * The testing knob GPUMEM_DEVICE_PREFIX (docs/kill.md): extra stand-in device files for end-to-end tests.
+ * It is honoured only for a private folder of the caller, and said aloud either way, so it can never
+ * silently weaken the device-node check.
+ */
+function testDevicePrefix(ctx: CommandContext): string | undefined {
+  const prefix = ctx.env.GPUMEM_DEVICE_PREFIX;
+  if (!prefix) return undefined;
+  const problem = testDevicePrefixProblem(prefix);
+  if (problem) {
+    ctx.stderr.write(`gpumem: warning: GPUMEM_DEVICE_PREFIX ignored (${printable(problem)}); only /dev/nvidia* counts as a GPU device\n`);
+    return undefined;
+  }
+  ctx.stderr.write(`gpumem: note: testing knob GPUMEM_DEVICE_PREFIX: files ${printable(prefix)}N also count as GPU devices\n`);
+  return prefix;
+}
+
 export const run: CommandHandler = async (ctx) => {
   const o = ctx.args.options;
   const c = criteria(ctx);
@@ -56,8 +74,12 @@ export const run: CommandHandler = async (ctx) => {
       throw new GpumemError('USAGE', 'a recording cannot be acted on', { hint: 'add --dry-run to see what would be selected' });
     }
     const sample = await source.readSample();
-    // Testing knob (docs/kill.md): lets end-to-end tests stand in for /dev/nvidia* with temp files.
-    const killOptions = { devicePrefix: ctx.env.GPUMEM_DEVICE_PREFIX || undefined };
+    const missing = unknownGpus(sample, c.gpus);
+    if (missing.length > 0) {
+      const have = sample.devices.map((d) => d.index).join(', ');
+      throw new GpumemError('USAGE', `no GPU ${missing.map(printable).join(', ')} on this machine`, { hint: have ? `its GPUs are ${have} (gpumem status lists them)` : 'no GPU is visible (gpumem status)' });
+    }
+    const killOptions = { devicePrefix: testDevicePrefix(ctx) };
     const rows = selectTargets(sample, c, {
       uid: process.getuid?.() ?? -1, protectedPids: protectedPids(process.pid), allUsers: Boolean(o.allUsers), nowMs: Date.now(),
       gpuProof: (pid) => gpuProofReason(pid, killOptions),
@@ -67,7 +89,10 @@ export const run: CommandHandler = async (ctx) => {
     if (o.dryRun || toEnd.size === 0) {
       if (o.json) ctx.stdout.write(`${JSON.stringify({ schemaVersion: KILL_SCHEMA_VERSION, dryRun: Boolean(o.dryRun), rows, outcomes: [] }, null, 2)}\n`);
       else if (o.dryRun) ctx.stdout.write('dry run: nothing was signalled\n');
-      return { kind: 'ok' };
+      if (o.dryRun || rows.length === 0) return { kind: 'ok' };
+      // Every selected pid was refused: nothing the user asked for happened, so say why for each and fail.
+      if (!o.json) for (const r of rows) ctx.stdout.write(`pid ${r.pid}: refused — ${printable(r.reason)}\n`);
+      return { kind: 'failure' };
     }
     if (!o.yes) {
       if (!ctx.stdout.isTTY || !(ctx.stdin as NodeJS.ReadStream).isTTY) {

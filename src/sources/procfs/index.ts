@@ -3,4 +3,4 @@ export { readHostFacts, readProcStat, readStartTicks, readBootTimeMs, userName, 
 export { createHostEnricher, enrichSample, listChildren, listDescendants, listPids, type HostEnricher } from './enrich.js';
 export { parseProcStat, parseContainerId, parseCudaEnv, parseCmdline, parsePasswd, parseBootTimeSec, statusNumbers, type ProcStat } from './parse.js';
 export { detectContainer, type ContainerProbeOptions } from './container.js';
-export { readNvidiaDeviceFds, type DeviceFds, type DeviceFdOptions } from './device-fds.js';
+export { readNvidiaDeviceFds, testDevicePrefixProblem, type DeviceFds, type DeviceFdOptions } from './device-fds.js';

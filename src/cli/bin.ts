@@ -1,10 +1,14 @@
 #!/usr/bin/env node
-/** Entry point of the `gpumem` executable. */
-import { onStdioError } from './broken-pipe.js';
+/** Entry point of the `gpumem` executable: the only module that ends the process or sets its exit status. */
+import { brokenPipeEndsGpumem } from './broken-pipe.js';
 import { main } from './main.js';
 
 // `gpumem status --watch | head`: the reader went away (see broken-pipe.ts for supervised runs).
-for (const stream of [process.stdout, process.stderr]) stream.on('error', onStdioError);
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (brokenPipeEndsGpumem(error)) process.exit(0);
+  });
+}
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -12,9 +12,11 @@ export function keepRunningOnBrokenPipe(): void {
   supervising = true;
 }
 
-/** The handler bin.ts installs on process.stdout and process.stderr. */
-export function onStdioError(error: NodeJS.ErrnoException): void {
+/**
+ * For bin.ts's handler on process.stdout and process.stderr: true when gpumem should now exit quietly with
+ * 0, false when the error is to be ignored (a supervised run goes on). Other errors are rethrown.
+ */
+export function brokenPipeEndsGpumem(error: NodeJS.ErrnoException): boolean {
   if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
-  if (supervising) return;
-  process.exit(0);
+  return !supervising;
 }

@@ -11,7 +11,9 @@
  * /proc/PID/environ), and with gpumem a child subreaper it is re-parented to gpumem instead of init, where
  * `adopter` finds it even when it scrubbed its environment.
  */
-import { environHas, readProcEntry, readProcTable, type ProcEntry } from './proc-table.js';
+import { childrenByParent, readEnviron, readProcStat, readProcTable, type ProcStat } from '../sources/index.js';
+
+type ProcEntry = ProcStat;
 
 export interface TreeOptions {
   /** "GPUMEM_RUN_MARK=value" as set in the child's environment; null = no marker check. */
@@ -26,6 +28,7 @@ export interface TreeMember {
   pid: number;
   startTicks: number;
   comm: string;
+  /** Single-letter state; '?' when /proc showed a letter this version does not know. */
   state: string;
   ppid: number;
 }
@@ -59,7 +62,7 @@ export class ProcessTree {
     private readonly procRoot = '/proc',
     private readonly options: TreeOptions = {},
   ) {
-    this.rootStartTicks = readProcEntry(rootPid, procRoot)?.startTicks ?? null;
+    this.rootStartTicks = readProcStat(rootPid, { procRoot })?.startTicks ?? null;
   }
 
   /** True for a process that left the tree but carries the run's marker or was re-parented to gpumem. */
@@ -72,7 +75,7 @@ export class ProcessTree {
     if (marker === null) return false;
     const known = this.markChecked.get(entry.pid);
     if (known && known.startTicks === entry.startTicks) return known.marked;
-    const marked = environHas(entry.pid, marker, this.procRoot) === true;
+    const marked = readEnviron(entry.pid, { procRoot: this.procRoot })?.split('\0').includes(marker) === true;
     this.markChecked.set(entry.pid, { startTicks: entry.startTicks, marked });
     return marked;
   }
@@ -90,13 +93,8 @@ export class ProcessTree {
    * Rescans /proc and returns the live members (zombies included, with state "Z"). Cost: one read of
    * /proc/PID/stat per process on the machine.
    */
-  refresh(table: Map<number, ProcEntry> = readProcTable(this.procRoot)): TreeMember[] {
-    const children = new Map<number, number[]>();
-    for (const entry of table.values()) {
-      const list = children.get(entry.ppid);
-      if (list) list.push(entry.pid);
-      else children.set(entry.ppid, [entry.pid]);
-    }
+  refresh(table: Map<number, ProcEntry> = readProcTable({ procRoot: this.procRoot })): TreeMember[] {
+    const children = childrenByParent(table);
     const next = new Map<number, number>();
     const queue: number[] = [];
     const admit = (entry: ProcEntry): void => {
@@ -127,7 +125,7 @@ export class ProcessTree {
     for (const [pid, startTicks] of next) {
       this.members.set(pid, startTicks);
       const entry = table.get(pid) as ProcEntry;
-      const member = { pid, startTicks, comm: entry.comm, state: entry.state, ppid: entry.ppid };
+      const member = { pid, startTicks, comm: entry.comm, state: entry.state ?? '?', ppid: entry.ppid };
       this.current.push(member);
       this.everSeen.set(pid, member);
     }

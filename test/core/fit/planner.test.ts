@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_FIT_OPTIONS, fitLine, planFit, type Measure } from '../../../src/core/fit/index.js';
 import { CURVES, accelerateShrink, lightningBinsearch, lightningPower, survives, trueMax, type Curve } from '../../../bench/fit-peers.js';
+import { runs } from '../../helpers/fuzz.js';
 
 const GiB = 1024 ** 3;
 
@@ -85,7 +86,7 @@ describe('fit planner on simulated memory curves', () => {
           }
         },
       ),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     );
   });
 

@@ -6,9 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { gpumemInProcess, type CliResult } from '../helpers/cli.js';
 import { EXAMPLE_PROCESSES, EXAMPLE_RESIDUAL_BYTES, exampleRecordingText } from '../../scripts/make-example-recording.js';
+import { MiB } from '../../src/core/units.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/doctor-example.ndjson', import.meta.url));
-const MiB = 1024 ** 2;
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-doctor-'));
 // No NVML library and no nvidia-smi: the machine has no NVIDIA driver.
 const NO_GPU = { PATH: '/nonexistent', GPUMEM_NVML_LIB: join(dir, 'absent-libnvidia-ml.so.1'), GPUMEM_NVIDIA_SMI: join(dir, 'absent-nvidia-smi') };

@@ -1,5 +1,6 @@
 /** `gpumem run [options] -- CMD…`: supervise one command (see docs/run.md). */
 import { GpumemError, parseByteSize } from '../../core/index.js';
+import { runReportJson } from '../../core/run/index.js';
 import { openSourceFromContext } from '../open-source.js';
 import { beginRun, completeRun } from '../../store/index.js';
 import { parseFreeRequirement, superviseRun } from '../../supervise/index.js';
@@ -36,7 +37,7 @@ export const run: CommandHandler<RunOptions> = async (ctx) => {
       plugins: companion.plugin ? [companion.plugin] : [],
     });
     if (db && runId !== null) completeRun(db, runId, report);
-    if (o.json) ctx.stdout.write(`${JSON.stringify({ ...report, runId, runFolder: companion.runFolder }, null, 2)}\n`);
+    if (o.json) ctx.stdout.write(`${JSON.stringify({ ...runReportJson(report), runId, runFolder: companion.runFolder }, null, 2)}\n`);
     else ctx.stderr.write(renderRunReport(report, ctx.stderr.isTTY && ctx.color, runId));
     return { kind: 'child', code: report.exit.code, signal: report.exit.signal };
   } finally {

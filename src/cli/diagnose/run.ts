@@ -9,7 +9,7 @@ import { sourceOptionsFromContext } from '../open-source.js';
 import type { CommandContext } from '../context.js';
 import type { DiagnoseOptions } from '../options/gpus.js';
 import type { Outcome } from '../exit-codes.js';
-import { collectWindow, type Collected } from './collect.js';
+import { collectWindow, type Collected } from '../../orchestrate/index.js';
 import type { Fallback } from './json.js';
 
 /** The bundled example recording (examples/ ships in the npm package). */

@@ -6,7 +6,7 @@
  * reserved total above it fails, as the real one would with that much memory free for this process.
  */
 import { Block, Pool, type SegmentRef } from './blocks.js';
-import { allocationSize, MIN_BLOCK_BYTES, roundSize, SMALL_SIZE_BYTES } from './sizes.js';
+import { allocationSize, MIN_BLOCK_BYTES, roundSize, SMALL_BUFFER_BYTES, SMALL_SIZE_BYTES } from './sizes.js';
 import { defaultAllocatorSettings, type AllocatorSettings } from './settings.js';
 import { mapForRequest, releaseExpandable } from './expandable.js';
 
@@ -138,6 +138,40 @@ export class AllocatorSim {
     this.merge(block, block.prev, pool);
     this.merge(block, block.next, pool);
     pool.insertFree(block);
+  }
+
+  /**
+   * Installs a cudaMalloc'ed segment that existed before the simulation started, with the allocations live in
+   * it; the space between them becomes free blocks, merged as the allocator keeps them.
+   */
+  seedSegment(segment: { address: number; sizeBytes: number; stream: number; allocations: Array<{ id: number; address: number; sizeBytes: number; requestedBytes: number }> }): void {
+    const pool = segment.sizeBytes <= SMALL_BUFFER_BYTES ? this.small : this.large;
+    const ref: SegmentRef = { address: segment.address, sizeBytes: segment.sizeBytes, expandable: null };
+    const end = segment.address + segment.sizeBytes;
+    const parts: Block[] = [];
+    let cursor = segment.address;
+    for (const a of [...segment.allocations].sort((x, y) => x.address - y.address)) {
+      if (a.address < cursor || a.address + a.sizeBytes > end || this.live.has(a.id)) continue;
+      if (a.address > cursor) parts.push(new Block(cursor, a.address - cursor, segment.stream, pool, ref));
+      const b = new Block(a.address, a.sizeBytes, segment.stream, pool, ref);
+      b.allocated = true;
+      b.requestedBytes = a.requestedBytes;
+      this.live.set(a.id, b);
+      this.allocatedBytes += b.sizeBytes;
+      this.requestedBytes += a.requestedBytes;
+      parts.push(b);
+      cursor = a.address + a.sizeBytes;
+    }
+    if (cursor < end) parts.push(new Block(cursor, end - cursor, segment.stream, pool, ref));
+    for (let i = 0; i < parts.length; i++) {
+      const b = parts[i] as Block;
+      b.prev = parts[i - 1] ?? null;
+      b.next = parts[i + 1] ?? null;
+      if (!b.allocated) pool.insertFree(b);
+    }
+    this.reservedBytes += segment.sizeBytes;
+    this.peakReservedBytes = Math.max(this.peakReservedBytes, this.reservedBytes);
+    this.peakAllocatedBytes = Math.max(this.peakAllocatedBytes, this.allocatedBytes);
   }
 
   /** Address of a live allocation, or null. */

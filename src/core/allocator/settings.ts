@@ -189,3 +189,28 @@ function parseRoundup(text: string, t: string[], start: number, out: number[]): 
   if (t[i] !== ']') throw bad(text, 'roundup_power2_divisions list is not closed with "]"');
   return i;
 }
+
+/**
+ * The settings a snapshot's `allocator_settings` records (PyTorch 2.2 and later); defaults for older files.
+ * `max_split_size` −1 means unlimited; `roundup_power2_divisions` maps interval sizes in MiB to divisions.
+ */
+export function settingsFromSnapshot(recorded: Record<string, unknown> | null): AllocatorSettings {
+  const s = defaultAllocatorSettings();
+  if (!recorded) return s;
+  const n = (v: unknown): number | null => (typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : null);
+  const maxSplit = n(recorded.max_split_size);
+  if (maxSplit !== null && maxSplit > 0 && maxSplit < 2 ** 60) s.maxSplitSizeBytes = maxSplit;
+  const gc = n(recorded.garbage_collection_threshold);
+  if (gc !== null && gc > 0 && gc < 1) s.garbageCollectionThreshold = gc;
+  if (recorded.expandable_segments === true) s.expandableSegments = true;
+  if (recorded.release_lock_on_cudamalloc === true) s.releaseLockOnCudaMalloc = true;
+  const rounds = recorded.roundup_power2_divisions;
+  if (rounds && typeof rounds === 'object' && !Array.isArray(rounds)) {
+    for (const [key, value] of Object.entries(rounds as Record<string, unknown>)) {
+      const mb = Number(key);
+      const div = n(value);
+      if (Number.isInteger(mb) && mb > 0 && div !== null) s.roundupPower2Divisions[Math.min(Math.floor(Math.log2(mb)), ROUNDUP_INTERVALS - 1)] = div;
+    }
+  }
+  return s;
+}

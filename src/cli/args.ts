@@ -87,6 +87,9 @@ function setValue(options: Record<string, OptionValue>, option: OptionSpec, valu
       options[key] = [...prev, ...value.split(',').map((s) => s.trim()).filter((s) => s !== '')];
       return;
     }
+    case 'repeat':
+      options[key] = [...(Array.isArray(options[key]) ? (options[key] as string[]) : []), value];
+      return;
     default:
       if (option.choices && !option.choices.includes(value)) {
         throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${value}" is not one of ${option.choices.join(', ')}`, {

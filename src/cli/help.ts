@@ -14,7 +14,7 @@ function optionText(o: OptionSpec): string {
   const extra = [
     o.choices ? `one of: ${o.choices.join(', ')}` : '',
     o.default !== undefined ? `default: ${String(o.default)}` : '',
-    o.type === 'list' ? 'repeatable, comma-separated' : '',
+    o.type === 'list' ? 'repeatable, comma-separated' : o.type === 'repeat' ? 'repeatable' : '',
   ].filter((s) => s !== '');
   return extra.length > 0 ? `${o.description} (${extra.join('; ')})` : o.description;
 }

@@ -1,6 +1,6 @@
 /** Types of the options table (cli/table.ts): one declaration feeds parsing, --help and docs/cli.md. */
 
-export type OptionType = 'boolean' | 'string' | 'number' | 'bytes' | 'list';
+export type OptionType = 'boolean' | 'string' | 'number' | 'bytes' | 'list' | 'repeat';
 
 export interface OptionSpec {
   /** Long name without dashes, kebab-case: "retry-oom". */
@@ -14,7 +14,7 @@ export interface OptionSpec {
   default?: string | number | boolean;
   /** Allowed values for a string option. */
   choices?: readonly string[];
-  /** A 'list' option may be given several times and/or comma-separated. */
+  /** A 'list' option may be given several times and/or comma-separated; a 'repeat' option several times, each value kept whole. */
 }
 
 export interface ArgSpec {

@@ -198,8 +198,10 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: 'html', type: 'string', value: 'OUT', description: 'also write a self-contained HTML report (timeline as inline SVG, no network)' },
       { name: 'top', type: 'number', value: 'N', default: 10, description: 'how many allocation sites to list' },
       { name: 'request', type: 'bytes', value: 'BYTES', description: 'could a request of this size be served from reserved memory? (e.g. 600MiB)' },
+      { name: 'what-if', type: 'repeat', value: 'SETTINGS', description: "replay the trace through the allocator simulation under these PYTORCH_CUDA_ALLOC_CONF settings (e.g. 'expandable_segments:True')" },
+      { name: 'simulate', type: 'boolean', description: 'replay the trace under the settings the run used and report how closely the simulation matches the snapshot' },
     ],
-    examples: ['gpumem snapshot oom_snapshot.pickle', 'gpumem snapshot oom_snapshot.pickle --request 600MiB --html report.html', 'gpumem snapshot diff before.pickle after.pickle'],
+    examples: ['gpumem snapshot oom_snapshot.pickle', "gpumem snapshot oom_snapshot.pickle --what-if 'expandable_segments:True' --what-if 'max_split_size_mb:128'", 'gpumem snapshot oom_snapshot.pickle --request 600MiB --html report.html', 'gpumem snapshot diff before.pickle after.pickle'],
     exits: ['2 when the file is not a snapshot, is damaged, or holds objects other than data (refused, never executed)'],
   },
   {

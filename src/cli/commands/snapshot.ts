@@ -10,6 +10,8 @@ import type { CommandHandler } from '../context.js';
 import { renderSnapshotHtml } from '../render/snapshot-html.js';
 import { renderDiffText, renderSnapshotText } from '../render/snapshot-text.js';
 import { readSnapshotFile } from './snapshot-read.js';
+import { simulateSnapshot } from '../../core/allocator/index.js';
+import { renderSimulationText } from '../render/snapshot-simulation.js';
 
 /** JSON with wide integers (BigInt, e.g. a uint64 sentinel in allocator settings) written as strings. */
 function toJson(value: unknown): string {
@@ -47,6 +49,8 @@ export const run: CommandHandler = async (ctx) => {
   const snapshot = readSnapshotFile(at(file));
   const requestBytes = typeof options.request === 'number' ? options.request : null;
   const report = buildReport(snapshot, { top, requestBytes });
+  const whatIfs = Array.isArray(options.whatIf) ? (options.whatIf as string[]) : [];
+  const sims = whatIfs.length > 0 || options.simulate === true ? simulateSnapshot(snapshot, whatIfs) : null;
   if (typeof options.html === 'string') {
     try {
       writeFileSync(at(options.html), renderSnapshotHtml(report, basename(file)));
@@ -56,7 +60,13 @@ export const run: CommandHandler = async (ctx) => {
       throw new GpumemError('BAD_OPTION_VALUE', `--html: cannot write ${options.html} (${code})`, { hint: 'choose a writable path for --html', cause: error });
     }
   }
-  ctx.stdout.write(options.json ? toJson(report) : renderSnapshotText(report, ctx.stdout.columns, ctx.color));
+  if (options.json) {
+    const devices = sims ? report.devices.map((d) => ({ ...d, simulation: sims.find((x) => x.device === d.device) ?? null })) : report.devices;
+    ctx.stdout.write(toJson({ ...report, devices }));
+  } else {
+    ctx.stdout.write(renderSnapshotText(report, ctx.stdout.columns, ctx.color));
+    if (sims) ctx.stdout.write(renderSimulationText(sims, options.simulate === true));
+  }
   if (typeof options.html === 'string' && !options.json) ctx.stdout.write(`HTML report: ${options.html}\n`);
   return { kind: 'ok' };
 };

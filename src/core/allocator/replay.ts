@@ -44,6 +44,8 @@ export interface ReplayResult {
   emptyCacheCalls: number;
   peakReservedBytes: number;
   peakAllocatedBytes: number;
+  /** Reserved minus allocated when the reserved peak was reached. */
+  fragmentationAtPeakBytes: number;
   endReservedBytes: number;
   endAllocatedBytes: number;
   numAllocRetries: number;
@@ -154,6 +156,7 @@ export function replayTrace(trace: TraceColumns, options: ReplayOptions): Replay
     emptyCacheCalls,
     peakReservedBytes: sim.peakReservedBytes,
     peakAllocatedBytes: sim.peakAllocatedBytes,
+    fragmentationAtPeakBytes: sim.peakReservedBytes - sim.allocatedAtPeakReservedBytes,
     endReservedBytes: sim.reservedBytes,
     endAllocatedBytes: sim.allocatedBytes,
     numAllocRetries: sim.numAllocRetries,

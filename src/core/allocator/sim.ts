@@ -64,6 +64,8 @@ export class AllocatorSim {
   peakReservedBytes = 0;
   numAllocRetries = 0;
   numOoms = 0;
+  /** Allocated bytes right after the request that last raised the reserved peak. */
+  allocatedAtPeakReservedBytes = 0;
   /** Request size (rounded) of the last failed alloc. */
   lastOomBytes = 0;
 
@@ -114,6 +116,7 @@ export class AllocatorSim {
     this.allocatedBytes += block.sizeBytes;
     this.requestedBytes += sizeBytes;
     if (this.allocatedBytes > this.peakAllocatedBytes) this.peakAllocatedBytes = this.allocatedBytes;
+    if (this.reservedBytes === this.peakReservedBytes) this.allocatedAtPeakReservedBytes = this.allocatedBytes;
     return true;
   }
 
@@ -322,14 +325,18 @@ export class AllocatorSim {
     if (!list) return false;
     const key = Math.max(size, maxSplit);
     let i = list.lowerBound(key, -Infinity);
-    if (i < list.items.length) {
-      this.release(list.items[i] as Block);
+    const single = list.items[i];
+    // One cached segment large enough: free it. Expandable blocks are never freed here (newer releases skip
+    // them explicitly; freeing one would cut a live expandable segment apart).
+    if (single && !single.segment.expandable) {
+      this.release(single);
       return true;
     }
     let released = 0;
-    for (i = list.items.length - 1; i >= 0 && released < key; i--) {
+    for (i = Math.min(i, list.items.length) - 1; i >= 0 && released < key; i--) {
       const b = list.items[i] as Block;
       if (b.sizeBytes < maxSplit) break;
+      if (b.segment.expandable) continue;
       released += b.sizeBytes;
       this.release(b);
     }

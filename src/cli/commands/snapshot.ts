@@ -52,11 +52,14 @@ export const run: CommandHandler = async (ctx) => {
   const whatIfs = Array.isArray(options.whatIf) ? (options.whatIf as string[]) : [];
   const sims = whatIfs.length > 0 || options.simulate === true ? simulateSnapshot(snapshot, whatIfs) : null;
   if (typeof options.html === 'string') {
+    // Rendered outside the try: a rendering fault is a bug and must not be reported as an unwritable path.
+    const page = renderSnapshotHtml(report, basename(file));
     try {
-      writeFileSync(at(options.html), renderSnapshotHtml(report, basename(file)));
+      writeFileSync(at(options.html), page);
     } catch (error) {
       // The path is the user's input, so a path that cannot be written is bad input (exit 2), not a failure.
-      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      if (typeof (error as NodeJS.ErrnoException).code !== 'string') throw error;
+      const code = (error as NodeJS.ErrnoException).code as string;
       throw new GpumemError('BAD_OPTION_VALUE', `--html: cannot write ${options.html} (${code})`, { hint: 'choose a writable path for --html', cause: error });
     }
   }

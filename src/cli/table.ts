@@ -200,6 +200,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: 'request', type: 'bytes', value: 'BYTES', description: 'could a request of this size be served from reserved memory? (e.g. 600MiB)' },
       { name: 'what-if', type: 'repeat', value: 'SETTINGS', description: "replay the trace through the allocator simulation under these PYTORCH_CUDA_ALLOC_CONF settings (e.g. 'expandable_segments:True')" },
       { name: 'simulate', type: 'boolean', description: 'replay the trace under the settings the run used and report how closely the simulation matches the snapshot' },
+      { name: 'torch-version', type: 'string', value: 'X.Y', description: 'the PyTorch release the run used, for the rules and options that differ between releases (default: the newest)' },
     ],
     examples: ['gpumem snapshot oom_snapshot.pickle', "gpumem snapshot oom_snapshot.pickle --what-if 'expandable_segments:True' --what-if 'max_split_size_mb:128'", 'gpumem snapshot oom_snapshot.pickle --request 600MiB --html report.html', 'gpumem snapshot diff before.pickle after.pickle'],
     exits: ['2 when the file is not a snapshot, is damaged, or holds objects other than data (refused, never executed)'],

@@ -50,7 +50,7 @@ export const run: CommandHandler = async (ctx) => {
   const requestBytes = typeof options.request === 'number' ? options.request : null;
   const report = buildReport(snapshot, { top, requestBytes });
   const whatIfs = Array.isArray(options.whatIf) ? (options.whatIf as string[]) : [];
-  const sims = whatIfs.length > 0 || options.simulate === true ? simulateSnapshot(snapshot, whatIfs) : null;
+  const sims = whatIfs.length > 0 || options.simulate === true ? simulateSnapshot(snapshot, whatIfs, typeof options.torchVersion === 'string' ? options.torchVersion : null) : null;
   if (typeof options.html === 'string') {
     // Rendered outside the try: a rendering fault is a bug and must not be reported as an unwritable path.
     const page = renderSnapshotHtml(report, basename(file));

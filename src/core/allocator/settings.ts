@@ -6,6 +6,7 @@
  */
 import { GpumemError } from '../errors.js';
 import { LARGE_BUFFER_BYTES, ROUNDUP_INTERVALS } from './sizes.js';
+import { optionExists } from './versions.js';
 
 const MiB = 1024 * 1024;
 
@@ -77,7 +78,8 @@ const isPowerOf2 = (n: number): boolean => Number.isInteger(n) && n > 0 && Numbe
  * Parses an allocator configuration string the way PyTorch does; unknown options, missing `:`/`,`, out-of-range
  * values and malformed `roundup_power2_divisions` lists throw GpumemError('USAGE') naming the reason.
  */
-export function parseAllocatorConf(text: string, base: AllocatorSettings = defaultAllocatorSettings()): AllocatorSettings {
+export function parseAllocatorConf(text: string, options: { base?: AllocatorSettings; version?: string | null } = {}): AllocatorSettings {
+  const base = options.base ?? defaultAllocatorSettings();
   const s: AllocatorSettings = { ...base, roundupPower2Divisions: [...base.roundupPower2Divisions] };
   const t = lex(text);
   const expect = (i: number, c: string): void => {
@@ -88,7 +90,8 @@ export function parseAllocatorConf(text: string, base: AllocatorSettings = defau
     return t[i] === 'True';
   };
   for (let i = 0; i < t.length; i++) {
-    const key = t[i];
+    const key = t[i] as string;
+    if (!optionExists(key, options.version)) throw bad(text, `unrecognized CachingAllocator option: ${key} (PyTorch ${options.version ?? ''} does not have it)`);
     switch (key) {
       case 'max_split_size_mb': {
         expect(++i, ':');

@@ -6,7 +6,8 @@
  * reserved total above it fails, as the real one would with that much memory free for this process.
  */
 import { Block, Pool, type SegmentRef } from './blocks.js';
-import { allocationSize, MIN_BLOCK_BYTES, roundSize, SMALL_BUFFER_BYTES, SMALL_SIZE_BYTES } from './sizes.js';
+import { optionExists } from './versions.js';
+import { allocationSize, LARGE_BUFFER_BYTES, MIN_BLOCK_BYTES, roundSize, SMALL_BUFFER_BYTES, SMALL_SIZE_BYTES } from './sizes.js';
 import { defaultAllocatorSettings, type AllocatorSettings } from './settings.js';
 import { mapForRequest, releaseExpandable } from './expandable.js';
 
@@ -56,6 +57,8 @@ export class AllocatorSim {
   readonly large = new Pool(false);
   private readonly live = new Map<number, Block>();
   private readonly fractionBytes: number;
+  /** Releases before 2.6 always allow an oversize block at most kLargeBuffer larger than the request. */
+  private readonly nonSplitRoundingBytes: number;
   private nextSynthetic = SYNTHETIC_BASE;
   allocatedBytes = 0;
   reservedBytes = 0;
@@ -73,6 +76,7 @@ export class AllocatorSim {
     this.settings = options.settings ?? defaultAllocatorSettings();
     this.capacityBytes = options.capacityBytes ?? Infinity;
     this.version = options.version ?? null;
+    this.nonSplitRoundingBytes = optionExists('max_non_split_rounding_mb', this.version) ? this.settings.maxNonSplitRoundingBytes : LARGE_BUFFER_BYTES;
     this.fractionBytes = options.memoryFractionBytes ?? Infinity;
   }
 
@@ -273,7 +277,7 @@ export class AllocatorSim {
     }
     const maxSplit = this.settings.maxSplitSizeBytes;
     if (size < maxSplit && found.sizeBytes >= maxSplit) return null;
-    if (size >= maxSplit && found.sizeBytes >= size + this.settings.maxNonSplitRoundingBytes) return null;
+    if (size >= maxSplit && found.sizeBytes >= size + this.nonSplitRoundingBytes) return null;
     items.splice(i, 1);
     return found;
   }

@@ -59,18 +59,19 @@ function runOf(settings: string, r: ReplayResult): SimulationRun {
 
 /**
  * Replays every device trace of `snapshot` under its recorded settings and under each of `whatIfs`
- * (PYTORCH_CUDA_ALLOC_CONF strings; a bad one throws GpumemError('USAGE')). Devices without a trace are skipped.
+ * (PYTORCH_CUDA_ALLOC_CONF strings; a bad one throws GpumemError('USAGE')) as the release `version` would.
+ * Devices without a trace are skipped.
  */
-export function simulateSnapshot(snapshot: MemorySnapshot, whatIfs: readonly string[]): DeviceSimulation[] {
+export function simulateSnapshot(snapshot: MemorySnapshot, whatIfs: readonly string[], version: string | null = null): DeviceSimulation[] {
   const actualSettings = settingsFromSnapshot(snapshot.allocatorSettings);
-  const alternatives = whatIfs.map((text) => ({ text, settings: parseAllocatorConf(text) }));
+  const alternatives = whatIfs.map((text) => ({ text, settings: parseAllocatorConf(text, { version }) }));
   const out: DeviceSimulation[] = [];
   snapshot.traces.forEach((trace, device) => {
     if (trace.length === 0) return;
     const endSegments = snapshot.segments.filter((s) => s.device === device);
     const realEndReservedBytes = endSegments.reduce((sum, s) => sum + s.totalBytes, 0);
     const capacityBytes = capacityAtOom(trace, realEndReservedBytes);
-    const replay = (settings: typeof actualSettings): ReplayResult => replayTrace(trace, { settings, endSegments, capacityBytes: capacityBytes ?? undefined });
+    const replay = (settings: typeof actualSettings): ReplayResult => replayTrace(trace, { settings, endSegments, capacityBytes: capacityBytes ?? undefined, version: version ?? undefined });
     const actual = replay(actualSettings);
     const real = new Map(endSegments.map((s) => [s.address, s]));
     let identicalSegments = 0;

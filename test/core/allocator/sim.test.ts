@@ -168,3 +168,20 @@ describe('AllocatorSim', () => {
     }), { numRuns: 150 });
   });
 });
+
+describe('release differences', () => {
+  it('refuses options a release did not have, and keeps the fixed oversize rounding before 2.6', () => {
+    expect(() => parseAllocatorConf('max_non_split_rounding_mb:64', { version: '2.4.1' })).toThrow(/unrecognized/);
+    expect(() => parseAllocatorConf('expandable_segments:True', { version: '2.0.1' })).toThrow(/unrecognized/);
+    const s = parseAllocatorConf('max_split_size_mb:64,max_non_split_rounding_mb:64', { version: '2.6.0' });
+    const reused = (version: string): number => {
+      const sim = new AllocatorSim({ settings: s, version });
+      sim.alloc(1, 200 * MiB);
+      sim.free(1);
+      sim.alloc(2, 160 * MiB); // 40 MiB smaller: reusable only within a 64 MiB rounding limit
+      return sim.stats().reservedBytes;
+    };
+    expect(reused('2.6.0')).toBe(200 * MiB);
+    expect(reused('2.5.1')).toBe(360 * MiB);
+  });
+});

@@ -193,6 +193,11 @@ export class FieldCursor {
     return m;
   }
 
+  /** Extends the message over a match without counting it as a field (numbers read from a cut sentence). */
+  extend(m: RegExpExecArray): void {
+    this.end = Math.max(this.end, m.index + m[0].length);
+  }
+
   /** Notes a match found another way (e.g. a loop over repeated process lines). */
   note(m: RegExpExecArray): void {
     this.end = Math.max(this.end, m.index + m[0].length);

@@ -9,6 +9,7 @@ import { SIZE_SOURCE } from '../size.js';
 import type { OomFamily } from '../types.js';
 import { blankFields, clip, exceptionBefore, FieldCursor, headFinder, searchFrom, within, type Recognized, type Recognizer, type Wants } from './base.js';
 import { readSize } from './size-field.js';
+import { OTHER_PROCESS, readPieces } from './pytorch-pieces.js';
 
 const S = SIZE_SOURCE;
 const HEAD = new RegExp(String.raw`(?:(CUDA|HIP|XPU) out of memory ?\.? ?|(?<!out of memory ?\.? ?))Tried to allocate (?:(more than 1EB)|${S}(?! on (?:private|shared) pool))|\b(CUDA|HIP|XPU) out of memory|cuda runtime error ?\(2\) ?: ?out of memory`, 'gi');
@@ -21,8 +22,6 @@ const RESERVED_OLD = new RegExp(String.raw`; ?${S} reserved in total by PyTorch`
 const ALLOWED = new RegExp(String.raw`[;.] ?${S} allowed;`, 'gi');
 const CAPACITY_NEW = new RegExp(String.raw`GPU (\d{1,3}) has a total (capacity|capacty) of ${S} of which ${S} is free`, 'gi');
 const THIS_PROCESS = new RegExp(String.raw`this process has ${S} memory in use`, 'gi');
-// The pid may have been removed from a pasted message ("Process has 14.37 GiB memory in use"); "this process" is not another one.
-export const OTHER_PROCESS = new RegExp(String.raw`(?<!this )Process (?:(\d{1,10}) )?has ${S} memory in use`, 'gi');
 const ALLOCATED_NEW = new RegExp(String.raw`Of the allocated memory ${S} is allocated by PyTorch`, 'gi');
 const PRIVATE_POOLS = new RegExp(String.raw`with ${S} allocated in private pools`, 'gi');
 const UNALLOCATED_NEW = new RegExp(String.raw`and ${S} is reserved by PyTorch but unallocated`, 'gi');
@@ -107,6 +106,8 @@ export const pytorchCaching: Recognizer = {
       if (unallocated) fields.reservedUnallocatedBytes = size(unallocated[1], unallocated[2], 'reservedUnallocatedBytes');
       core = Boolean(unallocated);
     }
+    // A message cut inside a sentence ("… a total capacity of 23.64 GiB of wh"): keep the numbers still there.
+    if (!core) readPieces(text, head.index + head[0].length, limit, fields, cur);
     const hint = take(HINT_VAR);
     if (hint) fields.hintVariable = (hint[1] as string).toUpperCase();
     const body = text.slice(start, limit);

@@ -5,9 +5,8 @@
  * whole message of a block, so a message's own fields are never taken for a second, cut one.
  */
 import { SIZE_SOURCE } from '../size.js';
-import { blankFields, clip, exceptionBefore, FieldCursor, headFinder, within, type Recognized, type Recognizer } from './base.js';
-import { OTHER_PROCESS } from './pytorch-caching.js';
-import { readSize } from './size-field.js';
+import { blankFields, clip, exceptionBefore, FieldCursor, headFinder, type Recognized, type Recognizer } from './base.js';
+import { readPieces } from './pytorch-pieces.js';
 
 const S = SIZE_SOURCE;
 const HEAD = new RegExp(
@@ -20,21 +19,6 @@ const HEAD = new RegExp(
   'gi',
 );
 
-type SizeField = 'totalBytes' | 'freeBytes' | 'allocatedByPytorchBytes' | 'reservedUnallocatedBytes' | 'reservedTotalBytes' | 'processInUseBytes' | 'privatePoolBytes' | 'allowedBytes';
-
-/** Each field as it may appear in a piece: without the "; " that precedes it in a whole message. */
-const FIELDS: Array<[RegExp, SizeField]> = [
-  [new RegExp(String.raw`${S} total capacity`, 'gi'), 'totalBytes'],
-  [new RegExp(String.raw`total capac?ity of ${S}`, 'gi'), 'totalBytes'],
-  [new RegExp(String.raw`${S} free;|of which ${S} is free`, 'gi'), 'freeBytes'],
-  [new RegExp(String.raw`${S} already allocated|${S} is allocated by PyTorch`, 'gi'), 'allocatedByPytorchBytes'],
-  [new RegExp(String.raw`${S} cached\b|${S} is reserved by PyTorch but unallocated`, 'gi'), 'reservedUnallocatedBytes'],
-  [new RegExp(String.raw`${S} reserved in total by PyTorch`, 'gi'), 'reservedTotalBytes'],
-  [new RegExp(String.raw`this process has ${S} memory in use`, 'gi'), 'processInUseBytes'],
-  [new RegExp(String.raw`with ${S} allocated in private pools`, 'gi'), 'privatePoolBytes'],
-  [new RegExp(String.raw`${S} allowed;`, 'gi'), 'allowedBytes'],
-];
-const GPU = /\(?GPU (\d{1,3})(?:;| has a total)/gi;
 const HINT_VAR = /(PYTORCH_[A-Z]{0,6}_?ALLOC_CONF)=expandable_segments/gi;
 
 export const pytorchFragment: Recognizer = {
@@ -44,18 +28,7 @@ export const pytorchFragment: Recognizer = {
     fields.partial = true;
     fields.exceptionClass = exceptionBefore(text, start);
     const cur = new FieldCursor(text, start, limit, start);
-    for (const [re, field] of FIELDS) {
-      const m = cur.take(re);
-      if (!m) continue;
-      // Alternations put the size in the first or the second pair of captures.
-      fields[field] = readSize(m[1] ?? m[3], m[2] ?? m[4]).bytes;
-    }
-    const gpu = cur.take(GPU);
-    if (gpu) fields.gpuIndex = Number(gpu[1]);
-    for (let p = within(OTHER_PROCESS, text, start, limit); p; p = within(OTHER_PROCESS, text, p.index + p[0].length, limit)) {
-      cur.note(p);
-      fields.otherProcesses.push({ pid: p[1] === undefined ? null : Number(p[1]), bytes: readSize(p[2], p[3]).bytes });
-    }
+    const read = readPieces(text, start, limit, fields, cur);
     const hint = cur.take(HINT_VAR);
     if (hint) {
       fields.hintVariable = (hint[1] as string).toUpperCase();
@@ -66,6 +39,6 @@ export const pytorchFragment: Recognizer = {
     const tail = hintEnd.exec(text);
     const end = tail && tail.index < limit && tail.index - cur.end < 300 ? tail.index + tail[0].length : Math.max(cur.end, start + 1);
     fields.message = clip(text, start, end);
-    return { fields, start, end, fieldCount: cur.count, wants: hint ? 'none' : 'hint' };
+    return { fields, start, end, fieldCount: read + cur.count, wants: hint ? 'none' : 'hint' };
   },
 };

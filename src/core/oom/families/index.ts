@@ -58,11 +58,14 @@ export function recognizeAll(text: string): Recognized[] {
   for (let head = findHead(text, from, true); head; head = findHead(text, from)) {
     let next = findHead(text, head.at + 1);
     if (next && continues(text, head, next)) next = findHead(text, next.at + 1);
-    let result = head.recognizer.read(text, head.at, next ? next.at : text.length);
+    // A piece of a message is read from the start of the text before any whole message: its first field may
+    // come before the one that found it.
+    const start = head.recognizer === pytorchFragment ? from : head.at;
+    let result = head.recognizer.read(text, start, next ? next.at : text.length);
     // A head inside this message's own head (e.g. CUDA_ERROR_OUT_OF_MEMORY in XLA's line) is part of it.
     while (next && next.at < result.end) {
       next = findHead(text, result.end);
-      result = head.recognizer.read(text, head.at, next ? next.at : text.length);
+      result = head.recognizer.read(text, start, next ? next.at : text.length);
     }
     found.push(result);
     from = Math.max(result.end, head.at + 1);

@@ -12,7 +12,7 @@ import { readSize } from './size-field.js';
 import { OTHER_PROCESS, readPieces } from './pytorch-pieces.js';
 
 const S = SIZE_SOURCE;
-const HEAD = new RegExp(String.raw`(?:(CUDA|HIP|XPU) out of memory ?\.? ?|(?<!out of memory ?\.? ?))Tried to allocate (?:(more than 1EB)|${S}(?! on (?:private|shared) pool))|\b(CUDA|HIP|XPU) out of memory|cuda runtime error ?\(2\) ?: ?out of memory`, 'gi');
+const HEAD = new RegExp(String.raw`(?:(CUDA|HIP|XPU) out of memory ?\.? ?|(?<!(?:CUDA|HIP|XPU) )out of memory ?\.? ?|(?<!out of memory ?\.? ?))Tried to allocate (?:(more than 1EB)|${S}(?! on (?:private|shared) pool))|\b(CUDA|HIP|XPU) out of memory|cuda runtime error ?\(2\) ?: ?out of memory`, 'gi');
 const GPU_OLD = /\(GPU (\d{1,3});/gi;
 const TOTAL_OLD = new RegExp(String.raw`; ?${S} total capacity`, 'gi');
 const ALLOCATED_OLD = new RegExp(String.raw`; ?${S} already allocated`, 'gi');
@@ -118,7 +118,8 @@ export const pytorchCaching: Recognizer = {
     fields.era = eraOf(body, fields.exceptionClass, capacity?.[2] ?? null, Boolean(gpuOld));
     fields.message = clip(text, start, end);
     // Whole when the hint's closing words were read, or (v1–v3, no hint) the field list closed with ")".
-    const closed = done !== null || (gpuOld !== null && core && /^\)/.test(text.slice(cur.end, cur.end + 1)));
+    // (A hint begun after the ")" but not finished is a cut one.)
+    const closed = done !== null || (gpuOld !== null && core && /^\)(?!\s*If\b)/i.test(text.slice(cur.end, cur.end + 8)));
     fields.partial = cutStart || (!closed && fields.era?.version !== '2.3');
     const wants: Wants = done ? 'none' : core ? 'hint' : 'any';
     return { fields, start, end, fieldCount: cur.count, wants };

@@ -1,28 +1,17 @@
 /**
  * A piece of PyTorch's caching-allocator message without its head: the tail a user pasted ("… 4.74 GiB
  * reserved in total by PyTorch"), the middle of a long line, or the hint sentence alone. Every field the piece
- * prints is read exactly; the event is marked partial. The scanner looks for a piece only before the first
- * whole message of a block, so a message's own fields are never taken for a second, cut one.
+ * prints is read exactly, from the start of the text (a piece has no head: any of its fields finds it); the
+ * event is marked partial. The scanner looks for a piece only before the first whole message of a block, so a
+ * message's own fields are never taken for a second, cut one.
  */
-import { SIZE_SOURCE } from '../size.js';
 import { blankFields, clip, exceptionBefore, FieldCursor, headFinder, type Recognized, type Recognizer } from './base.js';
-import { readPieces } from './pytorch-pieces.js';
-
-const S = SIZE_SOURCE;
-const HEAD = new RegExp(
-  [
-    String.raw`${S} (?:total capacity|already allocated|reserved in total by PyTorch|is allocated by PyTorch|is reserved by PyTorch but unallocated)`,
-    String.raw`GPU \d{1,3} has a total capac?ity of`,
-    String.raw`process has ${S} memory in use`,
-    String.raw`try setting (?:PYTORCH_[A-Z]{0,6}_?ALLOC_CONF=expandable_segments|max_split_size_mb)`,
-  ].join('|'),
-  'gi',
-);
+import { PIECE_HEAD, readPieces } from './pytorch-pieces.js';
 
 const HINT_VAR = /(PYTORCH_[A-Z]{0,6}_?ALLOC_CONF)=expandable_segments/gi;
 
 export const pytorchFragment: Recognizer = {
-  findHead: headFinder(HEAD),
+  findHead: headFinder(PIECE_HEAD),
   read(text, start, limit): Recognized {
     const fields = blankFields('pytorch-cuda');
     fields.partial = true;

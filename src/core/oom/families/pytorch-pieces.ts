@@ -27,6 +27,17 @@ const FIELDS: Array<[RegExp, SizeField]> = [
 ];
 const GPU = /\(?GPU (\d{1,3})(?:;| has a total)/gi;
 
+/** Any one field, the hint's variable, or a process line: where a piece of a message may be recognised. */
+export const PIECE_HEAD = new RegExp(
+  [
+    ...FIELDS.map(([re]) => re.source),
+    GPU.source,
+    OTHER_PROCESS.source,
+    String.raw`try setting (?:PYTORCH_[A-Z]{0,6}_?ALLOC_CONF=expandable_segments|max_split_size_mb)`,
+  ].join('|'),
+  'gi',
+);
+
 /**
  * Reads every field found in text[from, limit) into `fields`, leaving alone those already read: a cut
  * message keeps each number it still has even where the whole sentence around it is gone. These reads extend

@@ -166,6 +166,24 @@ export const COMMANDS: readonly CommandSpec[] = [
     examples: ['gpumem runs', 'gpumem runs show 12 --json'],
   },
   {
+    name: 'serve',
+    summary: 'web page, JSON API and Prometheus /metrics (dcgm-exporter names) for this machine',
+    usage: 'serve [options]',
+    description:
+      'Samples the GPUs continuously (memory bounded by a ring buffer) and serves a page with live GPUs, processes, charts and findings, the run history with timelines, a JSON API under /api/v1/ with the documents of the CLI\'s --json, server-sent events, and /metrics in the Prometheus or OpenMetrics format with dcgm-exporter\'s metric names plus gpumem_ ones. Listens on 127.0.0.1 only unless --host says otherwise. Ending a process from the page needs the token printed at start and goes through the checks of gpumem kill. See docs/serve.md.',
+    options: [
+      { name: 'host', type: 'string', value: 'ADDR', default: '127.0.0.1', description: 'address to listen on (anything but loopback exposes process command lines to the network)' },
+      { name: 'port', type: 'number', value: 'N', default: 9488, description: 'port to listen on (0: any free port)' },
+      { name: 'interval', type: 'number', value: 'MS', default: 1000, description: 'time between GPU samples, in milliseconds' },
+      { name: 'readonly', type: 'boolean', description: 'no actions: the page and API cannot end processes' },
+      { name: 'token', type: 'string', value: 'TEXT', description: 'the action token (default: a random one, printed at start; also GPUMEM_SERVE_TOKEN)' },
+      { name: 'db', type: 'string', value: 'PATH', description: 'run history database (default $XDG_DATA_HOME/gpumem/history.db)' },
+      ...SOURCE_OPTIONS,
+    ],
+    examples: ['gpumem serve', 'gpumem serve --port 9488 --readonly', 'gpumem serve --host 0.0.0.0 --readonly'],
+    exits: ['3 when no GPU can be read', '2 when the address is in use or cannot be bound'],
+  },
+  {
     name: 'explain',
     summary: 'find every out-of-memory error in logs, read its exact numbers, rank causes and fixes',
     usage: 'explain [FILE…|-] [options]',

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { LiveSampler } from '../../src/orchestrate/index.js';
 import { createApp, listen, ServerState, type App } from '../../src/server/index.js';
 import { openSource, type GpuSource } from '../../src/sources/index.js';
+import { writeHistory } from './history-fixture.js';
 import { fakeH100, fakeNvmlLib, writeScenario, type FakeScenario } from '../fake-nvml/scenario.js';
 
 export const MiB = 1024 * 1024;
@@ -34,12 +35,14 @@ export interface Harness {
 export interface HarnessOptions {
   intervalMs?: number;
   readonly?: boolean;
-  dbPath?: string | null;
+  /** A history file; 'fixture' writes history-fixture.ts's runs into the test folder. */
+  dbPath?: string | null | 'fixture';
 }
 
 /** Starts everything; call close() in afterAll. */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-serve-'));
+  const dbPath = options.dbPath === 'fixture' ? writeHistory(dir).path : (options.dbPath ?? null);
   const trainer = spawn('/bin/sleep', ['60'], { stdio: 'ignore' });
   const hostile = spawn('/bin/sh', ['-c', 'sleep 60', HOSTILE], { stdio: 'ignore' });
   const children = [trainer, hostile];
@@ -63,7 +66,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   process.env.GPUMEM_FAKE_NVML_SCENARIO = scenarioPath;
   const source: GpuSource = await openSource({ source: 'nvml', nvmlLib: fakeNvmlLib('590'), env: {} });
   const sampler = new LiveSampler(source, { intervalMs: options.intervalMs ?? 100 });
-  const state = new ServerState({ sampler, env: { XDG_RUNTIME_DIR: dir }, dbPath: options.dbPath ?? null, hostname: 'testhost', cacheMs: 200 });
+  const state = new ServerState({ sampler, env: { XDG_RUNTIME_DIR: dir }, dbPath, hostname: 'testhost', cacheMs: 200 });
   const token = 'test-token-0123456789abcdef';
   const app = createApp({ state, bindAddress: '127.0.0.1', token: options.readonly ? null : token, kill: { graceMs: 200, killOptions: {} } });
   await sampler.start();

@@ -8,5 +8,7 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 20_000,
     hookTimeout: 60_000,
+    // The adversarial suite ends with one line counting its cases, hangs, stack traces, lost records and escapes.
+    reporters: ['default', './test/adversarial/summary-reporter.ts'],
   },
 });

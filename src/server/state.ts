@@ -7,8 +7,8 @@ import { existsSync } from 'node:fs';
 import { hostname as osHostname, userInfo } from 'node:os';
 import { diagnose, type DiagnoseReport } from '../core/diagnose/index.js';
 import type { Sample } from '../core/index.js';
-import type { LiveSampler } from '../orchestrate/index.js';
-import { detectContainer, type ProcOptions } from '../sources/index.js';
+import { detectPidNamespace, readAncestors, type LiveSampler } from '../orchestrate/index.js';
+import type { ProcOptions } from '../sources/index.js';
 import { historySummary, listRuns, openHistory, readLiveCompanion, type Db, type LiveCompanionEntry } from '../store/index.js';
 import type { RunSummary, ServerSnapshot } from './snapshot.js';
 
@@ -88,13 +88,13 @@ export class ServerState {
     const latest = samples[samples.length - 1];
     if (!latest) return undefined;
     return this.diagnosisCache.get(latest.timeMs, () => {
-      const inContainer = detectContainer({ procRoot: this.options.proc?.procRoot });
+      const live = latest.source.kind !== 'replay';
       const info = userInfo();
       return diagnose({
         samples,
-        viewer: latest.source.kind === 'replay' ? null : { uid: info.uid, user: info.username },
-        pidNamespace: latest.source.kind === 'replay' ? 'unknown' : inContainer === true ? 'container' : inContainer === false ? 'host' : 'unknown',
-        ancestors: {},
+        viewer: live ? { uid: info.uid, user: info.username } : null,
+        pidNamespace: live ? detectPidNamespace(this.options.proc?.procRoot) : 'unknown',
+        ancestors: live ? readAncestors(latest, this.options.proc) : {},
         companion: Object.fromEntries(this.companion().map((c) => [c.pid, c])),
       });
     });

@@ -10,6 +10,12 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
+/** The JSON body of a response (untyped, as a script would read it). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function json(res: Response): Promise<any> {
+  return JSON.parse(await res.text());
+}
+
 /** A raw request (fetch cannot set Host). */
 function raw(path: string, headers: Record<string, string>, method = 'GET'): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -25,7 +31,7 @@ function raw(path: string, headers: Record<string, string>, method = 'GET'): Pro
 
 describe('JSON API', () => {
   it('/api/v1/status is the document of gpumem status --json', async () => {
-    const doc = await (await fetch(`${h.base}/api/v1/status`)).json();
+    const doc = await json(await fetch(`${h.base}/api/v1/status`));
     expect(doc.schemaVersion).toBe(1);
     expect(doc.kind).toBe('gpumem.status');
     expect(doc.source.kind).toBe('nvml');
@@ -35,14 +41,14 @@ describe('JSON API', () => {
   });
 
   it('/api/v1/processes, /api/v1/findings and /api/v1/diagnosis', async () => {
-    const procs = await (await fetch(`${h.base}/api/v1/processes`)).json();
+    const procs = await json(await fetch(`${h.base}/api/v1/processes`));
     expect(procs.processes.map((p: { pid: number; usedBytes: number }) => [p.pid, p.usedBytes]).sort()).toEqual(
       [[h.trainerPid, (20_000 - 1024) * MiB], [h.hostilePid, 1024 * MiB]].sort(),
     );
-    const findings = await (await fetch(`${h.base}/api/v1/findings`)).json();
+    const findings = await json(await fetch(`${h.base}/api/v1/findings`));
     expect(findings.kind).toBe('gpumem.findings');
     expect(Array.isArray(findings.findings)).toBe(true);
-    const diagnosis = await (await fetch(`${h.base}/api/v1/diagnosis`)).json();
+    const diagnosis = await json(await fetch(`${h.base}/api/v1/diagnosis`));
     expect(diagnosis.command).toBe('diagnose');
     expect(diagnosis.accounting[0].usedBytes ?? diagnosis.accounting[0].used ?? null).not.toBeUndefined();
     expect(diagnosis.findings).toEqual(findings.findings);
@@ -50,17 +56,17 @@ describe('JSON API', () => {
 
   it('/api/v1/live returns the bounded history the charts plot', async () => {
     await h.sampler.sampleNow();
-    const doc = await (await fetch(`${h.base}/api/v1/live?last=2`)).json();
+    const doc = await json(await fetch(`${h.base}/api/v1/live?last=2`));
     expect(doc.samples).toHaveLength(2);
     expect(doc.samples[1].devices[0]).toEqual({ index: 0, usedBytes: 20_000 * MiB, totalBytes: 81559 * MiB, gpuPct: 87, memoryPct: 17 });
     expect((await fetch(`${h.base}/api/v1/live?last=-1`)).status).toBe(400);
   });
 
   it('runs without a history are an empty list, an unknown run is 404', async () => {
-    expect(await (await fetch(`${h.base}/api/v1/runs`)).json()).toEqual({ schemaVersion: 1, runs: [] });
+    expect(await json(await fetch(`${h.base}/api/v1/runs`))).toEqual({ schemaVersion: 1, runs: [] });
     const missing = await fetch(`${h.base}/api/v1/runs/7`);
     expect(missing.status).toBe(404);
-    expect((await missing.json()).error.code).toBe('NOT_FOUND');
+    expect((await json(missing)).error.code).toBe('NOT_FOUND');
   });
 });
 

@@ -3,21 +3,17 @@ import { GpumemError } from '../../core/index.js';
 import { LiveSampler } from '../../orchestrate/index.js';
 import { createApp, isLoopbackAddress, listen, newToken, ServerState } from '../../server/index.js';
 import { defaultDbPath } from '../../store/index.js';
-import { checkWholeOption } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
+import type { ServeOptions } from '../options/serve.js';
 import { untilInterrupted } from '../interrupt.js';
 import { openSourceFromContext } from '../open-source.js';
 import { painter } from '../render/style.js';
 
-export const run: CommandHandler = async (ctx) => {
+export const run: CommandHandler<ServeOptions> = async (ctx) => {
   const o = ctx.args.options;
-  const host = typeof o.host === 'string' ? o.host : '127.0.0.1';
-  const port = typeof o.port === 'number' ? o.port : 9488;
-  const intervalMs = typeof o.interval === 'number' ? o.interval : 1000;
-  checkWholeOption(port, '--port', 0);
-  if (port > 65535) throw new GpumemError('BAD_OPTION_VALUE', `--port: ${port} is not a port number`, { hint: 'use 1–65535, or 0 for any free port' });
-  checkWholeOption(intervalMs, '--interval', 50);
-  const given = typeof o.token === 'string' ? o.token : ctx.env.GPUMEM_SERVE_TOKEN;
+  const { host, port } = o;
+  const intervalMs = o.interval;
+  const given = o.token ?? ctx.env.GPUMEM_SERVE_TOKEN;
   if (given !== undefined && !/^[A-Za-z0-9._~+/=-]{16,256}$/.test(given)) {
     throw new GpumemError('BAD_OPTION_VALUE', '--token: needs 16 to 256 characters of A–Z, a–z, 0–9, ._~+/=-', { hint: 'or leave it out for a random one' });
   }
@@ -28,7 +24,7 @@ export const run: CommandHandler = async (ctx) => {
     intervalMs,
     onError: (error) => ctx.stderr.write(`gpumem serve: warning: sampling failed: ${(error as Error).message ?? String(error)}\n`),
   });
-  const state = new ServerState({ sampler, env: ctx.env, dbPath: typeof o.db === 'string' ? o.db : defaultDbPath(ctx.env) });
+  const state = new ServerState({ sampler, env: ctx.env, dbPath: o.db ?? defaultDbPath(ctx.env) });
   const app = createApp({
     state, bindAddress: host, token,
     kill: { graceMs: 5000, killOptions: { devicePrefix: ctx.env.GPUMEM_DEVICE_PREFIX || undefined } },

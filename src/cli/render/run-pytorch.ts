@@ -4,20 +4,24 @@
  * allocator's own peaks, retries and OOMs; the allocator's numbers at each OOM; snapshots written.
  */
 import type { AllocatorAtOom } from '../../core/companion/index.js';
-import { formatBytes } from '../../core/index.js';
-import type { AttemptReport, CompanionReport, LinkedOomFinding } from '../../supervise/index.js';
+import { formatBytes, printable } from '../../core/index.js';
+import type { CompanionReport } from '../../core/companion/index.js';
+import type { AttemptReport, OomFinding } from '../../core/run/index.js';
 import { table, type Color } from './style.js';
 
 type Paint = (color: Color, text: string) => string;
 
-/** The companion's report of an attempt, when the companion ran. */
-export function companionOf(a: AttemptReport): CompanionReport | null {
-  const c = a.plugins?.companion as CompanionReport | undefined;
+/** The parts of an attempt this renders; a report read back from the history has them too. */
+type PytorchAttempt = Pick<AttemptReport, 'attempt' | 'plugins'>;
+
+/** The companion's report of an attempt, when the companion ran (checked: a stored report may predate it). */
+export function companionOf(a: PytorchAttempt): CompanionReport | null {
+  const c = a.plugins?.companion;
   return c && Array.isArray(c.gpus) ? c : null;
 }
 
 /** "allocator at the OOM: …" for a finding the companion matched, else null. */
-export function allocatorLine(f: LinkedOomFinding): string | null {
+export function allocatorLine(f: OomFinding): string | null {
   return f.allocator ? `    allocator at that instant: ${describeAllocator(f.allocator)}` : null;
 }
 
@@ -29,7 +33,7 @@ function describeAllocator(at: AllocatorAtOom): string {
 }
 
 /** Lines for the last attempt's PyTorch split, unprinted OOMs and snapshots; empty without companion data. */
-export function renderPytorch(attempts: readonly AttemptReport[], paint: Paint): string[] {
+export function renderPytorch(attempts: readonly PytorchAttempt[], paint: Paint): string[] {
   const out: string[] = [];
   const last = attempts[attempts.length - 1];
   const report = last ? companionOf(last) : null;
@@ -52,9 +56,9 @@ export function renderPytorch(attempts: readonly AttemptReport[], paint: Paint):
     for (const u of companionOf(a)?.unprintedOoms ?? []) {
       out.push(paint('yellow', `  OOM caught by the program (attempt ${a.attempt}, not printed): ${describeAllocator(u)}`));
     }
-    for (const file of companionOf(a)?.snapshots ?? []) out.push(`  memory snapshot at the OOM: ${file}  (gpumem snapshot ${file})`);
+    for (const file of companionOf(a)?.snapshots ?? []) out.push(`  memory snapshot at the OOM: ${printable(file)}  (gpumem snapshot ${printable(file)})`);
     for (const p of companionOf(a)?.processes ?? []) {
-      for (const [what, message] of Object.entries(p.companionErrors)) out.push(paint('gray', `  companion (pid ${p.pid}): ${what} failed: ${message}`));
+      for (const [what, message] of Object.entries(p.companionErrors)) out.push(paint('gray', `  companion (pid ${p.pid}): ${printable(what)} failed: ${printable(message)}`));
     }
   }
   return out;

@@ -1,10 +1,10 @@
 /** Human output of `gpumem snapshot` and `gpumem snapshot diff`: one block per device, sizes in IEC units. */
-import { formatBytes } from '../../core/index.js';
+import { formatBytes, printable } from '../../core/index.js';
 import type { DeviceReport, SnapshotDiff, SnapshotReport, SiteTotal } from '../../core/snapshot/index.js';
 import { painter, table, trimTo } from './style.js';
 
 function siteRows(sites: readonly SiteTotal[], width: number): string[] {
-  const rows = sites.map((s) => [formatBytes(s.bytes), String(s.count), trimTo(s.site, Math.max(20, width - 24))]);
+  const rows = sites.map((s) => [formatBytes(s.bytes), String(s.count), trimTo(printable(s.site), Math.max(20, width - 24))]);
   return table([['bytes', 'blocks', 'site (innermost frame outside torch)'], ...rows], ['right', 'right']).map((l) => `  ${l}`);
 }
 

@@ -4,6 +4,7 @@
  * they equal `torch.cuda.memory_stats()` at the moment of the snapshot: allocated = active_allocated blocks,
  * active = allocated + active_pending_free, requested = what callers asked for before 512-byte rounding.
  */
+import { nameRecord } from '../records.js';
 import type { SnapshotSegment } from './model.js';
 import { SiteTally, type SiteTotal } from './sites.js';
 
@@ -63,7 +64,7 @@ export function devicesOf(segments: readonly SnapshotSegment[]): number[] {
 export function summarizeDevice(segments: readonly SnapshotSegment[], device: number): DeviceSummary {
   const s: DeviceSummary = {
     device, reservedBytes: 0, allocatedBytes: 0, activeBytes: 0, requestedBytes: 0, roundingSlackBytes: null,
-    pendingFreeBytes: 0, inactiveBytes: 0, segmentCount: 0, blockCount: 0, segmentsByType: {},
+    pendingFreeBytes: 0, inactiveBytes: 0, segmentCount: 0, blockCount: 0, segmentsByType: nameRecord(),
     expandable: { count: 0, bytes: 0 }, pools: [],
   };
   const pools = new Map<string, PoolFragmentation>();

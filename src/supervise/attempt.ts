@@ -41,7 +41,7 @@ export async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   const startedAtMs = now();
   const baseline = await o.source.readSample();
   const oom = createOomWatcher({
-    ...(a.env.PYTORCH_CUDA_ALLOC_CONF ?? a.env.PYTORCH_ALLOC_CONF ? { allocConf: a.env.PYTORCH_CUDA_ALLOC_CONF ?? a.env.PYTORCH_ALLOC_CONF } : {}),
+    ...(a.env.PYTORCH_ALLOC_CONF ?? a.env.PYTORCH_CUDA_ALLOC_CONF ? { allocConf: a.env.PYTORCH_ALLOC_CONF ?? a.env.PYTORCH_CUDA_ALLOC_CONF } : {}),
     ...(a.env.CUDA_VISIBLE_DEVICES ? { cudaVisibleDevices: a.env.CUDA_VISIBLE_DEVICES } : {}),
   });
   const ooms: OomFinding[] = [];

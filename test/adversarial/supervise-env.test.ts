@@ -4,7 +4,7 @@
  * expandable_segments, and what was set is printed. Real gpumem and a real child printing its environment.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { gpumem, world, type World } from './supervise-helpers.js';
+import { expectClean, gpumem, world, type World } from './supervise-helpers.js';
 
 let w: World | null = null;
 afterEach(() => {
@@ -17,6 +17,7 @@ const PRINT_ENV = [process.execPath, '-e', 'console.log("seen " + JSON.stringify
 async function childSees(env: Record<string, string>): Promise<{ seen: { a: string | null; c: string | null }; stderr: string }> {
   w = world();
   const r = await gpumem(['run', '--no-history', '--no-companion', '--', ...PRINT_ENV], { ...w.env, ...env }, 10000);
+  expectClean(r, 'gpumem run');
   expect(r.code).toBe(0);
   const line = r.stdout.split('\n').find((l) => l.startsWith('seen ')) as string;
   return { seen: JSON.parse(line.slice(5)) as { a: string | null; c: string | null }, stderr: r.stderr };

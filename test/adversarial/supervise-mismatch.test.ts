@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { GiB, uuidOf } from '../supervise/helpers/claims.js';
-import { PROCS, gpumem, world, type World } from './supervise-helpers.js';
+import { PROCS, expectClean, gpumem, world, type World } from './supervise-helpers.js';
 
 let w: World | null = null;
 afterEach(() => {
@@ -20,6 +20,7 @@ describe('supervise: the device-mismatch explanation uses the child\'s own CUDA_
     w = world();
     const script = `CUDA_VISIBLE_DEVICES=${uuidOf(0)} exec ${process.execPath} ${PROCS}/oom-at.mjs --batch 8 --threshold 4 --per-sample ${GiB} --gpu 0 --hold-ms 800`;
     const r = await gpumem(['run', '--gpus', '1', '--no-history', '--no-companion', '--json', '--interval-ms', '50', '--', 'sh', '-c', script], w.env, 20000);
+    expectClean(r, 'gpumem run');
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/warning: device mismatch: pid \d+ \(node\) holds 4\.00 GiB on GPU 0, which was not chosen/);
     const report = JSON.parse(r.stdout) as { attempts: Array<{ ooms: Array<{ causes: Cause[] }> }> };

@@ -5,7 +5,7 @@
 import { chmodSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { gpumem, world, type World } from './supervise-helpers.js';
+import { expectClean, gpumem, world, type World } from './supervise-helpers.js';
 
 let w: World | null = null;
 afterEach(() => {
@@ -23,7 +23,7 @@ describe('supervise faults: the program cannot be started', () => {
   it('a mistyped command with the companion on exits 127 at once, leaks no socket folder and is recorded as not-started', async () => {
     w = world();
     const r = await gpumem(['run', '--db', w.db, '--', 'pyhton-not-a-program', 'train.py'], w.env, 10000);
-    expect(r.timedOut).toBe(false);
+    expectClean(r, 'gpumem run');
     expect(r.code).toBe(127);
     expect(r.stderr).toContain('cannot start "pyhton-not-a-program": ENOENT');
     expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
@@ -38,7 +38,7 @@ describe('supervise faults: the program cannot be started', () => {
     writeFileSync(script, '#!/bin/sh\necho hi\n');
     chmodSync(script, 0o644);
     const r = await gpumem(['run', '--no-history', '--', script], w.env, 10000);
-    expect(r.timedOut).toBe(false);
+    expectClean(r, 'gpumem run');
     expect(r.code).toBe(126);
     expect(r.stderr).toContain('EACCES');
   });

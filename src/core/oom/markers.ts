@@ -17,6 +17,26 @@ export const MARKER_PHRASES: readonly string[] = [
   'failed to cuda calloc',
   'allocation on device',
   'invalid buffer size',
+  // Families whose words differ (each phrase at least 12 characters: the byte search moves by up to that much).
+  'allocating <= available',
+  'buffer of size',
+  'failed to allocate buffer',
+  'device memory allocation',
+  "'s max seq len",
+  'memory for the cache blocks',
+  'allocate request for',
+  'could not be allocated',
+  'code 2: outofmemory',
+  'no enough memory',
+  // Pieces of PyTorch's message pasted without its head.
+  'total capacity',
+  'total capacty',
+  'already allocated',
+  'reserved in total by pytorch',
+  'by pytorch but unallocated',
+  'is allocated by pytorch',
+  'memory in use',
+  'avoid fragmentation',
 ];
 
 function escape(phrase: string): string {

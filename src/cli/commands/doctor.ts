@@ -7,15 +7,16 @@
 import type { Sample } from '../../core/index.js';
 import { painter } from '../render/style.js';
 import type { CommandContext, CommandHandler } from '../context.js';
+import type { DiagnoseOptions } from '../options/gpus.js';
 import { reportJson } from '../diagnose/json.js';
 import { describeWindow, renderFindings } from '../diagnose/render.js';
 import { outcomeOf, runDiagnosis, SAMPLE_INTERVAL_MS } from '../diagnose/run.js';
 import { renderStatus } from '../render/status.js';
 
-const statusTable = (ctx: CommandContext, sample: Sample): string => renderStatus(sample, { columns: ctx.stdout.columns, color: ctx.color }).trimEnd();
+const statusTable = (ctx: CommandContext<DiagnoseOptions>, sample: Sample): string => renderStatus(sample, { columns: ctx.stdout.columns, color: ctx.color }).trimEnd();
 
 /** Prints the first sample's table as soon as it is read; returns whether it did and a cleanup for the progress line. */
-function earlyStatus(ctx: CommandContext): { onSample: (sample: Sample, index: number, count: number) => void; printed: () => boolean; done: () => void } {
+function earlyStatus(ctx: CommandContext<DiagnoseOptions>): { onSample: (sample: Sample, index: number, count: number) => void; printed: () => boolean; done: () => void } {
   let printed = false;
   let progress = false;
   const paint = painter(ctx.color);
@@ -40,7 +41,7 @@ function earlyStatus(ctx: CommandContext): { onSample: (sample: Sample, index: n
   };
 }
 
-export const run: CommandHandler = async (ctx) => {
+export const run: CommandHandler<DiagnoseOptions> = async (ctx) => {
   const json = Boolean(ctx.args.options.json);
   const early = json ? null : earlyStatus(ctx);
   let diagnosed;

@@ -7,44 +7,25 @@ import { DEFAULT_FIT_OPTIONS, type FitReport } from '../../core/fit/index.js';
 import { runFitLoop } from '../../orchestrate/index.js';
 import { openSourceFromContext } from '../open-source.js';
 import type { CommandHandler } from '../context.js';
+import type { FitOptions } from '../options/supervise.js';
 import { painter, table } from '../render/style.js';
 
-const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
-
-function positive(v: number | undefined, flag: string, fallback: number): number {
-  const n = v ?? fallback;
-  if (!Number.isSafeInteger(n) || n < 1) throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${n}" is not a positive whole number`, { hint: `e.g. ${flag} 4` });
-  return n;
-}
-
-function probes(value: unknown): [number, number] {
-  const list = Array.isArray(value) ? (value as string[]).map(Number) : [...DEFAULT_FIT_OPTIONS.probes];
-  const [a, b] = list;
-  if (list.length !== 2 || !Number.isSafeInteger(a) || !Number.isSafeInteger(b) || (a as number) < 1 || (b as number) <= (a as number)) {
-    throw new GpumemError('BAD_OPTION_VALUE', `--probe: "${list.join(',')}" is not two ascending batch sizes`, { hint: 'e.g. --probe 2,4' });
-  }
-  return [a as number, b as number];
-}
-
-export const run: CommandHandler = async (ctx) => {
+export const run: CommandHandler<FitOptions> = async (ctx) => {
   const o = ctx.args.options;
   const argv = ctx.args.rest;
   if (argv.length === 0) throw new GpumemError('USAGE', 'no command to fit', { hint: 'e.g. gpumem fit -- python train.py --batch-size {batch} --max-steps {steps}' });
   if (!argv.some((a) => a.includes('{batch}'))) {
     throw new GpumemError('USAGE', 'the command has no {batch} placeholder', { hint: 'write {batch} where the batch size goes; the command also gets GPUMEM_BATCH' });
   }
-  const steps = positive(num(o.steps), '--steps', 5);
-  const fill = num(o.fill) ?? 90;
-  if (!(fill > 0 && fill <= 100)) throw new GpumemError('BAD_OPTION_VALUE', `--fill: ${fill} is not a percentage in (0, 100]`, { hint: 'e.g. --fill 90' });
-  const gpus = typeof o.gpus === 'string' ? o.gpus : '0';
+  const { steps, fill, gpus } = o;
   const source = await openSourceFromContext(ctx);
   try {
     const report = await runFitLoop({
-      argv, steps, fillPct: fill, gpus, intervalMs: num(o.intervalMs) ?? 100, companion: !o.noCompanion,
-      probes: probes(o.probe),
-      maxBatch: positive(num(o.maxBatch), '--max-batch', DEFAULT_FIT_OPTIONS.maxBatch),
-      maxRuns: positive(num(o.maxRuns), '--max-runs', DEFAULT_FIT_OPTIONS.maxRuns),
-      effectiveBatch: num(o.effectiveBatch) ?? null,
+      argv, steps, fillPct: fill, gpus, intervalMs: o.intervalMs, companion: !o.noCompanion,
+      probes: o.probe ?? DEFAULT_FIT_OPTIONS.probes,
+      maxBatch: o.maxBatch,
+      maxRuns: o.maxRuns,
+      effectiveBatch: o.effectiveBatch ?? null,
       source, cwd: ctx.cwd, env: ctx.env,
       onRun: (batch, n) => ctx.stderr.write(`gpumem: fit: running batch ${batch} for ${n} steps\n`),
     });

@@ -1,11 +1,12 @@
 /** `gpumem pipeline FILE.yaml`: stages with verified cleanup between them (docs/pipeline.md). */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { GpumemError, formatBytes, formatDuration } from '../../core/index.js';
+import { GpumemError, formatBytes, formatDuration, printable } from '../../core/index.js';
 import { openSourceFromContext } from '../open-source.js';
 import { beginPipeline, beginRun, completePipeline, completeRun } from '../../store/index.js';
 import { parsePipeline, pipelineReportJson, runPipeline, type PipelineReport } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
+import type { PipelineOptions } from '../options/supervise.js';
 import { painter, table } from '../render/style.js';
 import { companionSettings, startCompanion } from './companion.js';
 import { tryHistory } from './history.js';
@@ -21,16 +22,16 @@ function readPipelineFile(path: string): string {
   }
 }
 
-export const run: CommandHandler = async (ctx) => {
+export const run: CommandHandler<PipelineOptions> = async (ctx) => {
   const o = ctx.args.options;
   const [file, ...extra] = ctx.args.positionals;
   if (file === undefined || extra.length > 0) throw new GpumemError('USAGE', 'gpumem pipeline takes exactly one FILE', { hint: 'e.g. gpumem pipeline examples/pipeline.yaml' });
   const path = resolve(ctx.cwd, file);
   const spec = parsePipeline(readPipelineFile(path), file);
-  const toleranceBytes = spec.toleranceBytes ?? (o.tolerance as number);
+  const toleranceBytes = spec.toleranceBytes ?? o.tolerance;
   if (o.check) {
     ctx.stdout.write(`${file}: valid, ${spec.stages.length} stage(s)\n`);
-    for (const s of spec.stages) ctx.stdout.write(`  ${s.name}: ${s.argv.join(' ')}${s.gpus ? ` [gpus ${s.gpus}]` : ''}${s.batch ? ` [batch ${s.batch}]` : ''}\n`);
+    for (const s of spec.stages) ctx.stdout.write(`  ${printable(s.name)}: ${printable(s.argv.join(' '))}${s.gpus ? ` [gpus ${s.gpus}]` : ''}${s.batch ? ` [batch ${s.batch}]` : ''}\n`);
     return { kind: 'ok' };
   }
   const settings = companionSettings(ctx);
@@ -41,8 +42,8 @@ export const run: CommandHandler = async (ctx) => {
     const pipelineId = db ? beginPipeline(db, path, startedAtMs) : null;
     const companion = startCompanion(ctx, settings, { runId: null, startedAtMs, ...(pipelineId !== null ? { folderName: `pipeline-${pipelineId}` } : {}) });
     const report = await runPipeline({
-      spec, file, source, toleranceBytes, from: typeof o.from === 'string' ? o.from : undefined, gpus: typeof o.gpus === 'string' ? o.gpus : undefined,
-      run: { cwd: ctx.cwd, env: ctx.env, forwardSignals: true, stdout: o.json ? process.stderr : process.stdout, stderr: process.stderr, log: (l) => ctx.stderr.write(`gpumem: ${l}\n`), plugins: companion.plugin ? [companion.plugin] : [] },
+      spec, file, source, toleranceBytes, from: o.from, gpus: o.gpus,
+      run: { cwd: ctx.cwd, env: ctx.env, forwardSignals: true, stdout: o.json ? ctx.stderr.stream : ctx.stdout.stream, stderr: ctx.stderr.stream, log: (l) => ctx.stderr.write(`gpumem: ${l}\n`), plugins: companion.plugin ? [companion.plugin] : [] },
       log: (l) => ctx.stderr.write(`gpumem: ${l}\n`),
       onStageStart: (stage) => (db && pipelineId !== null ? beginRun(db, { argv: stage.argv, cwd: ctx.cwd, startedAtMs: Date.now(), pipelineId, stage: stage.name }) : null),
       onStageEnd: (runId, run) => db && runId !== null && completeRun(db, runId, run),
@@ -68,10 +69,10 @@ export function renderPipeline(r: PipelineReport, color: boolean): string {
     const after = s.check?.gpus.map((g) => `GPU ${g.index} ${g.deltaBytes === null ? 'n/a' : `${g.deltaBytes >= 0 ? '+' : ''}${formatBytes(g.deltaBytes)}`}`).join(', ') ?? '-';
     const exit = s.run ? (s.run.exit.signal ?? String(s.run.exit.code)) : '-';
     const state = s.status === 'ok' ? paint('green', 'ok') : s.status === 'skipped' || s.status === 'not-run' ? paint('gray', s.status) : paint('red', s.status);
-    return [s.name, state, exit, s.run ? formatDuration(s.run.durationMs) : '-', String(s.run?.retries ?? '-'), peaks, after];
+    return [printable(s.name), state, exit, s.run ? formatDuration(s.run.durationMs) : '-', String(s.run?.retries ?? '-'), peaks, after];
   });
   const lines = table([['STAGE', 'STATUS', 'EXIT', 'DURATION', 'RETRIES', 'PEAK (tree)', 'MEMORY AFTER vs BEFORE'], ...rows], ['left', 'left', 'right', 'right', 'right']);
   const head = paint('bold', `gpumem pipeline ${r.name}: ${r.status === 'ok' ? paint('green', 'ok') : paint('red', 'failed')} in ${formatDuration(r.durationMs)} (cleanup tolerance ${formatBytes(r.toleranceBytes)})`);
-  const reasons = r.stages.filter((s) => s.check?.reason).map((s) => `  ${s.name}: ${s.check?.reason}`);
+  const reasons = r.stages.filter((s) => s.check?.reason).map((s) => `  ${printable(s.name)}: ${printable(s.check?.reason)}`);
   return `${[head, ...lines.map((l) => `  ${l}`), ...reasons].join('\n')}\n`;
 }

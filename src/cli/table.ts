@@ -205,9 +205,10 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'estimate',
     summary: 'predict training memory by phase and stage; the largest batch that fits; accumulation',
-    usage: 'estimate [MODEL] [options]',
+    usage: 'estimate [MODEL] [options] | estimate [options] -- python train.py … | estimate --entry MOD:FN',
+    passthrough: true,
     description:
-      'Predicts the GPU memory of a training setup from a model\'s safetensors header (only the header is read), a sharded index, a Hugging Face config.json (gpt2, bert, llama, mistral, qwen2/3, vit) or --params. Prints the breakdown at the peak phase (forward end, backward, optimizer step); with --gpu the largest batch that fits with a margin, with --effective-batch the accumulation, with --stages each stage\'s peak and which one breaks. Formulas and their sources: docs/estimate.md.',
+      'With a command after -- (or --entry), traces the real training step on fake tensors (no GPU, no weights) and replays it: peak by phase, module and category, and what nvidia-smi would show. Otherwise predicts the GPU memory of a training setup from a model\'s safetensors header (only the header is read), a sharded index, a Hugging Face config.json (gpt2, bert, llama, mistral, qwen2/3, vit) or --params. Prints the breakdown at the peak phase (forward end, backward, optimizer step); with --gpu the largest batch that fits with a margin, with --effective-batch the accumulation, with --stages each stage\'s peak and which one breaks. Formulas and their sources: docs/estimate.md.',
     args: [{ name: 'MODEL', description: 'model.safetensors, a model folder, model.safetensors.index.json or config.json' }],
     options: [
       { name: 'params', type: 'string', value: 'N', description: 'parameter count instead of a file (7B, 350M, 124439808)' },
@@ -239,6 +240,10 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: 'unfreeze', type: 'list', value: 'GROUP', description: 'progressive unfreezing: module groups (A+B) in the order they are unfrozen' },
       { name: 'context', type: 'bytes', value: 'BYTES', description: 'CUDA context size (default by GPU generation, 512–640 MiB)' },
       { name: 'fragmentation', type: 'number', value: 'PCT', default: 5, description: 'allocator slack as percent of activations and transients' },
+      { name: 'entry', type: 'string', value: 'MOD:FN', description: 'trace make_step() → (model, batch, step) instead of a command after --' },
+      { name: 'steps', type: 'number', value: 'N', default: 2, description: 'training steps to trace (2 shows optimizer state and persistent gradients)' },
+      { name: 'trace-timeout', type: 'number', value: 'S', default: 600, description: 'seconds a traced program may run before it is ended' },
+      { name: 'python', type: 'string', value: 'PATH', default: 'python3', description: 'with --entry: the Python interpreter to run' },
       JSON_OPTION,
       ...SOURCE_OPTIONS,
     ],
@@ -246,6 +251,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'gpumem estimate gpt2/config.json --precision amp-bf16 --batch 8 --seq 1024 --gpu H100-80GB',
       'gpumem estimate model.safetensors --activation-bytes-per-sample 1.4GiB --gpu auto --effective-batch 64',
       'gpumem estimate --params 7B --layers 32 --hidden 4096 --lora-rank 16 --precision bf16 --seq 2048',
+      'gpumem estimate --gpu A100-40GB -- python train.py --batch-size 16',
     ],
     exits: ['1: the given batch, or a stage, does not fit the --gpu budget'],
   },

@@ -14,3 +14,4 @@ export { readProcTable, readProcEntry, parseStatLine, type ProcEntry } from './p
 export * from './kill/index.js';
 export * from './pipeline/index.js';
 export { companionPlugin, CompanionServer, companionPythonDir, companionSiteDir, splitLine, oomLine, type CompanionPlugin, type CompanionPluginOptions, type CompanionReport, type LinkedOomFinding } from './companion/index.js';
+export { runTracedProgram, type TraceRunOptions, type TraceRunResult } from './estimate-trace.js';

@@ -19,6 +19,7 @@ import {
 import type { CommandContext, CommandHandler } from '../context.js';
 import { loadModel } from './estimate-model.js';
 import { renderEstimate } from './estimate-render.js';
+import { runTracedEstimate } from './estimate-traced.js';
 
 type Opts = Record<string, unknown>;
 
@@ -71,12 +72,12 @@ function setupFrom(o: Opts): TrainingSetup {
 }
 
 /** Resolves --gpu into a budget and the generation that picks context and workspace defaults. */
-async function resolveGpu(ctx: CommandContext, o: Opts, margin: number): Promise<{ budget: Budget | null; generation: GpuGeneration | null }> {
+async function resolveGpu(ctx: CommandContext, o: Opts, margin: number): Promise<{ budget: Budget | null; generation: GpuGeneration | null; name?: string }> {
   const value = str(o, 'gpu');
   if (value === undefined) return { budget: null, generation: null };
   if (value === 'auto') return await liveGpu(ctx, o, margin);
   const known = findGpu(value);
-  if (known) return { budget: { gpu: known.id, capacityBytes: known.totalBytes - (known.reservedBytes ?? 0), margin }, generation: known.generation };
+  if (known) return { budget: { gpu: known.id, capacityBytes: known.totalBytes - (known.reservedBytes ?? 0), margin }, generation: known.generation, name: known.id };
   let bytes: number;
   try {
     bytes = parseByteSize(value, '--gpu');
@@ -106,7 +107,16 @@ async function liveGpu(ctx: CommandContext, o: Opts, margin: number): Promise<{ 
 export const run: CommandHandler = async (ctx) => {
   const o = ctx.args.options as Opts;
   const margin = percent(o, 'margin', '--margin', 8);
-  const { budget, generation } = await resolveGpu(ctx, o, margin);
+  const { budget, generation, name } = await resolveGpu(ctx, o, margin);
+  if (ctx.args.rest.length > 0 || o.entry !== undefined) {
+    const fits = await runTracedEstimate(ctx, o, {
+      budget,
+      gpuName: name ?? budget?.gpu ?? 'NVIDIA H100 80GB HBM3',
+      contextBytes: num(o, 'context') ?? (generation ? defaultContextBytes(generation) : DEFAULT_ENVIRONMENT.contextBytes),
+      workspaceBytes: cublasWorkspaceBytes(generation),
+    });
+    return fits ? { kind: 'ok' } : { kind: 'findings' };
+  }
   // Shape sizes feed divisions and products in the activation model: a zero, negative or fractional one
   // would print nonsense bytes (or NaN), so each is checked here like --batch.
   const hints: ShapeHints = {};

@@ -19,6 +19,7 @@ class StepState:
         self.steps = steps
         self.on_step_end = on_step_end
         self.on_optimizer = None
+        self.on_optimizer_done = None
         self.finished = False
         self.stack = []
         self.names = weakref.WeakKeyDictionary()
@@ -61,6 +62,8 @@ class StepState:
 
     def optimizer_post(self, optimizer, args, kwargs):
         self.phase = "other"
+        if self.on_optimizer_done is not None:
+            self.on_optimizer_done(self.step)
         if self.step_ended_by_optimizer:
             self.end_step()
 

@@ -25,6 +25,8 @@ class Tracer:
         patch_torch_cuda(self.stack, self.gpu_name, self.gpu_bytes)
         install_hooks(self.stack, self.state)
         self.state.on_optimizer = self._prepare_optimizer
+        # Tagged right after each optimizer step, before a zero_grad can drop the gradients.
+        self.state.on_optimizer_done = self._tag_step
         self.fake = FakeTensorMode(allow_non_fake_inputs=True)
         self._allow_module_moves()
         self.stack.enter_context(self.fake)
@@ -65,6 +67,7 @@ class Tracer:
             module = ref()
             if module is None:
                 continue
+            params.extend(module.buffers())
             for p in module.parameters():
                 params.append(p)
                 if p.grad is not None:

@@ -114,6 +114,14 @@ export function renderTraced(r: TracedReport, color: boolean): string {
   return `${out.join('\n')}\n`;
 }
 
+function tracedHint(trace: StepTrace): string {
+  if (/^ModuleNotFoundError|^ImportError/.test(trace.error ?? '')) {
+    return 'install the missing package into the Python environment that runs the script (or run gpumem with that environment\'s python)';
+  }
+  if (trace.stepsDone > 0) return `traced ${trace.stepsDone} step(s); lower --steps or check the script`;
+  return 'the tracer needs one full training step (forward, backward, optimizer.step()) run by this command';
+}
+
 /** Runs the trace for the CLI and prints it; returns whether it fits the budget (true without one). */
 export async function runTracedEstimate(ctx: CommandContext, o: Opts, inputs: TracedInputs): Promise<boolean> {
   const entry = typeof o.entry === 'string' ? o.entry : null;
@@ -144,7 +152,7 @@ export async function runTracedEstimate(ctx: CommandContext, o: Opts, inputs: Tr
   const trace = parseStepTrace(run.traceText);
   if (trace.error !== null) {
     throw new GpumemError('CHILD_FAILED', `tracing ${printable(command.join(' '))} stopped: ${printable(trace.error)}`, {
-      hint: trace.stepsDone === 0 ? 'the tracer needs one full training step (forward, backward, optimizer.step())' : `traced ${trace.stepsDone} step(s); lower --steps or check the script`,
+      hint: tracedHint(trace),
     });
   }
   const report = buildTracedReport(trace, command, inputs, allocatorModel());

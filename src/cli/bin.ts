@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** Entry point of the `gpumem` executable. */
+/** Entry point of the `gpumem` executable: the only module that ends the process or sets its exit status. */
 import { main } from './main.js';
 
 // `gpumem status --watch | head`: the reader went away, which is the user's choice, not a failure.

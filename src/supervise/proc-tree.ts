@@ -6,12 +6,15 @@
  * and its process group: once the child has been reaped its pid (and so the group id) is free for reuse,
  * and an unrelated process given that number must never be taken for the child — cleanup ends members.
  */
-import { readProcEntry, readProcTable, type ProcEntry } from './proc-table.js';
+import { childrenByParent, readProcStat, readProcTable, type ProcStat } from '../sources/index.js';
+
+type ProcEntry = ProcStat;
 
 export interface TreeMember {
   pid: number;
   startTicks: number;
   comm: string;
+  /** Single-letter state; '?' when /proc showed a letter this version does not know. */
   state: string;
   ppid: number;
 }
@@ -36,7 +39,7 @@ export class ProcessTree {
     readonly pgid: number,
     private readonly procRoot = '/proc',
   ) {
-    this.rootStartTicks = readProcEntry(rootPid, procRoot)?.startTicks ?? null;
+    this.rootStartTicks = readProcStat(rootPid, { procRoot })?.startTicks ?? null;
   }
 
   /** True for the child itself or a process already known as a member — the same pid and start ticks. */
@@ -52,13 +55,8 @@ export class ProcessTree {
    * Rescans /proc and returns the live members (zombies included, with state "Z"). Cost: one read of
    * /proc/PID/stat per process on the machine.
    */
-  refresh(table: Map<number, ProcEntry> = readProcTable(this.procRoot)): TreeMember[] {
-    const children = new Map<number, number[]>();
-    for (const entry of table.values()) {
-      const list = children.get(entry.ppid);
-      if (list) list.push(entry.pid);
-      else children.set(entry.ppid, [entry.pid]);
-    }
+  refresh(table: Map<number, ProcEntry> = readProcTable({ procRoot: this.procRoot })): TreeMember[] {
+    const children = childrenByParent(table);
     const next = new Map<number, number>();
     const queue: number[] = [];
     const admit = (entry: ProcEntry): void => {
@@ -88,7 +86,7 @@ export class ProcessTree {
     for (const [pid, startTicks] of next) {
       this.members.set(pid, startTicks);
       const entry = table.get(pid) as ProcEntry;
-      const member = { pid, startTicks, comm: entry.comm, state: entry.state, ppid: entry.ppid };
+      const member = { pid, startTicks, comm: entry.comm, state: entry.state ?? '?', ppid: entry.ppid };
       this.current.push(member);
       this.everSeen.set(pid, member);
     }

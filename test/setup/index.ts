@@ -1,4 +1,5 @@
 import { buildFakeNvml } from '../fake-nvml/build.js';
+import { buildDist } from './dist.js';
 import { buildSnapshotFixtures } from './snapshot-fixtures.js';
 import { buildPythonVenv } from './python-venv.js';
 
@@ -6,6 +7,7 @@ import { buildPythonVenv } from './python-venv.js';
 const steps: Array<() => Promise<void>> = [];
 steps.push(buildFakeNvml);
 steps.push(buildSnapshotFixtures);
+steps.push(buildDist);
 steps.push(buildPythonVenv);
 
 export async function buildAll(): Promise<void> {

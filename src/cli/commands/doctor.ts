@@ -4,12 +4,13 @@
  */
 import { painter } from '../render/style.js';
 import type { CommandHandler } from '../context.js';
+import type { DiagnoseOptions } from '../options/gpus.js';
 import { reportJson } from '../diagnose/json.js';
 import { describeWindow, renderFindings } from '../diagnose/render.js';
 import { outcomeOf, runDiagnosis } from '../diagnose/run.js';
 import { renderStatus } from '../render/status.js';
 
-export const run: CommandHandler = async (ctx) => {
+export const run: CommandHandler<DiagnoseOptions> = async (ctx) => {
   const { report, collected, fallback } = await runDiagnosis(ctx, true);
   if (ctx.args.options.json) {
     ctx.stdout.write(`${JSON.stringify(reportJson(report, 'doctor', fallback, collected.recordingNote), null, 2)}\n`);

@@ -14,6 +14,7 @@ import {
 } from '../../core/estimate/index.js';
 import { runTracedProgram } from '../../supervise/index.js';
 import type { CommandContext } from '../context.js';
+import type { EstimateOptions } from '../options/estimate.js';
 import { painter } from '../render/style.js';
 
 export const TRACED_SCHEMA_VERSION = 1;
@@ -24,8 +25,6 @@ export interface TracedInputs {
   contextBytes: number;
   workspaceBytes: number;
 }
-
-type Opts = Record<string, unknown>;
 
 // Module names, notes and error text come from the traced program: no terminal control characters.
 const printable = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
@@ -123,8 +122,8 @@ function tracedHint(trace: StepTrace): string {
 }
 
 /** Runs the trace for the CLI and prints it; returns whether it fits the budget (true without one). */
-export async function runTracedEstimate(ctx: CommandContext, o: Opts, inputs: TracedInputs): Promise<boolean> {
-  const entry = typeof o.entry === 'string' ? o.entry : null;
+export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o: EstimateOptions, inputs: TracedInputs): Promise<boolean> {
+  const entry = o.entry ?? null;
   const command = entry !== null ? [`--entry ${entry}`] : ctx.args.rest;
   if (entry !== null && ctx.args.rest.length > 0) {
     throw new GpumemError('USAGE', 'give either --entry or a command after --, not both', { hint: 'gpumem estimate -- python train.py' });
@@ -132,16 +131,13 @@ export async function runTracedEstimate(ctx: CommandContext, o: Opts, inputs: Tr
   if (entry !== null && !/^[A-Za-z_][\w.]*:[A-Za-z_]\w*$/.test(entry)) {
     throw new GpumemError('BAD_OPTION_VALUE', `--entry: "${entry}" is not module:function`, { hint: 'e.g. --entry mypkg.train:make_step' });
   }
-  const steps = typeof o.steps === 'number' ? o.steps : 2;
-  if (!Number.isSafeInteger(steps) || steps < 1 || steps > 20) {
-    throw new GpumemError('BAD_OPTION_VALUE', `--steps: ${steps} is not a whole number from 1 to 20`, { hint: 'e.g. --steps 2' });
-  }
-  const timeoutS = typeof o.traceTimeout === 'number' ? o.traceTimeout : 600;
-  if (!(timeoutS > 0)) throw new GpumemError('BAD_OPTION_VALUE', `--trace-timeout: ${timeoutS} is not a positive number of seconds`, { hint: 'e.g. --trace-timeout 300' });
+  // --steps and --trace-timeout are range-checked by the parser (options/estimate.ts).
+  const steps = o.steps;
+  const timeoutS = o.traceTimeout;
   const run = await runTracedProgram({
     command: entry === null ? ctx.args.rest : null,
     entry,
-    python: typeof o.python === 'string' ? o.python : 'python3',
+    python: o.python,
     steps,
     timeoutMs: timeoutS * 1000,
     env: ctx.env,
@@ -156,7 +152,7 @@ export async function runTracedEstimate(ctx: CommandContext, o: Opts, inputs: Tr
     });
   }
   const report = buildTracedReport(trace, command, inputs, allocatorModel());
-  if (o.json === true) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  if (o.json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else ctx.stdout.write(renderTraced(report, ctx.color));
   return report.fit === null || report.fit.fits;
 }

@@ -4,8 +4,9 @@ import { resolve } from 'node:path';
 import { GpumemError, formatBytes, formatDuration } from '../../core/index.js';
 import { openSourceFromContext } from '../open-source.js';
 import { beginPipeline, beginRun, completePipeline, completeRun } from '../../store/index.js';
-import { parsePipeline, runPipeline, type PipelineReport } from '../../supervise/index.js';
+import { parsePipeline, pipelineReportJson, runPipeline, type PipelineReport } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
+import type { PipelineOptions } from '../options/supervise.js';
 import { painter, table } from '../render/style.js';
 import { companionSettings, startCompanion } from './companion.js';
 import { tryHistory } from './history.js';
@@ -21,13 +22,13 @@ function readPipelineFile(path: string): string {
   }
 }
 
-export const run: CommandHandler = async (ctx) => {
+export const run: CommandHandler<PipelineOptions> = async (ctx) => {
   const o = ctx.args.options;
   const [file, ...extra] = ctx.args.positionals;
   if (file === undefined || extra.length > 0) throw new GpumemError('USAGE', 'gpumem pipeline takes exactly one FILE', { hint: 'e.g. gpumem pipeline examples/pipeline.yaml' });
   const path = resolve(ctx.cwd, file);
   const spec = parsePipeline(readPipelineFile(path), file);
-  const toleranceBytes = spec.toleranceBytes ?? (o.tolerance as number);
+  const toleranceBytes = spec.toleranceBytes ?? o.tolerance;
   if (o.check) {
     ctx.stdout.write(`${file}: valid, ${spec.stages.length} stage(s)\n`);
     for (const s of spec.stages) ctx.stdout.write(`  ${s.name}: ${s.argv.join(' ')}${s.gpus ? ` [gpus ${s.gpus}]` : ''}${s.batch ? ` [batch ${s.batch}]` : ''}\n`);
@@ -41,14 +42,15 @@ export const run: CommandHandler = async (ctx) => {
     const pipelineId = db ? beginPipeline(db, path, startedAtMs) : null;
     const companion = startCompanion(ctx, settings, { runId: null, startedAtMs, ...(pipelineId !== null ? { folderName: `pipeline-${pipelineId}` } : {}) });
     const report = await runPipeline({
-      spec, file, source, toleranceBytes, from: typeof o.from === 'string' ? o.from : undefined, gpus: typeof o.gpus === 'string' ? o.gpus : undefined,
-      run: { cwd: ctx.cwd, env: ctx.env, forwardSignals: true, stdout: o.json ? process.stderr : process.stdout, stderr: process.stderr, log: (l) => ctx.stderr.write(`gpumem: ${l}\n`), plugins: companion.plugin ? [companion.plugin] : [] },
+      spec, file, source, toleranceBytes, from: o.from, gpus: o.gpus,
+      run: { cwd: ctx.cwd, env: ctx.env, forwardSignals: true, stdout: o.json ? ctx.stderr.stream : ctx.stdout.stream, stderr: ctx.stderr.stream, log: (l) => ctx.stderr.write(`gpumem: ${l}\n`), plugins: companion.plugin ? [companion.plugin] : [] },
       log: (l) => ctx.stderr.write(`gpumem: ${l}\n`),
       onStageStart: (stage) => (db && pipelineId !== null ? beginRun(db, { argv: stage.argv, cwd: ctx.cwd, startedAtMs: Date.now(), pipelineId, stage: stage.name }) : null),
       onStageEnd: (runId, run) => db && runId !== null && completeRun(db, runId, run),
     });
-    if (db && pipelineId !== null) completePipeline(db, pipelineId, report.status, report.durationMs, report);
-    if (o.json) ctx.stdout.write(`${JSON.stringify({ ...report, pipelineId, runFolder: companion.runFolder }, null, 2)}\n`);
+    const json = pipelineReportJson(report);
+    if (db && pipelineId !== null) completePipeline(db, pipelineId, report.status, report.durationMs, json);
+    if (o.json) ctx.stdout.write(`${JSON.stringify({ ...json, pipelineId, runFolder: companion.runFolder }, null, 2)}\n`);
     else ctx.stderr.write(renderPipeline(report, ctx.color && ctx.stderr.isTTY));
     if (report.status === 'ok') return { kind: 'ok' };
     const failed = report.stages.find((s) => s.status === 'failed');

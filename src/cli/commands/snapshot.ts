@@ -7,6 +7,7 @@ import { basename, resolve } from 'node:path';
 import { GpumemError } from '../../core/index.js';
 import { buildReport, diffSnapshots } from '../../core/snapshot/index.js';
 import type { CommandHandler } from '../context.js';
+import type { SnapshotOptions } from '../options/files.js';
 import { renderSnapshotHtml } from '../render/snapshot-html.js';
 import { renderDiffText, renderSnapshotText } from '../render/snapshot-text.js';
 import { readSnapshotFile } from './snapshot-read.js';
@@ -16,12 +17,9 @@ function toJson(value: unknown): string {
   return `${JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2)}\n`;
 }
 
-export const run: CommandHandler = async (ctx) => {
+export const run: CommandHandler<SnapshotOptions> = async (ctx) => {
   const { positionals, options } = ctx.args;
-  const top = typeof options.top === 'number' ? options.top : 10;
-  if (!Number.isInteger(top) || top < 1) {
-    throw new GpumemError('BAD_OPTION_VALUE', `--top: "${String(options.top)}" is not a positive whole number`, { hint: 'e.g. --top 20' });
-  }
+  const top = options.top;
   const at = (p: string): string => resolve(ctx.cwd, p);
   if (positionals[0] === 'diff') {
     if (positionals.length !== 3) {
@@ -45,9 +43,9 @@ export const run: CommandHandler = async (ctx) => {
   }
   const file = positionals[0] as string;
   const snapshot = readSnapshotFile(at(file));
-  const requestBytes = typeof options.request === 'number' ? options.request : null;
+  const requestBytes = options.request ?? null;
   const report = buildReport(snapshot, { top, requestBytes });
-  if (typeof options.html === 'string') {
+  if (options.html !== undefined) {
     try {
       writeFileSync(at(options.html), renderSnapshotHtml(report, basename(file)));
     } catch (error) {
@@ -57,6 +55,6 @@ export const run: CommandHandler = async (ctx) => {
     }
   }
   ctx.stdout.write(options.json ? toJson(report) : renderSnapshotText(report, ctx.stdout.columns, ctx.color));
-  if (typeof options.html === 'string' && !options.json) ctx.stdout.write(`HTML report: ${options.html}\n`);
+  if (options.html !== undefined && !options.json) ctx.stdout.write(`HTML report: ${options.html}\n`);
   return { kind: 'ok' };
 };

@@ -1,6 +1,6 @@
 /** Human rendering of a supervised run's report (stderr, after the child's own output). */
 import { formatBytes, formatDuration } from '../../core/index.js';
-import type { AttemptReport, RunReport } from '../../supervise/index.js';
+import type { AttemptReport, RunReport } from '../../core/run/index.js';
 import { allocatorLine, renderPytorch } from './run-pytorch.js';
 import { painter } from './style.js';
 
@@ -39,7 +39,7 @@ export function renderRunReport(report: RunReport, color: boolean, runId: number
       out.push(paint('yellow', `  OOM (attempt ${a.attempt}, line ${o.line}): ${o.text.slice(0, 160)}`));
       const allocator = allocatorLine(o);
       if (allocator) out.push(allocator);
-      for (const c of o.causes.slice(0, 3)) out.push(`    likely: ${describeCause(c)}`);
+      for (const c of o.causes.slice(0, 3)) out.push(`    likely: ${c.title}`);
     }
     for (const l of a.cleanup.leftovers) {
       out.push(`  leftover pid ${l.pid} ${l.cmdline?.join(' ').slice(0, 60) ?? l.comm ?? ''} (${formatBytes(l.gpuBytes)} on GPU): ${l.outcome} — ${l.detail}`);
@@ -57,13 +57,4 @@ export function renderRunReport(report: RunReport, color: boolean, runId: number
   }
   if (runId !== null) out.push(paint('gray', `  stored as run ${runId} (gpumem runs show ${runId})`));
   return `${out.join('\n')}\n`;
-}
-
-function describeCause(cause: unknown): string {
-  if (cause && typeof cause === 'object') {
-    const c = cause as Record<string, unknown>;
-    const text = c.title ?? c.summary ?? c.message ?? c.id;
-    if (typeof text === 'string') return text;
-  }
-  return JSON.stringify(cause);
 }

@@ -1,11 +1,10 @@
 /**
- * Attaching host facts to the processes of a sample, and the process-tree readers the supervisor, kill and
- * diagnose build on. The enricher caches the facts that cannot change while a process lives, keyed by pid
+ * Attaching host facts to the processes of a sample. The enricher caches the facts that cannot change while a process lives, keyed by pid
  * and start ticks, so a watch loop re-reads only /proc/PID/stat per process.
  */
-import { readdirSync } from 'node:fs';
 import type { HostFacts, Sample } from '../../core/index.js';
-import { NOT_HERE, invisibleFacts, readProcStat, readStableFacts, readHostFacts, type ProcOptions } from './host-facts.js';
+import { NOT_HERE, invisibleFacts, readStableFacts, readHostFacts, type ProcOptions } from './host-facts.js';
+import { readProcStat } from './stat.js';
 
 /** Returns `sample` with `host` filled on every process (rows are never dropped). */
 export type HostEnricher = (sample: Sample) => Sample;
@@ -50,38 +49,6 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
 /** Fills `host` on every process of one sample from /proc, without caching. */
 export function enrichSample(sample: Sample, options: ProcOptions = {}): Sample {
   return createHostEnricher(options)(sample);
-}
-
-/** Every pid visible in /proc now. */
-export function listPids(options: ProcOptions = {}): number[] {
-  try {
-    return readdirSync(options.procRoot ?? '/proc').filter((n) => /^\d+$/.test(n)).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-/** Direct children of `pid` (processes whose ppid is `pid`), read from /proc/* /stat. */
-export function listChildren(pid: number, options: ProcOptions = {}): number[] {
-  return listPids(options).filter((p) => readProcStat(p, options)?.ppid === pid);
-}
-
-/** All descendants of `pid`, parents before children (one /proc scan). */
-export function listDescendants(pid: number, options: ProcOptions = {}): number[] {
-  const byParent = new Map<number, number[]>();
-  for (const p of listPids(options)) {
-    const ppid = readProcStat(p, options)?.ppid;
-    if (ppid !== undefined) byParent.set(ppid, [...(byParent.get(ppid) ?? []), p]);
-  }
-  const out: number[] = [];
-  const queue = [...(byParent.get(pid) ?? [])];
-  while (queue.length > 0) {
-    const next = queue.shift()!;
-    if (out.includes(next)) continue;
-    out.push(next);
-    queue.push(...(byParent.get(next) ?? []));
-  }
-  return out;
 }
 
 export { NOT_HERE, invisibleFacts };

@@ -10,6 +10,8 @@ export interface ProcStat {
   comm: string;
   state: ProcessState | null;
   ppid: number;
+  /** Field 5: the process group id. */
+  pgid: number;
   /** Field 22: start time in clock ticks after boot. */
   startTicks: number;
 }
@@ -29,9 +31,10 @@ export function parseProcStat(text: string): ProcStat | null {
   // rest[0] is field 3 (state); field n is rest[n - 3].
   const state = rest[0] ?? '';
   const ppid = Number(rest[1]);
+  const pgid = Number(rest[2]);
   const startTicks = Number(rest[19]);
-  if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isSafeInteger(startTicks)) return null;
-  return { pid, comm: text.slice(open + 1, close), state: STATES.has(state) ? (state as ProcessState) : null, ppid, startTicks };
+  if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isInteger(pgid) || !Number.isSafeInteger(startTicks)) return null;
+  return { pid, comm: text.slice(open + 1, close), state: STATES.has(state) ? (state as ProcessState) : null, ppid, pgid, startTicks };
 }
 
 /** A numeric list line of /proc/PID/status ("Uid:\t1000\t1000\t1000\t1000", "NSpid:\t812\t1"). */

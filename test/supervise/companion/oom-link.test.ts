@@ -34,9 +34,9 @@ describe('linkCompanionOoms', () => {
     expect(unmatched.map((u) => u.requestedBytes)).toEqual([512 * MiB]);
     const f = findings[0] as LinkedOomFinding;
     expect(f.allocator).toMatchObject({ pid: 9, requestedBytes: 2 * GiB, allocatedBytes: exactAllocated, unallocatedBytes: 7.5 * GiB, numAllocRetries: 4 });
-    const event = f.event as { allocatedByPytorchBytes: number; line: number };
-    expect(event.allocatedByPytorchBytes).toBe(exactAllocated);
+    const event = f.event;
+    expect(event.allocatedByPytorchBytes).toBe(BigInt(exactAllocated));
     expect(event.line).toBe(f.line);
-    expect((f.causes as Array<{ id: string }>).map((c) => c.id)).toContain('fragmentation');
+    expect(f.causes.map((c) => c.id)).toContain('fragmentation');
   });
 });

@@ -4,11 +4,11 @@
  * asking, and whether this PID namespace is the host's.
  */
 import { userInfo } from 'node:os';
-import type { HostFacts, Sample } from '../../core/index.js';
-import type { DiagnoseInput, PidNamespace } from '../../core/diagnose/index.js';
-import { GpumemError } from '../../core/index.js';
-import { detectContainer, openSource, readHostFacts, readRecording, type OpenSourceOptions, type ProcOptions } from '../../sources/index.js';
-import { readLiveCompanion } from '../../store/index.js';
+import type { HostFacts, Sample } from '../core/index.js';
+import type { DiagnoseInput, PidNamespace } from '../core/diagnose/index.js';
+import { GpumemError } from '../core/index.js';
+import { detectContainer, openSource, readHostFacts, readRecording, type OpenSourceOptions, type ProcOptions } from '../sources/index.js';
+import { readLiveCompanion } from '../store/index.js';
 
 export interface CollectOptions {
   /** Window length; 0 takes one sample. */

@@ -26,6 +26,10 @@ def _rewrite(value):
     return torch.device("cpu") if _is_cuda(value) else value
 
 
+# Functions that only parse a device (Module.to's argument parser): the tensor moves that follow are rewritten.
+_PARSE_ONLY = frozenset(["_parse_to"])
+
+
 class CudaToCpuMode(TorchFunctionMode):
     """Rewrites device arguments naming CUDA to the CPU and tells the recorder the result lives on the GPU."""
 
@@ -37,6 +41,8 @@ class CudaToCpuMode(TorchFunctionMode):
         kwargs = dict(kwargs or {})
         to_gpu = False
         name = getattr(func, "__name__", "")
+        if name in _PARSE_ONLY:
+            return func(*args, **kwargs)
         if "device" in kwargs and _is_cuda(kwargs["device"]):
             kwargs["device"] = torch.device("cpu")
             to_gpu = True

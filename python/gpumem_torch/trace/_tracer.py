@@ -1,6 +1,7 @@
 """Puts the pieces together: fake tensors, the CUDA-to-CPU rewrite, the recorder and the step hooks."""
 import contextlib
 import platform
+import time
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
@@ -22,6 +23,7 @@ class Tracer:
         self.fake = None
 
     def start(self):
+        self.started = time.perf_counter()
         patch_torch_cuda(self.stack, self.gpu_name, self.gpu_bytes)
         install_hooks(self.stack, self.state)
         self.state.on_optimizer = self._prepare_optimizer
@@ -56,7 +58,8 @@ class Tracer:
                                  % type(optimizer).__name__)
 
     def _step_end(self, step):
-        self._tag_step(step - 1)
+        if not self.state.step_ended_by_optimizer:
+            self._tag_step(step - 1)
         if step >= self.state.steps:
             self.on_done()
 
@@ -83,5 +86,6 @@ class Tracer:
     def finish(self, error):
         self.state.finished = True
         header = {"torch": torch.__version__, "python": platform.python_version(), "steps": self.state.steps,
-                  "stepsDone": self.state.step, "device": "fake-cpu", "placeholders": self.recorder.placeholders}
+                  "stepsDone": self.state.step, "device": "fake-cpu", "placeholders": self.recorder.placeholders,
+                  "traceSeconds": round(time.perf_counter() - self.started, 3)}
         self.writer.finish(header, error=error)

@@ -14,13 +14,13 @@ import { openNvmlSource } from '../src/sources/nvml/index.js';
 import { createHostEnricher } from '../src/sources/procfs/index.js';
 import { openSmiSource } from '../src/sources/smi/index.js';
 import { buildFakeNvml, fakeH100, fakeNvmlLib, writeScenario, type FakeDevice } from '../test/fake-nvml/scenario.js';
+import { MiB } from '../src/core/units.js';
 import { median, timeEach } from './timing.js';
 
 const GPUS = 8;
 const PROCS_PER_GPU = 64;
 const NVML_SAMPLES = 500;
 const SMI_SAMPLES = 40;
-const MiB = 1024 * 1024;
 
 
 

@@ -1,5 +1,5 @@
 /** Human output of `gpumem estimate`: model line, phase totals, breakdown at the peak, fit, stages. */
-import { formatBytes } from '../../core/index.js';
+import { formatBytes, printable } from '../../core/index.js';
 import type { Breakdown, EstimateReport } from '../../core/estimate/index.js';
 import { painter, table } from '../render/style.js';
 
@@ -23,7 +23,7 @@ export function formatCount(n: number): string {
 function topModules(byModule: Record<string, number> | null): string {
   if (!byModule) return '';
   const entries = Object.entries(byModule).sort((a, b) => b[1] - a[1]);
-  const shown = entries.slice(0, 6).map(([m, n]) => `${m} ${formatCount(n)}`);
+  const shown = entries.slice(0, 6).map(([m, n]) => `${printable(m)} ${formatCount(n)}`);
   return `${shown.join(', ')}${entries.length > 6 ? `, … (${entries.length - 6} more)` : ''}`;
 }
 
@@ -32,8 +32,8 @@ export function renderEstimate(r: EstimateReport, color: boolean): string {
   const paint = painter(color);
   const out: string[] = [];
   const m = r.model;
-  out.push(`${paint('bold', 'model')}  ${m.label} (${m.source}): ${formatCount(m.totalParams - m.bufferParams)} parameters${m.bufferParams ? ` + ${formatCount(m.bufferParams)} buffer values` : ''}, ${formatCount(m.trainableParams)} trainable${m.loraParams ? ` (LoRA r=${r.setup.loraRank})` : ''}`);
-  if (m.paramsByDtype) out.push(`       by dtype: ${Object.entries(m.paramsByDtype).map(([d, n]) => `${d} ${formatCount(n)}`).join(', ')}`);
+  out.push(`${paint('bold', 'model')}  ${printable(m.label)} (${m.source}): ${formatCount(m.totalParams - m.bufferParams)} parameters${m.bufferParams ? ` + ${formatCount(m.bufferParams)} buffer values` : ''}, ${formatCount(m.trainableParams)} trainable${m.loraParams ? ` (LoRA r=${r.setup.loraRank})` : ''}`);
+  if (m.paramsByDtype) out.push(`       by dtype: ${Object.entries(m.paramsByDtype).map(([d, n]) => `${printable(d)} ${formatCount(n)}`).join(', ')}`);
   if (m.paramsByModule) out.push(`       by module: ${topModules(m.paramsByModule)}`);
   const s = r.setup;
   const opt = s.optimizer.startsWith('adam') && s.optimizer !== 'adam8bit' ? `${s.optimizer} (${s.optimizerImpl})` : s.optimizer;
@@ -67,13 +67,13 @@ export function renderEstimate(r: EstimateReport, color: boolean): string {
       const what = st.freeze.length ? `freeze ${st.freeze.join('+')}` : 'full';
       const verdict = st.fits === null ? '' : st.fits ? paint('green', 'fits') : paint('red', 'BREAKS');
       const max = st.maxBatch === null ? '' : `max batch ${st.maxBatch}`;
-      return [`  ${st.name}`, `batch ${st.batch}`, what, `ckpt ${st.checkpointing}`, formatBytes(st.peak.totalBytes), st.peak.phase, verdict, max];
+      return [`  ${printable(st.name)}`, `batch ${st.batch}`, what, `ckpt ${st.checkpointing}`, formatBytes(st.peak.totalBytes), st.peak.phase, verdict, max];
     });
     out.push(...table(srows, ['left', 'left', 'left', 'left', 'right']));
     for (const st of r.stages) {
       if (st.fits !== false) continue;
       const why = st.growth.slice(0, 4).map((g) => `${LABELS[g.component as keyof Breakdown] ?? g.component} +${formatBytes(g.deltaBytes)}`).join(', ');
-      out.push(`  ${st.name} breaks${why ? ` because ${why} against the stage before` : ''}`);
+      out.push(`  ${printable(st.name)} breaks${why ? ` because ${why} against the stage before` : ''}`);
     }
   }
   if (r.unfreeze) {

@@ -1,8 +1,9 @@
 /** `gpumem kill`: end stale GPU processes safely (docs/kill.md). */
 import { createInterface } from 'node:readline';
-import { GpumemError, formatBytes, formatDuration } from '../../core/index.js';
+import { GpumemError, formatBytes, formatDuration, printable } from '../../core/index.js';
 import { openSourceFromContext } from '../open-source.js';
-import { executeKill, gpuProofReason, isEmptyCriteria, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillRow } from '../../supervise/index.js';
+import { executeKill, gpuProofReason, isEmptyCriteria, unknownGpus, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillRow } from '../../supervise/index.js';
+import { testDevicePrefixProblem } from '../../sources/index.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import type { KillOptions } from '../options/gpus.js';
 import { painter, table, trimTo } from '../render/style.js';
@@ -24,8 +25,8 @@ function criteria(ctx: CommandContext<KillOptions>): KillCriteria {
 function renderRows(rows: readonly KillRow[], color: boolean, width: number): string {
   const paint = painter(color);
   const body = rows.map((r) => [
-    String(r.pid), r.gpuIndex === null ? '-' : String(r.gpuIndex), formatBytes(r.usedBytes), r.user ?? '?', formatDuration(r.ageMs),
-    r.action === 'end' ? paint('yellow', 'END') : paint('gray', 'SKIP'), r.action === 'end' ? '' : r.reason, r.cmdline,
+    String(r.pid), r.gpuIndex === null ? '-' : String(r.gpuIndex), formatBytes(r.usedBytes), printable(r.user ?? '?'), formatDuration(r.ageMs),
+    r.action === 'end' ? paint('yellow', 'END') : paint('gray', 'SKIP'), r.action === 'end' ? '' : printable(r.reason), printable(r.cmdline),
   ]);
   const lines = table([['PID', 'GPU', 'MEMORY', 'USER', 'AGE', 'ACTION', 'WHY NOT', 'COMMAND'], ...body], ['right', 'right', 'right']);
   return `${lines.map((l) => (color ? l : trimTo(l, Math.max(width, 60)))).join('\n')}\n`;
@@ -42,6 +43,23 @@ async function confirm(ctx: CommandContext, count: number): Promise<boolean> {
   return /^y(es)?$/i.test(answer.trim());
 }
 
+/**
+ * The testing knob GPUMEM_DEVICE_PREFIX (docs/kill.md): extra stand-in device files for end-to-end tests.
+ * It is honoured only for a private folder of the caller, and said aloud either way, so it can never
+ * silently weaken the device-node check.
+ */
+function testDevicePrefix(ctx: CommandContext): string | undefined {
+  const prefix = ctx.env.GPUMEM_DEVICE_PREFIX;
+  if (!prefix) return undefined;
+  const problem = testDevicePrefixProblem(prefix);
+  if (problem) {
+    ctx.stderr.write(`gpumem: warning: GPUMEM_DEVICE_PREFIX ignored (${printable(problem)}); only /dev/nvidia* counts as a GPU device\n`);
+    return undefined;
+  }
+  ctx.stderr.write(`gpumem: note: testing knob GPUMEM_DEVICE_PREFIX: files ${printable(prefix)}N also count as GPU devices\n`);
+  return prefix;
+}
+
 export const run: CommandHandler<KillOptions> = async (ctx) => {
   const o = ctx.args.options;
   const c = criteria(ctx);
@@ -55,8 +73,12 @@ export const run: CommandHandler<KillOptions> = async (ctx) => {
       throw new GpumemError('USAGE', 'a recording cannot be acted on', { hint: 'add --dry-run to see what would be selected' });
     }
     const sample = await source.readSample();
-    // Testing knob (docs/kill.md): lets end-to-end tests stand in for /dev/nvidia* with temp files.
-    const killOptions = { devicePrefix: ctx.env.GPUMEM_DEVICE_PREFIX || undefined };
+    const missing = unknownGpus(sample, c.gpus);
+    if (missing.length > 0) {
+      const have = sample.devices.map((d) => d.index).join(', ');
+      throw new GpumemError('USAGE', `no GPU ${missing.map(printable).join(', ')} on this machine`, { hint: have ? `its GPUs are ${have} (gpumem status lists them)` : 'no GPU is visible (gpumem status)' });
+    }
+    const killOptions = { devicePrefix: testDevicePrefix(ctx) };
     const rows = selectTargets(sample, c, {
       uid: process.getuid?.() ?? -1, protectedPids: protectedPids(process.pid), allUsers: o.allUsers, nowMs: Date.now(),
       gpuProof: (pid) => gpuProofReason(pid, killOptions),
@@ -66,7 +88,10 @@ export const run: CommandHandler<KillOptions> = async (ctx) => {
     if (o.dryRun || toEnd.size === 0) {
       if (o.json) ctx.stdout.write(`${JSON.stringify({ schemaVersion: KILL_SCHEMA_VERSION, dryRun: Boolean(o.dryRun), rows, outcomes: [] }, null, 2)}\n`);
       else if (o.dryRun) ctx.stdout.write('dry run: nothing was signalled\n');
-      return { kind: 'ok' };
+      if (o.dryRun || rows.length === 0) return { kind: 'ok' };
+      // Every selected pid was refused: nothing the user asked for happened, so say why for each and fail.
+      if (!o.json) for (const r of rows) ctx.stdout.write(`pid ${r.pid}: refused — ${printable(r.reason)}\n`);
+      return { kind: 'failure' };
     }
     if (!o.yes) {
       if (!ctx.stdout.isTTY || !(ctx.stdin as NodeJS.ReadStream).isTTY) {
@@ -79,7 +104,7 @@ export const run: CommandHandler<KillOptions> = async (ctx) => {
     }
     const outcomes = await executeKill(rows, source, graceMs, killOptions);
     if (o.json) ctx.stdout.write(`${JSON.stringify({ schemaVersion: KILL_SCHEMA_VERSION, dryRun: false, rows, outcomes }, null, 2)}\n`);
-    else for (const out of outcomes) ctx.stdout.write(`pid ${out.pid}: ${out.outcome} — ${out.detail}\n`);
+    else for (const out of outcomes) ctx.stdout.write(`pid ${out.pid}: ${out.outcome} — ${printable(out.detail)}\n`);
     const bad = outcomes.some((x) => x.outcome === 'failed' || (x.outcome === 'skipped' && toEnd.has(x.pid)));
     return { kind: bad ? 'failure' : 'ok' };
   } finally {

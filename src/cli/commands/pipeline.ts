@@ -1,7 +1,7 @@
 /** `gpumem pipeline FILE.yaml`: stages with verified cleanup between them (docs/pipeline.md). */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { GpumemError, formatBytes, formatDuration } from '../../core/index.js';
+import { GpumemError, formatBytes, formatDuration, printable } from '../../core/index.js';
 import { openSourceFromContext } from '../open-source.js';
 import { beginPipeline, beginRun, completePipeline, completeRun } from '../../store/index.js';
 import { parsePipeline, pipelineReportJson, runPipeline, type PipelineReport } from '../../supervise/index.js';
@@ -31,7 +31,7 @@ export const run: CommandHandler<PipelineOptions> = async (ctx) => {
   const toleranceBytes = spec.toleranceBytes ?? o.tolerance;
   if (o.check) {
     ctx.stdout.write(`${file}: valid, ${spec.stages.length} stage(s)\n`);
-    for (const s of spec.stages) ctx.stdout.write(`  ${s.name}: ${s.argv.join(' ')}${s.gpus ? ` [gpus ${s.gpus}]` : ''}${s.batch ? ` [batch ${s.batch}]` : ''}\n`);
+    for (const s of spec.stages) ctx.stdout.write(`  ${printable(s.name)}: ${printable(s.argv.join(' '))}${s.gpus ? ` [gpus ${s.gpus}]` : ''}${s.batch ? ` [batch ${s.batch}]` : ''}\n`);
     return { kind: 'ok' };
   }
   const settings = companionSettings(ctx);
@@ -69,10 +69,10 @@ export function renderPipeline(r: PipelineReport, color: boolean): string {
     const after = s.check?.gpus.map((g) => `GPU ${g.index} ${g.deltaBytes === null ? 'n/a' : `${g.deltaBytes >= 0 ? '+' : ''}${formatBytes(g.deltaBytes)}`}`).join(', ') ?? '-';
     const exit = s.run ? (s.run.exit.signal ?? String(s.run.exit.code)) : '-';
     const state = s.status === 'ok' ? paint('green', 'ok') : s.status === 'skipped' || s.status === 'not-run' ? paint('gray', s.status) : paint('red', s.status);
-    return [s.name, state, exit, s.run ? formatDuration(s.run.durationMs) : '-', String(s.run?.retries ?? '-'), peaks, after];
+    return [printable(s.name), state, exit, s.run ? formatDuration(s.run.durationMs) : '-', String(s.run?.retries ?? '-'), peaks, after];
   });
   const lines = table([['STAGE', 'STATUS', 'EXIT', 'DURATION', 'RETRIES', 'PEAK (tree)', 'MEMORY AFTER vs BEFORE'], ...rows], ['left', 'left', 'right', 'right', 'right']);
   const head = paint('bold', `gpumem pipeline ${r.name}: ${r.status === 'ok' ? paint('green', 'ok') : paint('red', 'failed')} in ${formatDuration(r.durationMs)} (cleanup tolerance ${formatBytes(r.toleranceBytes)})`);
-  const reasons = r.stages.filter((s) => s.check?.reason).map((s) => `  ${s.name}: ${s.check?.reason}`);
+  const reasons = r.stages.filter((s) => s.check?.reason).map((s) => `  ${printable(s.name)}: ${printable(s.check?.reason)}`);
   return `${[head, ...lines.map((l) => `  ${l}`), ...reasons].join('\n')}\n`;
 }

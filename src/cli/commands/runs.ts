@@ -1,5 +1,5 @@
 /** `gpumem runs` and `gpumem runs show ID`: the run history (docs/run.md, "History"). */
-import { GpumemError, formatBytes, formatDuration } from '../../core/index.js';
+import { GpumemError, formatBytes, formatDuration, printable } from '../../core/index.js';
 import { getRun, listRuns, type RunRow } from '../../store/index.js';
 import type { CommandHandler } from '../context.js';
 import type { RunsOptions } from '../options/supervise.js';
@@ -8,7 +8,8 @@ import { renderPytorch } from '../render/run-pytorch.js';
 import { painter, table, trimTo } from '../render/style.js';
 import { existingHistoryFor } from './history.js';
 
-export const RUNS_SCHEMA_VERSION = 1;
+export { RUNS_SCHEMA_VERSION } from '../../store/index.js';
+import { RUNS_SCHEMA_VERSION } from '../../store/index.js';
 
 function exitText(r: RunRow): string {
   if (r.status === 'running') return 'running / cut off';
@@ -50,7 +51,7 @@ export const run: CommandHandler<RunsOptions> = async (ctx) => {
     const body = rows.map((r) => [
       String(r.id), new Date(r.startedAtMs).toISOString().replace('T', ' ').slice(0, 19), formatDuration(r.durationMs),
       r.status === 'ok' ? paint('green', exitText(r)) : paint('red', exitText(r)), String(r.retries),
-      r.gpus ? r.gpus.map((g) => g.index).join(',') : 'all', formatBytes(r.peakBytes), trimTo((r.stage ? `[${r.stage}] ` : '') + r.argv.join(' '), 60),
+      r.gpus ? r.gpus.map((g) => g.index).join(',') : 'all', formatBytes(r.peakBytes), trimTo(printable((r.stage ? `[${r.stage}] ` : '') + r.argv.join(' ')), 60),
     ]);
     ctx.stdout.write(`${table([header, ...body], ['right', 'left', 'right', 'left', 'right', 'left', 'right']).join('\n')}\n`);
     return { kind: 'ok' };
@@ -62,12 +63,12 @@ export const run: CommandHandler<RunsOptions> = async (ctx) => {
 function renderShow(r: RunRow, report: unknown, color: boolean): string {
   const paint = painter(color);
   const lines = [
-    paint('bold', `run ${r.id}: ${r.argv.join(' ')}`),
-    `  started ${new Date(r.startedAtMs).toISOString()} in ${r.cwd}; ${r.status === 'running' ? 'no end recorded (still running, or gpumem was killed)' : `${formatDuration(r.durationMs)}, exit ${exitText(r)}`}`,
+    paint('bold', `run ${r.id}: ${printable(r.argv.join(' '))}`),
+    `  started ${new Date(r.startedAtMs).toISOString()} in ${printable(r.cwd)}; ${r.status === 'running' ? 'no end recorded (still running, or gpumem was killed)' : `${formatDuration(r.durationMs)}, exit ${exitText(r)}`}`,
   ];
-  if (r.stage) lines.push(`  pipeline ${r.pipelineId}, stage ${r.stage}`);
+  if (r.stage) lines.push(`  pipeline ${r.pipelineId}, stage ${printable(r.stage)}`);
   const rep = report as { env?: Array<{ name: string; value: string | null; action: string }>; attempts?: Array<Record<string, unknown>> } | null;
-  for (const d of rep?.env ?? []) lines.push(`  env ${d.name}=${d.value ?? '(unset)'} [${d.action}]`);
+  for (const d of rep?.env ?? []) lines.push(`  env ${printable(d.name)}=${printable(d.value ?? '(unset)')} [${printable(d.action)}]`);
   for (const a of (rep?.attempts ?? []) as Array<{
     attempt: number; batch: { batch: number; accum: number } | null; exit: { code: number | null; signal: string | null };
     peaks: Array<{ index: number; peakBytes: number; chosen: boolean }>; ooms: Array<{ line: number; text: string }>;
@@ -76,8 +77,8 @@ function renderShow(r: RunRow, report: unknown, color: boolean): string {
     const batch = a.batch ? ` batch ${a.batch.batch} × accum ${a.batch.accum}` : '';
     lines.push(`  attempt ${a.attempt}${batch}: exit ${a.exit.signal ?? a.exit.code}`);
     for (const p of a.peaks) lines.push(`    GPU ${p.index} peak ${formatBytes(p.peakBytes)}${p.chosen ? '' : ' (not chosen)'}`);
-    for (const o of a.ooms) lines.push(`    OOM line ${o.line}: ${trimTo(o.text, 120)}`);
-    for (const l of a.cleanup.leftovers) lines.push(`    leftover pid ${l.pid} (${formatBytes(l.gpuBytes)}): ${l.outcome}`);
+    for (const o of a.ooms) lines.push(`    OOM line ${o.line}: ${trimTo(printable(o.text), 120)}`);
+    for (const l of a.cleanup.leftovers) lines.push(`    leftover pid ${l.pid} (${formatBytes(l.gpuBytes)}): ${printable(l.outcome)}`);
     for (const h of a.cleanup.heldByNothing ?? []) lines.push(`    GPU ${h.index}: ${formatBytes(h.bytes)} held by no process after the run`);
   }
   // Stored reports of this gpumem carry the companion's data under attempts[].plugins.

@@ -4,7 +4,7 @@
  * by severity with evidence and fix.
  */
 import type { MemorySplit } from '../../core/companion/index.js';
-import { formatBytes, formatDuration, formatPercent } from '../../core/index.js';
+import { formatBytes, formatDuration, formatPercent, printable } from '../../core/index.js';
 import type { DeviceAccounting, DiagnoseReport, Finding, ProcessTree, ProcessView } from '../../core/diagnose/index.js';
 import { table, trimTo, type Color } from '../render/style.js';
 
@@ -52,10 +52,10 @@ function accountingLines(acc: DeviceAccounting): string[] {
 function treeLine(tree: ProcessTree, gpu: number): string {
   const here = tree.bytesByGpu[String(gpu)] ?? 0;
   const root = tree.launcher
-    ? `launcher pid ${tree.rootPid} (${tree.rootCommand ?? 'command unknown: not on a GPU and not read'})`
-    : `pid ${tree.rootPid} (${tree.rootCommand ?? 'command unknown'})`;
+    ? `launcher pid ${tree.rootPid} (${printable(tree.rootCommand ?? 'command unknown: not on a GPU and not read')})`
+    : `pid ${tree.rootPid} (${printable(tree.rootCommand ?? 'command unknown')})`;
   const elsewhere = tree.totalBytes - here;
-  return `${root}, ${tree.user ?? 'unknown user'}: ${formatBytes(here)} here${elsewhere > 0 ? `, ${formatBytes(elsewhere)} on other GPUs` : ''}, ${tree.pids.length} process${tree.pids.length === 1 ? '' : 'es'}`;
+  return `${root}, ${printable(tree.user ?? 'unknown user')}: ${formatBytes(here)} here${elsewhere > 0 ? `, ${formatBytes(elsewhere)} on other GPUs` : ''}, ${tree.pids.length} process${tree.pids.length === 1 ? '' : 'es'}`;
 }
 
 /** "PyTorch pid 12: 30.00 GiB (NVML) = allocated … + cached … + non-PyTorch …; retries 0" for a split process. */
@@ -68,7 +68,7 @@ export function pytorchLine(p: MemorySplit): string {
 export function renderAccounting(report: DiagnoseReport, paint: Paint, columns: number): string[] {
   const lines: string[] = [];
   for (const acc of report.accounting) {
-    lines.push(paint('bold', `GPU ${acc.gpuIndex}  ${acc.name ?? 'unknown model'}  ${acc.gpuUuid ?? ''}`.trimEnd()));
+    lines.push(paint('bold', `GPU ${acc.gpuIndex}  ${printable(acc.name ?? 'unknown model')}  ${acc.gpuUuid ?? ''}`.trimEnd()));
     lines.push(...accountingLines(acc));
     const trees = report.trees.filter((t) => (t.bytesByGpu[String(acc.gpuIndex)] ?? 0) > 0 || t.pids.some((p) => acc.unknownPids.includes(p)));
     if (trees.length > 0) {
@@ -77,16 +77,16 @@ export function renderAccounting(report: DiagnoseReport, paint: Paint, columns: 
     }
     const rows = report.processes.filter((v) => v.gpuIndex === acc.gpuIndex);
     if (rows.length > 0) {
-      const body = rows.map((v) => [String(v.pid), String(v.ppid ?? '?'), v.user ?? '?', formatBytes(v.usedBytes), v.state ?? '?', formatDuration(v.ageMs), utilText(v), roleTag(v), v.command ?? '?']);
+      const body = rows.map((v) => [String(v.pid), String(v.ppid ?? '?'), printable(v.user ?? '?'), formatBytes(v.usedBytes), v.state ?? '?', formatDuration(v.ageMs), utilText(v), roleTag(v), printable(v.command ?? '?')]);
       const laid = table([['PID', 'PPID', 'USER', 'MEMORY', 'STATE', 'AGE', 'UTIL', 'ROLE', 'COMMAND'], ...body], ['right', 'right', 'left', 'right']);
       laid.forEach((l, i) => lines.push(i === 0 ? paint('gray', `    ${l}`) : trimTo(`    ${l}`, columns)));
     }
     for (const p of acc.pytorch) lines.push(trimTo(`    ${pytorchLine(p)}`, columns));
-    for (const u of acc.unknowns) lines.push(paint('gray', `  unknown: ${u}`));
+    for (const u of acc.unknowns) lines.push(paint('gray', `  unknown: ${printable(u)}`));
     lines.push('');
   }
   if (report.users.length > 0) {
-    const users = report.users.map((u) => `${u.user} ${formatBytes(u.totalBytes)} (${Object.entries(u.bytesByGpu).map(([g, b]) => `GPU ${g}: ${formatBytes(b)}`).join(', ')})`);
+    const users = report.users.map((u) => `${printable(u.user)} ${formatBytes(u.totalBytes)} (${Object.entries(u.bytesByGpu).map(([g, b]) => `GPU ${g}: ${formatBytes(b)}`).join(', ')})`);
     lines.push(`Per user: ${users.join('; ')}`);
   }
   return lines;
@@ -97,12 +97,12 @@ export function renderFindings(findings: readonly Finding[], paint: Paint, colum
   if (findings.length === 0) return [paint('green', 'No findings: every byte is accounted for and nothing looks wrong.')];
   const lines = [paint('bold', `Findings (${findings.length}):`)];
   for (const f of findings) {
-    lines.push(`${paint(SEVERITY_COLOR[f.severity], f.severity.toUpperCase().padEnd(8))} ${f.title}`);
+    lines.push(`${paint(SEVERITY_COLOR[f.severity], f.severity.toUpperCase().padEnd(8))} ${printable(f.title)}`);
     // Compact (doctor) leaves out the evidence to stay on one screen; the fix is never cut, since a cut
     // sentence can change what it tells the user to do.
-    if (!compact) lines.push(...wrap(`evidence: ${f.evidence.summary}`, columns));
-    lines.push(...wrap(`fix: ${f.fix}`, columns));
-    if (f.command) lines.push(`         run: ${paint('bold', f.command)}`);
+    if (!compact) lines.push(...wrap(`evidence: ${printable(f.evidence.summary)}`, columns));
+    lines.push(...wrap(`fix: ${printable(f.fix)}`, columns));
+    if (f.command) lines.push(`         run: ${paint('bold', printable(f.command))}`);
   }
   return lines;
 }

@@ -2,7 +2,7 @@
  * Human report of `gpumem explain`: per event, where it was, the numbers the message printed (exact, in
  * the one size format), the user's frame, and the ranked causes with their fixes.
  */
-import { formatBytes, type Cause, type OomEvent } from '../../core/index.js';
+import { formatBytes, printable, type Cause, type OomEvent } from '../../core/index.js';
 import { painter } from './style.js';
 
 export interface ExplainedEvent {
@@ -38,15 +38,15 @@ function numbers(e: OomEvent): string[] {
   ];
   const second = held.filter(([, v]) => v !== null).map(([k, v]) => `${k} ${formatBytes(v)}`);
   if (second.length > 0) lines.push(second.join(' · '));
-  for (const [field, why] of Object.entries(e.unavailable)) lines.push(`${field}: n/a (${why})`);
+  for (const [field, why] of Object.entries(e.unavailable)) lines.push(`${field}: n/a (${printable(why)})`);
   if (e.otherProcesses.length > 0) {
-    lines.push(`other processes: ${e.otherProcesses.map((p) => `${p.pid} (${formatBytes(p.bytes)})`).join(', ')}`);
+    lines.push(`other processes: ${e.otherProcesses.map((p) => `${p.pid ?? 'pid not shown'} (${formatBytes(p.bytes)})`).join(', ')}`);
   }
   if (e.mps) {
-    lines.push(`MPS allocated ${formatBytes(e.mps.mpsAllocatedBytes)} · other allocations ${formatBytes(e.mps.otherAllocationsBytes)}${e.mps.pool ? ` · ${e.mps.pool} pool` : ''}`);
+    lines.push(`MPS allocated ${formatBytes(e.mps.mpsAllocatedBytes)} · other allocations ${formatBytes(e.mps.otherAllocationsBytes)}${e.mps.pool ? ` · ${printable(e.mps.pool)} pool` : ''}`);
   }
   if (e.tensor) {
-    lines.push(`tensor shape [${e.tensor.shape.join(', ')}] ${e.tensor.dtype}${e.tensor.bytes !== null ? ` = ${formatBytes(e.tensor.bytes)} (shape × element size)` : ''}`);
+    lines.push(`tensor shape [${e.tensor.shape.join(', ')}] ${printable(e.tensor.dtype)}${e.tensor.bytes !== null ? ` = ${formatBytes(e.tensor.bytes)} (shape × element size)` : ''}`);
   }
   return lines;
 }
@@ -58,19 +58,19 @@ export function renderExplain(items: readonly ExplainedEvent[], options: { color
   if (items.length === 0) out.push(paint('green', 'No out-of-memory error found.'));
   items.forEach((item, i) => {
     const e = item.event;
-    const where = `${item.file}:${e.line}${e.lines.length > 1 ? ` (${e.lines.length}×${e.ranks.length > 0 ? `, ${ranks(e.ranks)}` : ''})` : e.ranks.length > 0 ? ` (${ranks(e.ranks)})` : ''}`;
-    const era = e.era ? ` · ${e.era.version.startsWith('≥') || e.era.version.startsWith('≤') ? '' : 'v'}${e.era.version} (${e.era.evidence})` : '';
+    const where = `${printable(item.file)}:${e.line}${e.lines.length > 1 ? ` (${e.lines.length}×${e.ranks.length > 0 ? `, ${ranks(e.ranks)}` : ''})` : e.ranks.length > 0 ? ` (${ranks(e.ranks)})` : ''}`;
+    const era = e.era ? ` · ${e.era.version.startsWith('≥') || e.era.version.startsWith('≤') ? '' : 'v'}${printable(e.era.version)} (${printable(e.era.evidence)})` : '';
     out.push(paint('bold', `OOM ${i + 1}/${items.length}  ${where}  ${e.family}${e.gpuIndex !== null ? ` · GPU ${e.gpuIndex}` : ''}${era}`));
     for (const line of numbers(e)) out.push(`  ${line}`);
-    if (e.userFrame) out.push(`  your code: ${e.userFrame.file}:${e.userFrame.line} in ${e.userFrame.function}`);
+    if (e.userFrame) out.push(`  your code: ${printable(e.userFrame.file)}:${e.userFrame.line} in ${printable(e.userFrame.function)}`);
     if (item.causes.length === 0) out.push(paint('dim', '  (the message carries no numbers to explain)'));
     item.causes.forEach((c, k) => {
-      out.push(`  ${paint('yellow', `${k + 1}. ${c.title}`)}`);
-      out.push(`     ${c.detail}`);
-      out.push(`     ${paint('green', 'fix:')} ${c.fix}`);
+      out.push(`  ${paint('yellow', `${k + 1}. ${printable(c.title)}`)}`);
+      out.push(`     ${printable(c.detail)}`);
+      out.push(`     ${paint('green', 'fix:')} ${printable(c.fix)}`);
     });
     out.push('');
   });
-  for (const snap of options.snapshots) out.push(`A memory snapshot sits next to the log: run \`gpumem snapshot ${snap}\` to see what held the memory.`);
+  for (const snap of options.snapshots) out.push(`A memory snapshot sits next to the log: run \`gpumem snapshot ${printable(snap)}\` to see what held the memory.`);
   return `${out.join('\n').replace(/\n+$/, '')}\n`;
 }

@@ -4,7 +4,7 @@
  * allocator's own peaks, retries and OOMs; the allocator's numbers at each OOM; snapshots written.
  */
 import type { AllocatorAtOom } from '../../core/companion/index.js';
-import { formatBytes } from '../../core/index.js';
+import { formatBytes, printable } from '../../core/index.js';
 import type { CompanionReport } from '../../core/companion/index.js';
 import type { AttemptReport, OomFinding } from '../../core/run/index.js';
 import { table, type Color } from './style.js';
@@ -56,9 +56,9 @@ export function renderPytorch(attempts: readonly PytorchAttempt[], paint: Paint)
     for (const u of companionOf(a)?.unprintedOoms ?? []) {
       out.push(paint('yellow', `  OOM caught by the program (attempt ${a.attempt}, not printed): ${describeAllocator(u)}`));
     }
-    for (const file of companionOf(a)?.snapshots ?? []) out.push(`  memory snapshot at the OOM: ${file}  (gpumem snapshot ${file})`);
+    for (const file of companionOf(a)?.snapshots ?? []) out.push(`  memory snapshot at the OOM: ${printable(file)}  (gpumem snapshot ${printable(file)})`);
     for (const p of companionOf(a)?.processes ?? []) {
-      for (const [what, message] of Object.entries(p.companionErrors)) out.push(paint('gray', `  companion (pid ${p.pid}): ${what} failed: ${message}`));
+      for (const [what, message] of Object.entries(p.companionErrors)) out.push(paint('gray', `  companion (pid ${p.pid}): ${printable(what)} failed: ${printable(message)}`));
     }
   }
   return out;

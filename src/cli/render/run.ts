@@ -1,5 +1,5 @@
 /** Human rendering of a supervised run's report (stderr, after the child's own output). */
-import { formatBytes, formatDuration } from '../../core/index.js';
+import { formatBytes, formatDuration, printable } from '../../core/index.js';
 import type { AttemptReport, RunReport } from '../../core/run/index.js';
 import { allocatorLine, renderPytorch } from './run-pytorch.js';
 import { painter } from './style.js';
@@ -33,16 +33,16 @@ export function renderRunReport(report: RunReport, color: boolean, runId: number
   if (report.retryNote) out.push(`  retry: ${report.retryNote}`);
   for (const a of report.attempts) {
     for (const m of a.mismatches) {
-      out.push(paint('red', `  device mismatch: pid ${m.pid} (${m.comm ?? '?'}) used ${formatBytes(m.usedBytes)} on GPU ${m.index}, not chosen (first seen at ${formatDuration(m.firstSeenMs)})`));
+      out.push(paint('red', `  device mismatch: pid ${m.pid} (${printable(m.comm ?? '?')}) used ${formatBytes(m.usedBytes)} on GPU ${m.index}, not chosen (first seen at ${formatDuration(m.firstSeenMs)})`));
     }
     for (const o of a.ooms) {
-      out.push(paint('yellow', `  OOM (attempt ${a.attempt}, line ${o.line}): ${o.text.slice(0, 160)}`));
+      out.push(paint('yellow', `  OOM (attempt ${a.attempt}, line ${o.line}): ${printable(o.text.slice(0, 160))}`));
       const allocator = allocatorLine(o);
       if (allocator) out.push(allocator);
       for (const c of o.causes.slice(0, 3)) out.push(`    likely: ${c.title}`);
     }
     for (const l of a.cleanup.leftovers) {
-      out.push(`  leftover pid ${l.pid} ${l.cmdline?.join(' ').slice(0, 60) ?? l.comm ?? ''} (${formatBytes(l.gpuBytes)} on GPU): ${l.outcome} — ${l.detail}`);
+      out.push(`  leftover pid ${l.pid} ${printable(l.cmdline?.join(' ').slice(0, 60) ?? l.comm ?? '')} (${formatBytes(l.gpuBytes)} on GPU): ${l.outcome} — ${printable(l.detail)}`);
     }
   }
   out.push(...renderPytorch(report.attempts, paint));

@@ -3,16 +3,16 @@
  * (a Content-Security-Policy forbids every fetch). Every string from the snapshot is escaped, since file
  * names and function names in an untrusted snapshot are attacker-controlled text.
  */
-import { formatBytes } from '../../core/index.js';
+import { formatBytes, printable } from '../../core/index.js';
 import type { DeviceReport, SiteTotal, SnapshotReport, TimelinePoint } from '../../core/snapshot/index.js';
 
 const W = 900;
 const H = 240;
 const PAD = 48;
 
-/** Escapes text for HTML element content and attribute values. */
+/** Escapes text for HTML element content and attribute values; control characters are shown escaped too. */
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+  return printable(text).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 }
 
 function path(points: readonly TimelinePoint[], y: (p: TimelinePoint) => number, maxBytes: number, n: number): string {

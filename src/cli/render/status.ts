@@ -3,7 +3,7 @@
  * (driver-reserved shaded), then its processes. Output is a pure function of the sample, the width and the
  * colour flag, so non-TTY output is stable and testable.
  */
-import { formatBytes, formatDuration, formatPercent, type Device, type GpuProcess, type Sample } from '../../core/index.js';
+import { formatBytes, formatDuration, formatPercent, printable, type Device, type GpuProcess, type Sample } from '../../core/index.js';
 import { memoryBar, painter, table, trimTo, visibleLength } from './style.js';
 
 export interface StatusRenderOptions {
@@ -18,7 +18,7 @@ export function sourceLine(sample: Sample): string {
   const d = sample.devices[0];
   const versions = d ? ` · driver ${d.driverVersion ?? 'n/a'} · CUDA ${d.cudaDriverVersion ?? 'n/a'}` : '';
   const when = new Date(sample.timeMs).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
-  if (sample.source.kind === 'replay') return `replaying ${sample.source.detail}${sample.source.note ? ` — ${sample.source.note}` : ''} · sample at ${when}${versions}`;
+  if (sample.source.kind === 'replay') return `replaying ${printable(sample.source.detail)}${sample.source.note ? ` — ${printable(sample.source.note)}` : ''} · sample at ${when}${versions}`;
   return `via ${sample.source.kind === 'nvml' ? 'NVML' : 'nvidia-smi'} (${sample.source.detail}) · ${when}${versions}`;
 }
 
@@ -32,12 +32,12 @@ function deviceLine(d: Device, paint: ReturnType<typeof painter>): string {
   const mig = d.migMode === 'enabled' ? ' MIG' : '';
   const power = d.powerDrawMw === null && d.powerLimitMw === null ? 'power n/a' : `${watts(d.powerDrawMw)}/${watts(d.powerLimitMw)}`;
   const temp = d.temperatureC === null ? 'n/a' : `${d.temperatureC}°C`;
-  return `${paint('bold', `[${d.index}]`)} ${d.name ?? 'unknown GPU'}${mig}${status}  ${paint(barColor, memoryBar(m.usedBytes, m.reservedBytes, m.totalBytes))} ${mem}  util ${formatPercent(d.utilization.gpuPct)}  ${temp}  ${power}`;
+  return `${paint('bold', `[${d.index}]`)} ${printable(d.name ?? 'unknown GPU')}${mig}${status}  ${paint(barColor, memoryBar(m.usedBytes, m.reservedBytes, m.totalBytes))} ${mem}  util ${formatPercent(d.utilization.gpuPct)}  ${temp}  ${power}`;
 }
 
 function commandOf(p: GpuProcess): string {
-  if (p.host?.cmdline && p.host.cmdline.length > 0) return p.host.cmdline.join(' ');
-  return p.name ?? p.host?.exe ?? '?';
+  if (p.host?.cmdline && p.host.cmdline.length > 0) return printable(p.host.cmdline.join(' '));
+  return printable(p.name ?? p.host?.exe ?? '?');
 }
 
 function processRows(procs: GpuProcess[], sample: Sample, columns: number, paint: ReturnType<typeof painter>): string[] {
@@ -49,11 +49,11 @@ function processRows(procs: GpuProcess[], sample: Sample, columns: number, paint
     const age = h?.startTimeMs == null ? 'n/a' : formatDuration(Math.max(0, sample.timeMs - h.startTimeMs));
     const marks = [
       h && !h.visible ? paint('yellow', '(not visible here)') : '',
-      h?.containerId ? paint('cyan', `[ctr ${h.containerId.slice(0, 12)}]`) : '',
+      h?.containerId ? paint('cyan', `[ctr ${printable(h.containerId.slice(0, 12))}]`) : '',
       h?.state === 'Z' ? paint('red', '(zombie)') : '',
       p.kind === 'graphics' ? '(G)' : p.kind === 'compute+graphics' ? '(C+G)' : '',
     ].filter((s) => s !== '');
-    rows.push([String(p.pid), h?.user ?? (h?.uid != null ? String(h.uid) : '-'), formatBytes(p.usedBytes), age, '']);
+    rows.push([String(p.pid), printable(h?.user ?? (h?.uid != null ? String(h.uid) : '-')), formatBytes(p.usedBytes), age, '']);
     tails.push([...marks, commandOf(p)].join(' '));
   }
   const laid = table(rows, ['right', 'left', 'right', 'right', 'left']);
@@ -90,10 +90,4 @@ export function renderStatus(sample: Sample, options: StatusRenderOptions): stri
   return `${lines.join('\n')}\n`;
 }
 
-/** The --json document of `gpumem status` (schema in docs/status.md). */
-export const STATUS_SCHEMA_VERSION = 1;
-
-/** Builds the versioned --json document for one sample. */
-export function statusJson(sample: Sample): Record<string, unknown> {
-  return { schemaVersion: STATUS_SCHEMA_VERSION, kind: 'gpumem.status', ...sample };
-}
+export { STATUS_SCHEMA_VERSION, statusJson } from '../../core/status-json.js';

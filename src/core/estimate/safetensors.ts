@@ -4,6 +4,7 @@
  * header is ever needed to count parameters exactly, so callers read 8 bytes, then N bytes, never the weights.
  */
 import { GpumemError } from '../errors.js';
+import { nameRecord } from '../records.js';
 import { bytesForElements } from './dtypes.js';
 
 /** The format's own cap on the header size (100 MB); anything larger is not a safetensors file. */
@@ -114,7 +115,7 @@ function readTensor(name: string, value: unknown, where: string): TensorInfo {
 
 function readMetadata(value: unknown, where: string): Record<string, string> {
   if (!isPlainObject(value)) throw malformed(where, '__metadata__ is not an object');
-  const out: Record<string, string> = {};
+  const out = nameRecord<string>();
   for (const [k, v] of Object.entries(value)) {
     if (typeof v !== 'string') throw malformed(where, `__metadata__.${k} is not a string`);
     out[k] = v;

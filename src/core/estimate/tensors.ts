@@ -4,6 +4,7 @@
  * or were derived from an architecture's config.
  */
 import { GpumemError } from '../errors.js';
+import { nameRecord } from '../records.js';
 import type { TensorInfo } from './safetensors.js';
 
 export interface ParamSummary {
@@ -31,8 +32,8 @@ export function topLevelModule(name: string): string {
 
 /** Sums parameters and bytes over `tensors`, per dtype and per top-level module. */
 export function summarizeTensors(tensors: readonly TensorInfo[]): ParamSummary {
-  const paramsByDtype: Record<string, number> = {};
-  const paramsByModule: Record<string, number> = {};
+  const paramsByDtype = nameRecord<number>();
+  const paramsByModule = nameRecord<number>();
   let totalParams = 0;
   let totalBytes = 0;
   for (const t of tensors) {

@@ -7,6 +7,7 @@
  * file that shares one list a million times (a memo bomb) ends in an error instead of a hang.
  */
 import { GpumemError } from '../errors.js';
+import { nameRecord } from '../records.js';
 import { OTHER_ACTION, TRACE_ACTIONS, type MemorySnapshot, type SnapshotBlock, type SnapshotSegment, type TraceColumns } from './model-types.js';
 import { isDict, type PickleDict, type PickleValue } from './unpickle-types.js';
 
@@ -119,7 +120,7 @@ function readTrace(entries: readonly PickleValue[]): TraceColumns {
     timeUs: new Float64Array(n),
     stack: new Int32Array(n),
     stacks,
-    otherActions: {},
+    otherActions: nameRecord<number>(),
   };
   let i = 0;
   for (const e of entries) {

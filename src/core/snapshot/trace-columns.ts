@@ -6,6 +6,7 @@
  * here too.
  */
 import { GpumemError } from '../errors.js';
+import { nameRecord } from '../records.js';
 import { num } from './model.js';
 import { OTHER_ACTION, TRACE_ACTIONS, type TraceColumns } from './model-types.js';
 import { StackTable, EMPTY_STACK } from './stacks.js';
@@ -161,7 +162,7 @@ export class TraceBuilder {
   columns(list: TraceList): TraceColumns {
     const from = list.first;
     const to = from + list.count;
-    const otherActions: Record<string, number> = {};
+    const otherActions = nameRecord<number>();
     for (let row = from; row < to; row++) {
       if (this.action[row] !== OTHER_ACTION) continue;
       const name = this.otherNames.get(row) ?? 'unknown';

@@ -4,14 +4,51 @@
  * GPU user — unlike the pid NVML reports, which inside a container is a host pid that may name an unrelated
  * local process.
  */
-import { readdirSync, readlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { reasonFor } from './host-facts.js';
 
 export interface DeviceFdOptions {
   /** Default "/proc". */
   procRoot?: string;
-  /** Paths starting with this count as NVIDIA device nodes. Default "/dev/nvidia"; tests pass a temp path. */
+  /**
+   * Stand-in device nodes for tests, in addition to /dev/nvidia*: regular files named `<prefix>N` (N digits)
+   * inside a folder that is private to the caller (see testDevicePrefixProblem). Ignored otherwise.
+   */
   devicePrefix?: string;
+}
+
+const DEVICE_PREFIX = '/dev/nvidia';
+
+/**
+ * Why `prefix` cannot stand in for /dev/nvidia, or null when it can: it must be an absolute path whose
+ * folder is a real directory owned by the caller that no one else may enter (mode 0700 or stricter), so no
+ * other user can create a file there and no common path (/, /dev, /tmp) can be named. A test knob can
+ * therefore add only files the caller made for the purpose; it never widens what counts as a real device.
+ */
+export function testDevicePrefixProblem(prefix: string, uid: number = process.getuid?.() ?? -1): string | null {
+  if (!prefix.startsWith('/') || prefix.endsWith('/')) return 'not an absolute path ending in a file-name prefix';
+  const dir = dirname(prefix);
+  let st;
+  try {
+    st = lstatSync(dir);
+  } catch (error) {
+    return `${dir} cannot be inspected (${reasonFor(error)})`;
+  }
+  if (!st.isDirectory()) return `${dir} is not a directory`;
+  if (st.uid !== uid) return `${dir} does not belong to uid ${uid}`;
+  if ((st.mode & 0o077) !== 0) return `${dir} is open to other users (mode ${(st.mode & 0o777).toString(8)})`;
+  return null;
+}
+
+/** True when `target` is one of the test stand-ins: `<prefix>N`, a regular file. */
+function isTestDevice(target: string, prefix: string): boolean {
+  if (!target.startsWith(prefix) || !/^\d+$/.test(target.slice(prefix.length))) return false;
+  try {
+    return lstatSync(target).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** Either the device paths the process has open (possibly none), or why its fds could not be listed. */
@@ -24,7 +61,7 @@ export type DeviceFds = { ok: true; paths: string[] } | { ok: false; reason: str
  */
 export function readNvidiaDeviceFds(pid: number, options: DeviceFdOptions = {}): DeviceFds {
   const dir = `${options.procRoot ?? '/proc'}/${pid}/fd`;
-  const prefix = options.devicePrefix ?? '/dev/nvidia';
+  const testPrefix = options.devicePrefix && testDevicePrefixProblem(options.devicePrefix) === null ? options.devicePrefix : null;
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -39,7 +76,7 @@ export function readNvidiaDeviceFds(pid: number, options: DeviceFdOptions = {}):
     } catch {
       continue;
     }
-    if (target.startsWith(prefix)) paths.add(target);
+    if (target.startsWith(DEVICE_PREFIX) || (testPrefix !== null && isTestDevice(target, testPrefix))) paths.add(target);
   }
   return { ok: true, paths: [...paths].sort() };
 }

@@ -4,4 +4,4 @@ export { readProcStat, readStartTicks, readProcTable, readProcText, readCmdline,
 export { createHostEnricher, enrichSample, type HostEnricher } from './enrich.js';
 export { parseProcStat, parseContainerId, parseCudaEnv, parseCmdline, parsePasswd, parseBootTimeSec, statusNumbers, type ProcStat } from './parse.js';
 export { detectContainer, type ContainerProbeOptions } from './container.js';
-export { readNvidiaDeviceFds, type DeviceFds, type DeviceFdOptions } from './device-fds.js';
+export { readNvidiaDeviceFds, testDevicePrefixProblem, type DeviceFds, type DeviceFdOptions } from './device-fds.js';

@@ -3,7 +3,7 @@
  * CDATA, attributes only on <gpu id=…>), so a full XML library is not needed — but the reader must never
  * hang or crash on truncated or mangled output, and must say where it stopped making sense.
  */
-import { GpumemError } from '../../core/index.js';
+import { GpumemError, nameRecord } from '../../core/index.js';
 
 export interface XmlElement {
   name: string;
@@ -105,7 +105,7 @@ export function parseXml(text: string, where = 'nvidia-smi XML'): XmlElement {
 }
 
 function parseAttrs(rest: string, offset: number, text: string, where: string): Record<string, string> {
-  const attrs: Record<string, string> = {};
+  const attrs = nameRecord<string>();
   ATTR.lastIndex = 0;
   let pos = 0;
   while (pos < rest.length) {

@@ -116,3 +116,13 @@ export function beginPipeline(db: Db, file: string, startedAtMs: number): number
 export function completePipeline(db: Db, id: number, status: string, durationMs: number, report: unknown): void {
   db.prepare('UPDATE pipelines SET status = ?, duration_ms = ?, report_json = ? WHERE id = ?').run(status, durationMs, JSON.stringify(report), id);
 }
+
+/** Schema version of the run-history documents (`gpumem runs --json`, the server's /api/v1/runs). */
+export const RUNS_SCHEMA_VERSION = 1;
+
+/** How many runs are in each state and how many OOM events the history holds (for /metrics). */
+export function historySummary(db: Db): { byStatus: Record<string, number>; oomEvents: number } {
+  const rows = db.prepare('SELECT status, COUNT(*) AS n FROM runs GROUP BY status').all() as Array<{ status: string; n: number }>;
+  const ooms = db.prepare('SELECT COUNT(*) AS n FROM oom_events').get() as { n: number };
+  return { byStatus: Object.fromEntries(rows.map((r) => [r.status, r.n])), oomEvents: ooms.n };
+}

@@ -4,20 +4,28 @@
  * (pid, start time) still match /proc and whose supervisor is still the same running process.
  *
  * Folder: `$XDG_RUNTIME_DIR/gpumem` (per-user, tmpfs, cleared at logout) or, without it,
- * `<tmp>/gpumem-<uid>`; created with mode 0700. One file per supervisor: `companion-<pid>.json`.
+ * `<tmp>/gpumem-<uid>`; created exclusively with mode 0700, and an existing one is used only when it is a
+ * real directory of ours that no one else can enter (private-dir.ts). One file per supervisor:
+ * `companion-<pid>.json`, read only when it is a regular file of ours below LIVE_FILE_MAX_BYTES.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { parseLiveCompanionDoc, type LiveCompanionDoc, type LiveCompanionProcess } from '../../core/companion/index.js';
 import { isGpumemError } from '../../core/index.js';
 import { readStartTicks, type ProcOptions } from '../../sources/index.js';
+import { ensurePrivateDir, privateDirProblem, readPrivateFile, writePrivateFile } from './private-dir.js';
+
+/** A live document describes a handful of processes; anything larger is not one of ours. */
+export const LIVE_FILE_MAX_BYTES = 4 * 1024 * 1024;
+
+const myUid = (): number => process.getuid?.() ?? userInfo().uid;
 
 /** The folder the live files live in, for this user. */
 export function liveCompanionDir(env: Readonly<Record<string, string | undefined>>): string {
   const runtime = env.XDG_RUNTIME_DIR;
   if (runtime && runtime.startsWith('/')) return join(runtime, 'gpumem');
-  return join(env.TMPDIR && env.TMPDIR.startsWith('/') ? env.TMPDIR : tmpdir(), `gpumem-${userInfo().uid}`);
+  return join(env.TMPDIR && env.TMPDIR.startsWith('/') ? env.TMPDIR : tmpdir(), `gpumem-${myUid()}`);
 }
 
 /** The file a supervisor with this pid writes. */
@@ -32,21 +40,17 @@ export function liveCompanionPath(env: Readonly<Record<string, string | undefine
  */
 export function writeLiveCompanion(path: string, doc: LiveCompanionDoc): string | null {
   try {
-    const dir = join(path, '..');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(doc), { mode: 0o600 });
-    renameSync(tmp, path);
+    ensurePrivateDir(join(path, '..'), myUid());
+    writePrivateFile(path, JSON.stringify(doc));
     return null;
   } catch (error) {
     return (error as Error).message;
   }
 }
 
-/** Removes the file (and its temporary sibling); a missing file is fine. */
+/** Removes the file; a missing file is fine. Nothing is removed from a folder that is not our private one. */
 export function removeLiveCompanion(path: string): void {
-  rmSync(path, { force: true });
-  rmSync(`${path}.${process.pid}.tmp`, { force: true });
+  if (privateDirProblem(join(path, '..'), myUid()) === null) rmSync(path, { force: true });
 }
 
 export interface LiveCompanionEntry extends LiveCompanionProcess {
@@ -69,20 +73,22 @@ function sameProcess(pid: number, startTicks: number | null, proc: ProcOptions):
 export function readLiveCompanion(env: Readonly<Record<string, string | undefined>>, proc: ProcOptions = {}): Map<number, LiveCompanionEntry> {
   const dir = liveCompanionDir(env);
   const out = new Map<number, LiveCompanionEntry>();
+  const uid = myUid();
+  // A folder someone else made or opened up is not evidence about our processes.
+  if (privateDirProblem(dir, uid) !== null) return out;
   let names: string[];
   try {
     names = readdirSync(dir).filter((n) => /^companion-\d+\.json$/.test(n));
   } catch {
     return out;
   }
-  const uid = userInfo().uid;
   for (const name of names) {
     const file = join(dir, name);
     let doc: LiveCompanionDoc;
     try {
-      // A file another user planted in a shared tmp folder is not evidence about our processes.
-      if (statSync(file).uid !== uid) continue;
-      doc = parseLiveCompanionDoc(readFileSync(file, 'utf8'), file);
+      const read = readPrivateFile(file, uid, LIVE_FILE_MAX_BYTES);
+      if (!read.ok) continue;
+      doc = parseLiveCompanionDoc(read.text, file);
     } catch (error) {
       if (isGpumemError(error) || (error as NodeJS.ErrnoException).code) continue;
       throw error;

@@ -1,3 +1,3 @@
 /** `gpumem kill`: selection (pure over a sample) and safe execution. */
-export { selectTargets, isEmptyCriteria, parseDurationMs, type KillCriteria, type KillRow, type Caller } from './select.js';
+export { selectTargets, isEmptyCriteria, unknownGpus, parseDurationMs, type KillCriteria, type KillRow, type Caller } from './select.js';
 export { executeKill, gpuProofReason, protectedPids, type KillOptions, type KillOutcome } from './execute.js';

@@ -75,12 +75,23 @@ function refusal(p: GpuProcess, caller: Caller): string | null {
   if (p.pid === 1) return 'pid 1 is never ended';
   if (caller.protectedPids.has(p.pid)) return 'gpumem itself or one of its ancestors';
   if (!h || !h.visible) return 'not visible in this PID namespace (host pid of another container?)';
+  // A zombie has already exited: there is nothing to signal, and its fds are gone, so the device check below
+  // would give a misleading reason. Its parent has to reap it.
+  if (h.state === 'Z') return `a zombie: it has already exited and holds nothing itself; its parent (pid ${h.ppid ?? '?'}) has not reaped it — end or fix the parent`;
   if (h.startTicks === null) return `start time unreadable (${h.unavailable.startTicks ?? 'unknown'}): pid reuse cannot be ruled out`;
   if (h.uid !== caller.uid) {
     if (caller.uid !== 0) return `belongs to ${h.user ?? `uid ${h.uid}`}; you can only end your own processes`;
     if (!caller.allUsers) return `belongs to ${h.user ?? `uid ${h.uid}`}; add --all-users to end other users' processes`;
   }
   return caller.gpuProof(p.pid);
+}
+
+/**
+ * The GPUs named by `--gpu` that the sample does not have (by index or UUID, case-insensitive): selecting
+ * on a GPU the machine lacks is a mistake to report, not an empty match.
+ */
+export function unknownGpus(sample: Sample, gpus: readonly string[]): string[] {
+  return gpus.filter((g) => !sample.devices.some((d) => String(d.index) === g || d.uuid?.toLowerCase() === g.toLowerCase()));
 }
 
 /**

@@ -4,7 +4,7 @@
  * reported in one error, so a typo in the eval stage is found before a 10-hour training stage starts.
  */
 import { LineCounter, isMap, isSeq, parseDocument, type Node, type YAMLMap } from 'yaml';
-import { GpumemError, parseByteSize } from '../../core/index.js';
+import { GpumemError, nameRecord, parseByteSize } from '../../core/index.js';
 
 export interface StageSpec {
   name: string;
@@ -101,7 +101,7 @@ export function parsePipeline(text: string, file: string): PipelineSpec {
       problem(node, field, 'must be a mapping NAME: value');
       return {};
     }
-    const env: Record<string, string> = {};
+    const env = nameRecord<string>();
     for (const pair of node.items) {
       const key = String((pair.key as { toJSON(): unknown }).toJSON());
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) problem(pair.key, `${field}.${key}`, 'is not a valid variable name');

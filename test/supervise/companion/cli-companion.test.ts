@@ -9,11 +9,11 @@ import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/claims.js';
 import { startPump } from '../helpers/pump.js';
+import { MiB } from '../../../src/core/units.js';
 
 const BIN = resolve(__dirname, '../../../dist/cli/bin.js');
 const PY = resolve(__dirname, '../../python');
 const SCRIPT = join(PY, 'scripts', 'supervised_train.py');
-const MiB = 2 ** 20;
 const UUID0 = 'GPU-00000000-0000-4000-8000-000000000000';
 
 const cleanups: Array<() => void> = [];

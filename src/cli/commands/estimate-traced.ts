@@ -12,6 +12,7 @@ import {
   type ReplayResult,
   type StepTrace,
 } from '../../core/estimate/index.js';
+import { AllocatorSim, parseAllocatorConf } from '../../core/allocator/index.js';
 import { runTracedProgram } from '../../supervise/index.js';
 import type { CommandContext } from '../context.js';
 import type { EstimateOptions } from '../options/estimate.js';
@@ -29,9 +30,15 @@ export interface TracedInputs {
 // Module names, notes and error text come from the traced program: no terminal control characters.
 const printable = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 
-/** The caching-allocator model used for the replay; null until the simulator is part of this build. */
-function allocatorModel(): AllocatorModel | null {
-  return null;
+/**
+ * The caching-allocator simulator with the run's settings: --alloc-conf, else the PYTORCH_CUDA_ALLOC_CONF /
+ * PYTORCH_ALLOC_CONF the program would inherit. Unlimited capacity, so the peak it reserves is measured
+ * rather than cut off; the budget is compared afterwards.
+ */
+function allocatorModel(confText: string | null, torchVersion: string | null): AllocatorModel {
+  const version = torchVersion?.split('+')[0] ?? undefined;
+  const settings = confText ? parseAllocatorConf(confText, { version: version ?? null }) : undefined;
+  return new AllocatorSim({ ...(settings ? { settings } : {}), ...(version ? { version } : {}) });
 }
 
 export interface TracedReport {
@@ -46,7 +53,9 @@ export interface TracedReport {
   peakStep: number;
   peakAllocatedBytes: number | null;
   peakReservedBytes: number | null;
-  reservedNote: string | null;
+  allocatorSettings: string | null;
+  numAllocRetries: number | null;
+  segmentCount: number | null;
   contextBytes: number;
   workspaceBytes: number;
   nvidiaSmiBytes: number;
@@ -59,7 +68,7 @@ export interface TracedReport {
 }
 
 /** Builds the report from a parsed trace (pure apart from the allocator model it is given). */
-export function buildTracedReport(trace: StepTrace, command: string[], inputs: TracedInputs, allocator: AllocatorModel | null): TracedReport {
+export function buildTracedReport(trace: StepTrace, command: string[], inputs: TracedInputs, allocator: AllocatorModel | null, allocatorSettings: string | null = null): TracedReport {
   const r = replayStepTrace(trace, { workspaceBytes: inputs.workspaceBytes }, allocator);
   const reserved = r.allocator?.peakReservedBytes ?? null;
   const device = (reserved ?? r.peakRequestedBytes) + inputs.contextBytes;
@@ -76,7 +85,9 @@ export function buildTracedReport(trace: StepTrace, command: string[], inputs: T
     peakStep: r.peakStep + 1,
     peakAllocatedBytes: r.allocator?.peakAllocatedBytes ?? null,
     peakReservedBytes: reserved,
-    reservedNote: reserved === null ? 'the caching-allocator simulator is not in this build: reserved bytes and rounding slack are not included' : null,
+    allocatorSettings,
+    numAllocRetries: r.allocator?.numAllocRetries ?? null,
+    segmentCount: r.allocator?.segmentCount ?? null,
     contextBytes: inputs.contextBytes,
     workspaceBytes: inputs.workspaceBytes,
     nvidiaSmiBytes: device,
@@ -97,9 +108,13 @@ export function renderTraced(r: TracedReport, color: boolean): string {
   const out: string[] = [];
   out.push(`${paint('bold', 'traced')}  ${printable(r.command.join(' '))}: ${r.steps} step(s) on fake tensors, torch ${r.torchVersion ?? '?'}, ${r.allocations} GPU allocations`);
   out.push(`${paint('bold', 'peak')}    ${formatBytes(r.peakRequestedBytes)} requested by tensors, in ${r.peakPhase} of step ${r.peakStep}`);
-  if (r.peakReservedBytes !== null) out.push(`        allocator: ${formatBytes(r.peakAllocatedBytes)} allocated, ${formatBytes(r.peakReservedBytes)} reserved`);
+  if (r.peakReservedBytes !== null) {
+    const conf = r.allocatorSettings ? ` with ${printable(r.allocatorSettings)}` : ' with default settings';
+    out.push(`        caching allocator${conf}: ${formatBytes(r.peakAllocatedBytes)} allocated, ${formatBytes(r.peakReservedBytes)} reserved at most (${r.segmentCount} segments at the end)`);
+  } else {
+    out.push('        (not replayed through the caching allocator: reserved bytes and rounding slack are not included)');
+  }
   out.push(`        + CUDA context ${formatBytes(r.contextBytes)} → about ${formatBytes(r.nvidiaSmiBytes)} in nvidia-smi`);
-  if (r.reservedNote) out.push(`        (${r.reservedNote})`);
   const cats = Object.entries(r.byCategory).filter(([, b]) => b > 0).map(([c, b]) => `${c} ${formatBytes(b)}`);
   out.push(`at the peak: ${cats.join(', ')}`);
   for (const m of r.byModule.slice(0, 8)) out.push(`  ${formatBytes(m.bytes).padStart(11)}  ${printable(m.module)}`);
@@ -134,6 +149,9 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
   // --steps and --trace-timeout are range-checked by the parser (options/estimate.ts).
   const steps = o.steps;
   const timeoutS = o.traceTimeout;
+  const conf = o.allocConf ?? (ctx.env.PYTORCH_CUDA_ALLOC_CONF || ctx.env.PYTORCH_ALLOC_CONF || null);
+  // A bad setting is reported before the (slow) trace, not after it.
+  if (conf) parseAllocatorConf(conf);
   const run = await runTracedProgram({
     command: entry === null ? ctx.args.rest : null,
     entry,
@@ -151,7 +169,7 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
       hint: tracedHint(trace),
     });
   }
-  const report = buildTracedReport(trace, command, inputs, allocatorModel());
+  const report = buildTracedReport(trace, command, inputs, allocatorModel(conf, trace.torchVersion), conf);
   if (o.json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else ctx.stdout.write(renderTraced(report, ctx.color));
   return report.fit === null || report.fit.fits;

@@ -37,6 +37,7 @@ export interface EstimateOptions extends JsonOption, SourceOptions {
   steps: number;
   traceTimeout: number;
   python: string;
+  allocConf: string | undefined;
 }
 
 /** Shape sizes feed divisions and products in the activation model, so each is a whole number ≥ 1. */
@@ -84,6 +85,7 @@ export const ESTIMATE = defineCommand<EstimateOptions>({
     steps: { type: 'number', value: 'N', integer: true, min: 1, max: 20, default: 2, description: 'training steps to trace (2 shows optimizer state and persistent gradients)' },
     traceTimeout: { type: 'number', value: 'S', min: 1, default: 600, description: 'seconds a traced program may run before it is ended' },
     python: { type: 'string', value: 'PATH', default: 'python3', description: 'with --entry: the Python interpreter to run' },
+    allocConf: { type: 'string', value: 'SETTINGS', description: 'with a traced step: caching-allocator settings for the replay (default: PYTORCH_CUDA_ALLOC_CONF)' },
     ...JSON_TABLE,
     ...SOURCE_TABLE,
   },

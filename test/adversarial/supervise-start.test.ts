@@ -32,6 +32,25 @@ describe('supervise faults: the program cannot be started', () => {
     expect(await runsIn(w.db, w.env)).toEqual([expect.objectContaining({ status: 'not-started' })]);
   });
 
+  it('a pipeline stage with a mistyped command ends the pipeline at once with 127; the stage is stored as not-started', async () => {
+    w = world();
+    const file = join(w.dir, 'p.yaml');
+    writeFileSync(file, 'name: p\nstages:\n  - name: train\n    command: "pyhton-not-a-program train.py"\n  - name: eval\n    command: "true"\n');
+    const r = await gpumem(['pipeline', file, '--db', w.db], w.env, 10000);
+    expectClean(r, 'gpumem pipeline');
+    expect(r.code).toBe(127);
+    expect(readdirSync(w.tmp).filter((n) => n.startsWith('gpumem-'))).toEqual([]);
+    expect(await runsIn(w.db, w.env)).toEqual([expect.objectContaining({ status: 'not-started' })]);
+  });
+
+  it('fit with a mistyped command stops after the first try with one error line', async () => {
+    w = world();
+    const r = await gpumem(['fit', '--', 'pyhton-not-a-program', 'train.py', '--bs', '{batch}'], w.env, 10000);
+    expectClean(r, 'gpumem fit');
+    expect(r.code).toBe(1);
+    expect(r.stderr.match(/cannot start "pyhton-not-a-program": ENOENT/g)).toHaveLength(1);
+  });
+
   it('a file that is not executable exits 126 like a shell', async () => {
     w = world();
     const script = join(w.dir, 'train.sh');

@@ -57,6 +57,9 @@ export class AllocatorSim {
   readonly large = new Pool(false);
   private readonly live = new Map<number, Block>();
   private readonly fractionBytes: number;
+  /** Garbage collection acts only with a memory fraction set (`set_fraction` in PyTorch). */
+  private readonly gcOn: boolean;
+  private readonly roundupOn: boolean;
   /** Releases before 2.6 always allow an oversize block at most kLargeBuffer larger than the request. */
   private readonly nonSplitRoundingBytes: number;
   private nextSynthetic = SYNTHETIC_BASE;
@@ -78,16 +81,16 @@ export class AllocatorSim {
     this.version = options.version ?? null;
     this.nonSplitRoundingBytes = optionExists('max_non_split_rounding_mb', this.version) ? this.settings.maxNonSplitRoundingBytes : LARGE_BUFFER_BYTES;
     this.fractionBytes = options.memoryFractionBytes ?? Infinity;
+    this.gcOn = this.fractionBytes !== Infinity && this.settings.garbageCollectionThreshold > 0;
+    this.roundupOn = this.settings.roundupPower2Divisions.some((d) => d > 1);
   }
 
-  private get gcOn(): boolean {
-    return this.fractionBytes !== Infinity && this.settings.garbageCollectionThreshold > 0;
-  }
 
   /** Allocates `sizeBytes` for `id`; false when the request fails after every cache release (an OOM). */
   alloc(id: number, sizeBytes: number, stream = 0): boolean {
     if (this.live.has(id)) throw new Error(`allocator simulation: id ${id} is already allocated`);
-    const size = roundSize(sizeBytes, this.settings);
+    // Without power-of-two roundup the rounding is plain 512-byte steps; skip the interval lookup.
+    const size = this.roundupOn ? roundSize(sizeBytes, this.settings) : sizeBytes <= MIN_BLOCK_BYTES ? MIN_BLOCK_BYTES : Math.ceil(sizeBytes / MIN_BLOCK_BYTES) * MIN_BLOCK_BYTES;
     const pool = size <= SMALL_SIZE_BYTES ? this.small : this.large;
     const segmentBytes = allocationSize(size);
     let block = this.findFree(pool, stream, size);
@@ -137,7 +140,10 @@ export class AllocatorSim {
   free(id: number): void {
     const block = this.live.get(id);
     if (!block) return;
-    this.requestFree(id);
+    if (!block.freeRequested) {
+      this.allocatedBytes -= block.sizeBytes;
+      this.requestedBytes -= block.requestedBytes;
+    }
     this.live.delete(id);
     block.allocated = false;
     block.freeRequested = false;
@@ -278,7 +284,7 @@ export class AllocatorSim {
     const maxSplit = this.settings.maxSplitSizeBytes;
     if (size < maxSplit && found.sizeBytes >= maxSplit) return null;
     if (size >= maxSplit && found.sizeBytes >= size + this.nonSplitRoundingBytes) return null;
-    items.splice(i, 1);
+    list.removeAt(i);
     return found;
   }
 

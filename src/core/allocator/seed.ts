@@ -9,15 +9,10 @@
 import { TRACE_ACTIONS, type SnapshotSegment, type TraceColumns } from '../snapshot/model-types.js';
 import type { AllocatorSettings } from './settings.js';
 import { roundSize } from './sizes.js';
+import type { SeedSegment } from './segments.js';
 
 const A = Object.fromEntries(TRACE_ACTIONS.map((a, i) => [a, i])) as Record<(typeof TRACE_ACTIONS)[number], number>;
 
-export interface SeedSegment {
-  address: number;
-  sizeBytes: number;
-  stream: number;
-  allocations: Array<{ id: number; address: number; sizeBytes: number; requestedBytes: number }>;
-}
 
 /** Segments and live blocks before the trace's first event (empty for a trace that starts with the process). */
 export function startState(trace: TraceColumns, endSegments: readonly SnapshotSegment[], settings: AllocatorSettings): SeedSegment[] {

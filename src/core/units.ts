@@ -4,6 +4,10 @@
  */
 import { GpumemError } from './errors.js';
 
+/** Bytes in a mebibyte and a gibibyte, for code and tests that write sizes. */
+export const MiB = 1024 ** 2;
+export const GiB = 1024 ** 3;
+
 const IEC = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'] as const;
 
 /**

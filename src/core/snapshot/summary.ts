@@ -7,8 +7,7 @@
 import { nameRecord } from '../records.js';
 import type { SnapshotSegment } from './model.js';
 import { SiteTally, type SiteTotal } from './sites.js';
-
-const MiB = 1024 * 1024;
+import { MiB } from '../units.js';
 
 export interface PoolFragmentation {
   /** `segment_pool_id` ("0,0" default pool; null in files before it existed). */

@@ -34,8 +34,12 @@ describe('gpumem snapshot --what-if', () => {
       expect(w.peakAllocatedBytes).toBeLessThanOrEqual(w.peakReservedBytes);
       for (const k of ['peakReservedBytes', 'peakAllocatedBytes', 'endReservedBytes', 'endSegmentCount', 'coversWholeRun', 'settings']) expect(w).toHaveProperty(k);
     }
-    // Fixed segments pay for fragmentation: more segments than the expandable run that really happened.
+    // Fixed segments pay for fragmentation: more segments than the expandable run that really happened, and
+    // the run would have died before the request that failed in reality.
     expect(sim.whatIf[0].endSegmentCount).toBeGreaterThan(sim.actual.endSegmentCount);
+    expect(sim.actual.earlierOomCount).toBe(0);
+    expect(sim.whatIf[0].earlierOomCount).toBeGreaterThan(0);
+    expect(sim.whatIf[0].firstOomEventIndex).toBeLessThan(dev1.trace.ooms[0].eventIndex);
     // No OOM on device 0: nothing to avoid.
     expect(out.devices.find((d: { device: number }) => d.device === 0).simulation.whatIf[0].oomAvoided).toBeNull();
   });

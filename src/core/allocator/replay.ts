@@ -33,6 +33,9 @@ export interface ReplayResult {
   coversWholeRun: boolean;
   /** Real reserved bytes before the first event (0 when the trace starts with the process). */
   startReservedBytes: number;
+  /** Allocations the real run made that fail in the simulation (the run would have died there). */
+  failedAllocations: number;
+  firstFailedEvent: number | null;
   /** alloc/oom entries left out because their size is not a possible request (damaged or crafted files). */
   skippedEvents: number;
   /** Segments installed before the first event (a trace that starts mid-run). */
@@ -104,6 +107,8 @@ export function replayTrace(trace: TraceColumns, options: ReplayOptions): Replay
   let inRelease = false;
   const ooms: ReplayOom[] = [];
   let skippedEvents = 0;
+  let failedAllocations = 0;
+  let firstFailedEvent: number | null = null;
   for (let i = 0; i < trace.length; i++) {
     const action = trace.action[i];
     const addr = trace.addr[i] as number;
@@ -133,6 +138,10 @@ export function replayTrace(trace: TraceColumns, options: ReplayOptions): Replay
     } else if (action === A.alloc) {
       const ok = sim.alloc(i, size, trace.stream[i] as number);
       pending.length = 0;
+      if (!ok) {
+        failedAllocations++;
+        if (firstFailedEvent === null) firstFailedEvent = i;
+      }
       if (ok) {
         addressChecks++;
         if (sim.addressOf(i) === addr) addressMatches++;
@@ -157,6 +166,8 @@ export function replayTrace(trace: TraceColumns, options: ReplayOptions): Replay
   }
   return {
     skippedEvents,
+    failedAllocations,
+    firstFailedEvent,
     seededSegments,
     coversWholeRun: startReservedBytes === 0 && unknownFrees === 0,
     startReservedBytes,

@@ -11,7 +11,7 @@ import { OOM_MARKER_PHRASES, parseOomText, type OomEvent } from '../../../src/co
 interface Entry {
   id: string;
   source_url: string | null;
-  kind: 'fragment' | 'whole' | 'not-oom';
+  kind: 'fragment' | 'whole' | 'not-oom' | 'wrapper';
   text: string;
   expected: Record<string, unknown> | null;
 }

@@ -8,13 +8,14 @@ import { ESTIMATE } from './options/estimate.js';
 import { EXPLAIN, PYTHON_PATH, SNAPSHOT } from './options/files.js';
 import { DIAGNOSE, DOCTOR, KILL, RECORD, STATUS } from './options/gpus.js';
 import { GLOBAL_TABLE } from './options/shared.js';
+import { SERVE } from './options/serve.js';
 import { FIT, PIPELINE, RUN, RUNS } from './options/supervise.js';
 
 /** Accepted by every command. */
 export const GLOBAL_OPTIONS: readonly OptionSpec[] = optionList<GlobalOptions>(GLOBAL_TABLE);
 
 /** Every command, in the order of `gpumem --help`. */
-export const COMMANDS: readonly CommandSpec[] = [DOCTOR, DIAGNOSE, STATUS, RECORD, RUN, PIPELINE, KILL, RUNS, EXPLAIN, SNAPSHOT, ESTIMATE, PYTHON_PATH, FIT];
+export const COMMANDS: readonly CommandSpec[] = [DOCTOR, DIAGNOSE, STATUS, RECORD, RUN, PIPELINE, KILL, RUNS, SERVE, EXPLAIN, SNAPSHOT, ESTIMATE, PYTHON_PATH, FIT];
 
 /** Looks a command up by name. */
 export function findCommand(name: string): CommandSpec | undefined {

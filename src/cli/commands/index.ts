@@ -14,6 +14,7 @@ export const HANDLERS: Record<string, Loader> = {
   pipeline: () => import('./pipeline.js'),
   kill: () => import('./kill.js'),
   runs: () => import('./runs.js'),
+  serve: () => import('./serve.js'),
   snapshot: () => import('./snapshot.js'),
   explain: () => import('./explain.js'),
   estimate: () => import('./estimate.js'),

@@ -8,7 +8,8 @@ import { renderPytorch } from '../render/run-pytorch.js';
 import { painter, table, trimTo } from '../render/style.js';
 import { existingHistoryFor } from './history.js';
 
-export const RUNS_SCHEMA_VERSION = 1;
+export { RUNS_SCHEMA_VERSION } from '../../store/index.js';
+import { RUNS_SCHEMA_VERSION } from '../../store/index.js';
 
 function exitText(r: RunRow): string {
   if (r.status === 'running') return 'running / cut off';

@@ -45,9 +45,3 @@ function escape(phrase: string): string {
 
 /** Global, case-insensitive regex over the marker phrases (reset `lastIndex` before use). */
 export const MARKER_RE = new RegExp(MARKER_PHRASES.map(escape).join('|'), 'gi');
-
-/** True when `text` contains a marker phrase. */
-export function hasMarker(text: string): boolean {
-  MARKER_RE.lastIndex = 0;
-  return MARKER_RE.test(text);
-}

@@ -144,3 +144,15 @@ export function readCmdline(pid: number, options: ProcRootOptions = {}): string[
     return null;
   }
 }
+
+/**
+ * /proc/PID/environ (NUL-separated "NAME=value" entries, as the process was started); null when it cannot
+ * be read (another user's process, or gone).
+ */
+export function readEnviron(pid: number, options: ProcRootOptions = {}): string | null {
+  try {
+    return readFileSync(`${options.procRoot ?? '/proc'}/${pid}/environ`, 'utf8');
+  } catch {
+    return null;
+  }
+}

@@ -56,6 +56,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         utilization: { gpuPct, memoryPct: 17 },
         temperatureC: 58,
         power: { drawMw: 412_345, limitMw: 700_000 },
+        clocks: { smMhz: 1755, memoryMhz: 2619 },
+        energyMj: 987_654_321,
         processes: [{ pid: trainer.pid!, usedBytes: (usedMiB - 1024) * MiB }, { pid: hostile.pid!, usedBytes: 1024 * MiB }],
       }),
       fakeH100(1, { memory: { totalBytes: 81559 * MiB, reservedBytes: 479 * MiB, usedBytes: 0 } }),

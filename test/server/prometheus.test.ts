@@ -93,6 +93,8 @@ describe('a real Prometheus scraping gpumem serve', () => {
     expect(used[0]!.metric).toMatchObject({ UUID: 'GPU-00000000-0000-4000-8000-000000000000', modelName: 'NVIDIA H100 80GB HBM3', Hostname: 'testhost', device: 'nvidia0' });
     expect((await query('DCGM_FI_DEV_GPU_UTIL{gpu="0"}'))[0]!.value[1]).toBe('87');
     expect((await query('sum(DCGM_FI_DEV_POWER_USAGE)'))[0]!.value[1]).toBe('481.345');
+    expect((await query('DCGM_FI_DEV_SM_CLOCK{gpu="0"}'))[0]!.value[1]).toBe('1755');
+    expect((await query('DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0"}'))[0]!.value[1]).toBe('987654321');
   });
 
   it('answers per-process memory by command', async () => {

@@ -86,4 +86,19 @@ export const DCGM_METRICS: readonly MetricDef[] = [
     help: 'Power draw (in W). nvidia-smi power.draw (the averaged reading, else the instant one).',
     rows: perDevice((d) => (d.powerDrawMw === null ? null : d.powerDrawMw / 1000)),
   },
+  {
+    name: 'DCGM_FI_DEV_SM_CLOCK', type: 'gauge', labels: DEVICE_LABELS,
+    help: 'SM clock frequency (in MHz). nvidia-smi clocks.sm.',
+    rows: perDevice((d) => d.clocks?.smMhz ?? null),
+  },
+  {
+    name: 'DCGM_FI_DEV_MEM_CLOCK', type: 'gauge', labels: DEVICE_LABELS,
+    help: 'Memory clock frequency (in MHz). nvidia-smi clocks.mem.',
+    rows: perDevice((d) => d.clocks?.memoryMhz ?? null),
+  },
+  {
+    name: 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION', type: 'counter', openMetricsType: 'gauge', labels: DEVICE_LABELS,
+    help: 'Total energy consumption since boot (in mJ). nvidia-smi total_energy_consumption.',
+    rows: perDevice((d) => d.totalEnergyMj ?? null),
+  },
 ];

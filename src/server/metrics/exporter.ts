@@ -27,9 +27,11 @@ const RegistryOf = Registry as unknown as new (contentType: string) => Registry;
 
 function buildSet(contentType: string): FormatSet {
   const registry = new RegistryOf(contentType);
+  const openMetrics = contentType === Registry.OPENMETRICS_CONTENT_TYPE;
   const metrics = [...DCGM_METRICS, ...GPUMEM_METRICS].map((def): Filled => {
     const config = { name: def.name, help: def.help, labelNames: [...def.labels], registers: [registry] };
-    return { def, metric: def.type === 'counter' ? new Counter(config) : new Gauge(config) };
+    const type = openMetrics ? (def.openMetricsType ?? def.type) : def.type;
+    return { def, metric: type === 'counter' ? new Counter(config) : new Gauge(config) };
   });
   const duration = new Gauge({ name: DURATION_NAME, help: 'Time gpumem took to build the previous /metrics response, in seconds.', registers: [registry] });
   return { registry, metrics, duration };

@@ -77,6 +77,8 @@ beforeAll(async () => {
     const up = await query('up{job="gpumem"}');
     return up[0]?.value[1] === '1' ? true : undefined;
   }, 40_000);
+  // The scrape duration is that of the previous scrape: present from the second one on.
+  await until('a second scrape', async () => ((await query('gpumem_scrape_duration_seconds')).length > 0 ? true : undefined));
 }, 60_000);
 
 afterAll(async () => {

@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs';
 import { hostname as osHostname, userInfo } from 'node:os';
 import { diagnose, type DiagnoseReport } from '../core/diagnose/index.js';
 import type { Sample } from '../core/index.js';
-import { detectPidNamespace, readAncestors, type LiveSampler } from '../orchestrate/index.js';
+import { detectPidNamespace, readAncestors, RingBuffer, type LiveSampler } from '../orchestrate/index.js';
+import { liveRow, type LiveRow } from './live-row.js';
 import type { ProcOptions } from '../sources/index.js';
 import { historySummary, listRuns, openHistory, readLiveCompanion, type Db, type LiveCompanionEntry } from '../store/index.js';
 import type { RunSummary, ServerSnapshot } from './snapshot.js';
@@ -19,6 +20,8 @@ export interface ServerStateOptions {
   dbPath: string | null;
   /** Samples in a diagnosis window (default 6: with a 500 ms interval, 3 s like `gpumem diagnose`). */
   windowSamples?: number;
+  /** Chart points kept (default 300); full samples are kept only as long as the diagnosis window needs. */
+  liveCapacity?: number;
   /** How long derived values are reused (default 5000 ms). */
   cacheMs?: number;
   hostname?: string;
@@ -52,6 +55,8 @@ export class ServerState {
   private readonly companionCache: Cached<LiveCompanionEntry[]>;
   private readonly diagnosisCache: Cached<DiagnoseReport>;
   private readonly runsCache: Cached<RunSummary | null>;
+  private readonly live: RingBuffer<LiveRow>;
+  private readonly unsubscribe: () => void;
 
   constructor(private readonly options: ServerStateOptions) {
     this.hostname = options.hostname ?? osHostname();
@@ -60,6 +65,9 @@ export class ServerState {
     this.companionCache = new Cached(1000, this.now);
     this.diagnosisCache = new Cached(this.cacheMs, this.now);
     this.runsCache = new Cached(this.cacheMs, this.now);
+    this.live = new RingBuffer<LiveRow>(options.liveCapacity ?? 300);
+    for (const sample of options.sampler.history()) this.live.push(liveRow(sample));
+    this.unsubscribe = options.sampler.subscribe((sample) => this.live.push(liveRow(sample)));
   }
 
   get sampler(): LiveSampler {
@@ -68,6 +76,11 @@ export class ServerState {
 
   latest(): Sample | undefined {
     return this.options.sampler.latest();
+  }
+
+  /** The newest `last` chart points, oldest first. */
+  liveRows(last?: number): LiveRow[] {
+    return this.live.toArray(last);
   }
 
   /** Everything /metrics and the page show, or undefined before the first sample. */
@@ -119,6 +132,7 @@ export class ServerState {
   }
 
   close(): void {
+    this.unsubscribe();
     this.db?.close();
     this.db = null;
   }

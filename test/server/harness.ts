@@ -22,6 +22,8 @@ export interface Harness {
   port: number;
   token: string;
   scenarioPath: string;
+  /** XDG_RUNTIME_DIR of the server: where running supervisors publish PyTorch numbers. */
+  runtimeDir: string;
   children: ChildProcess[];
   trainerPid: number;
   hostilePid: number;
@@ -74,7 +76,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   await sampler.start();
   const { server, port } = await listen(app, '127.0.0.1', 0);
   return {
-    base: `http://127.0.0.1:${port}`, port, token, scenarioPath, children, trainerPid: trainer.pid!, hostilePid: hostile.pid!, sampler, app, scenario,
+    base: `http://127.0.0.1:${port}`, port, token, scenarioPath, runtimeDir: dir, children, trainerPid: trainer.pid!, hostilePid: hostile.pid!, sampler, app, scenario,
     close: async () => {
       app.close();
       server.closeAllConnections();

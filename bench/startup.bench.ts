@@ -11,10 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildFakeNvml, fakeH100, fakeNvmlLib, writeScenario } from '../test/fake-nvml/scenario.js';
+import { MiB } from '../src/core/units.js';
 import { median } from './timing.js';
 
 const RUNS = 21;
-const MiB = 1024 * 1024;
 const BIN = fileURLToPath(new URL('../dist/cli/bin.js', import.meta.url));
 
 interface Case {

@@ -79,8 +79,10 @@ function readValue(option: OptionSpec, value: string, previous: Raw | undefined)
     }
     case 'bytes':
       return parseByteSize(value, flag);
-    case 'list':
-      return [...(Array.isArray(previous) ? previous : []), ...value.split(',').map((s) => s.trim()).filter((s) => s !== '')];
+    case 'list': {
+      const items = 'wholeValues' in option && option.wholeValues ? [value] : value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      return [...(Array.isArray(previous) ? previous : []), ...items];
+    }
     default:
       if ('choices' in option && option.choices && !option.choices.includes(value)) {
         throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${value}" is not one of ${option.choices.join(', ')}`, { hint: `use ${flag} ${option.choices[0]}` });

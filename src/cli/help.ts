@@ -16,7 +16,7 @@ function optionText(o: OptionSpec): string {
     'choices' in o && o.choices ? `one of: ${o.choices.join(', ')}` : '',
     o.type === 'number' ? describeRange(o) : '',
     'default' in o && o.default !== undefined ? `default: ${String(o.default)}` : '',
-    o.type === 'list' ? 'repeatable, comma-separated' : '',
+    o.type === 'list' ? ('wholeValues' in o && o.wholeValues ? 'repeatable' : 'repeatable, comma-separated') : '',
   ].filter((s) => s !== '');
   return extra.length > 0 ? `${o.description} (${extra.join('; ')})` : o.description;
 }

@@ -66,6 +66,8 @@ export interface StringOption<S extends string = string> extends OptionBase {
 /** Given several times and/or comma-separated; empty items are dropped. */
 export interface ListOption extends OptionBase {
   type: 'list';
+  /** Each occurrence is one item, commas included (values that contain commas themselves). */
+  wholeValues?: boolean;
 }
 
 /** A string or list option whose text becomes another value; a thrown GpumemError is the usage error. */

@@ -32,6 +32,9 @@ export interface SnapshotOptions extends JsonOption {
   html: string | undefined;
   top: number;
   request: number | undefined;
+  whatIf: string[] | undefined;
+  simulate: boolean;
+  torchVersion: string | undefined;
 }
 
 export const SNAPSHOT = defineCommand<SnapshotOptions>({
@@ -49,8 +52,11 @@ export const SNAPSHOT = defineCommand<SnapshotOptions>({
     html: { type: 'string', value: 'OUT', description: 'also write a self-contained HTML report (timeline as inline SVG, no network)' },
     top: { type: 'number', value: 'N', integer: true, min: 1, default: 10, description: 'how many allocation sites to list' },
     request: { type: 'bytes', value: 'BYTES', description: 'could a request of this size be served from reserved memory? (e.g. 600MiB)' },
+    whatIf: { type: 'list', wholeValues: true, value: 'SETTINGS', description: "replay the trace through the allocator simulation under these PYTORCH_CUDA_ALLOC_CONF settings (e.g. 'expandable_segments:True')" },
+    simulate: { type: 'boolean', description: 'replay the trace under the settings the run used and report how closely the simulation matches the snapshot' },
+    torchVersion: { type: 'string', value: 'X.Y', description: 'the PyTorch release the run used, for the rules and options that differ between releases (default: the newest)' },
   },
-  examples: ['gpumem snapshot oom_snapshot.pickle', 'gpumem snapshot oom_snapshot.pickle --request 600MiB --html report.html', 'gpumem snapshot diff before.pickle after.pickle'],
+  examples: ['gpumem snapshot oom_snapshot.pickle', "gpumem snapshot oom_snapshot.pickle --what-if 'expandable_segments:True' --what-if 'max_split_size_mb:128'", 'gpumem snapshot oom_snapshot.pickle --request 600MiB --html report.html', 'gpumem snapshot diff before.pickle after.pickle'],
   exits: ['2 when the file is not a snapshot, is damaged, or holds objects other than data (refused, never executed)'],
 });
 

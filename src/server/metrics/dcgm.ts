@@ -3,10 +3,10 @@
  * dashboards built for dcgm-exporter read gpumem unchanged. Each value equals the nvidia-smi field named
  * in its help; a value gpumem could not read is left out (no sample), never exported as 0.
  */
-import type { Device } from '../../core/index.js';
+import { MiB } from '../../core/units.js';
+import type { Device } from '../../core/types.js';
 import type { ServerSnapshot } from '../snapshot.js';
 import type { MetricDef, Row } from './define.js';
-import { MiB } from '../../core/units.js';
 
 /** dcgm-exporter's label set for one GPU (or one MIG instance: GPU_I_PROFILE and GPU_I_ID added). */
 export function deviceLabels(device: Device, hostname: string): Record<string, string> {

@@ -44,7 +44,7 @@ export function createApp(options: AppOptions): App {
   const sampleMessage = (): string | null => {
     const sample = state.latest();
     if (!sample) return null;
-    return JSON.stringify({ view: pageView(sample, state.diagnosis()?.findings ?? []), live: liveRow(sample) });
+    return JSON.stringify({ view: pageView(sample, state.diagnosisSoon()?.findings ?? null), live: liveRow(sample) });
   };
   const unsubscribe = state.sampler.subscribe(() => {
     if (events.size === 0) return;

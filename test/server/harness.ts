@@ -70,7 +70,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   process.env.GPUMEM_FAKE_NVML_SCENARIO = scenarioPath;
   const source: GpuSource = await openSource({ source: 'nvml', nvmlLib: fakeNvmlLib('590'), env: {} });
   const sampler = new LiveSampler(source, { intervalMs: options.intervalMs ?? 100 });
-  const state = new ServerState({ sampler, env: { XDG_RUNTIME_DIR: dir }, dbPath, hostname: 'testhost', cacheMs: 200 });
+  const state = new ServerState({ sampler, env: { XDG_RUNTIME_DIR: dir }, dbPath, hostname: 'testhost', cacheMs: 200, diagnosisMs: 200 });
   const token = 'test-token-0123456789abcdef';
   const app = createApp({ state, bindAddress: '127.0.0.1', token: options.readonly ? null : token, kill: { graceMs: 200, killOptions: {} } });
   await sampler.start();

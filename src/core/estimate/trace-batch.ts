@@ -35,10 +35,13 @@ export async function searchMaxBatch(measure: (batch: number) => Promise<number>
   let lo = one;
   let hi: BatchProbe | null = null;
   let slope: number | null = null;
+  let sameSide = 0;
   while (probes.length < maxProbes && (hi === null || hi.batch - lo.batch > 1)) {
     let next: number;
     if (probes.length === 1) next = 2;
-    else if (slope === null || slope <= 0) next = hi ? Math.floor((lo.batch + hi.batch) / 2) : lo.batch * 2;
+    else if (hi !== null && (sameSide >= 2 || hi.deviceBytes <= lo.deviceBytes)) next = Math.floor((lo.batch + hi.batch) / 2);
+    else if (hi !== null) next = lo.batch + Math.floor(((budgetBytes - lo.deviceBytes) * (hi.batch - lo.batch)) / (hi.deviceBytes - lo.deviceBytes));
+    else if (slope === null || slope <= 0) next = lo.batch * 2;
     else next = lo.batch + Math.max(1, Math.floor((budgetBytes - lo.deviceBytes) / slope));
     if (hi !== null) next = Math.min(Math.max(next, lo.batch + 1), hi.batch - 1);
     next = Math.min(next, maxBatch);
@@ -46,14 +49,11 @@ export async function searchMaxBatch(measure: (batch: number) => Promise<number>
     const p = await probe(next);
     const grew = (p.deviceBytes - lo.deviceBytes) / (p.batch - lo.batch);
     if (grew > 0) slope = grew;
+    // Interpolation that keeps landing on one side of the limit (a curve that bends) falls back to bisection.
+    const side = p.fits ? 1 : -1;
+    sameSide = probes.length > 2 && side === (probes[probes.length - 2]!.fits ? 1 : -1) ? sameSide + 1 : 1;
     if (p.fits) lo = p;
     else hi = p;
-    // Right at the extrapolated limit: check the batch above it once, to know the answer is exact.
-    if (p.fits && hi === null && slope !== null && lo.deviceBytes + slope > budgetBytes && probes.length < maxProbes) {
-      const above = await probe(lo.batch + 1);
-      if (above.fits) lo = above;
-      else hi = above;
-    }
   }
   const fitting = probes.filter((p) => p.fits).sort((a, b) => a.batch - b.batch);
   const [a, b] = fitting.slice(-2);

@@ -25,7 +25,9 @@ interface Traced {
   peakAllocatedBytes: number | null;
   peakReservedBytes: number | null;
   segmentCount: number | null;
-  fit: { fits: boolean } | null;
+  fit: { fits: boolean; budgetBytes: number } | null;
+  command: string[];
+  batchSearch: null | { maxBatch: number; exact: boolean; probes: Array<{ batch: number; deviceBytes: number; fits: boolean }> };
 }
 
 // Asynchronous, so a trace of many seconds does not block the test worker's event loop.
@@ -101,6 +103,22 @@ describe('gpumem estimate -- python … (real torch, fake tensors)', () => {
     expect(t.byCategory['optimizer-state']).toBe(2 * params * 4);
     expect(t.byCategory.workspace).toBe(32 * 1024 * 1024); // Hopper
   }, TIMEOUT_MS);
+
+  it('finds the largest batch of a {batch} command by traced probes, and reports the breakdown at it', async () => {
+    const t = await traced(['--gpu', '1GiB', '--', python(), 'train_llama.py', '--batch-size', '{batch}', '--seq', '128']);
+    const search = t.batchSearch!;
+    expect(search.maxBatch).toBeGreaterThan(2);
+    expect(search.exact).toBe(true);
+    const at = (b: number) => search.probes.find((p) => p.batch === b);
+    expect(at(search.maxBatch)?.fits).toBe(true);
+    expect(at(search.maxBatch + 1)?.fits).toBe(false);
+    // Every probe's verdict agrees with its own bytes against the budget, and bytes grow with the batch.
+    const sorted = [...search.probes].sort((a, b) => a.batch - b.batch);
+    for (const p of sorted) expect(p.fits).toBe(p.deviceBytes <= t.fit!.budgetBytes);
+    for (let i = 1; i < sorted.length; i++) expect(sorted[i]!.deviceBytes).toBeGreaterThanOrEqual(sorted[i - 1]!.deviceBytes);
+    expect(t.command).toContain(String(search.maxBatch));
+    expect(t.nvidiaSmiBytes).toBe(at(search.maxBatch)!.deviceBytes);
+  }, 7 * TIMEOUT_MS);
 
   it.each([
     ['never_steps.py', [], /before its first training step/],

@@ -12,8 +12,8 @@ import { createApp, listen, ServerState, type App } from '../../src/server/index
 import { openSource, type GpuSource } from '../../src/sources/index.js';
 import { writeHistory } from './history-fixture.js';
 import { fakeH100, fakeNvmlLib, writeScenario, type FakeScenario } from '../fake-nvml/scenario.js';
-
-export const MiB = 1024 * 1024;
+import { MiB } from '../../src/core/units.js';
+export { MiB };
 /** A command line that would run script if a page put it into markup. */
 export const HOSTILE = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>';
 

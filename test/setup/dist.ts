@@ -22,5 +22,7 @@ export async function buildDist(): Promise<void> {
   const bin = join(ROOT, 'dist/cli/bin.js');
   const sources = Math.max(newestMs(join(ROOT, 'src')), statSync(join(ROOT, 'tsconfig.json')).mtimeMs);
   if (existsSync(bin) && newestMs(join(ROOT, 'dist')) >= sources) return;
+  // What `npm run build` does, without npm's own start-up.
   execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(process.execPath, [join(ROOT, 'scripts/copy-assets.mjs')], { cwd: ROOT, stdio: 'inherit' });
 }

@@ -7,8 +7,7 @@
 import { GpumemError } from '../errors.js';
 import { LARGE_BUFFER_BYTES, ROUNDUP_INTERVALS } from './sizes.js';
 import { optionExists } from './versions.js';
-
-const MiB = 1024 * 1024;
+import { MiB } from '../units.js';
 
 export interface AllocatorSettings {
   /** Blocks of this size or more are never split; Infinity = unlimited (PyTorch's SIZE_MAX, the default). */

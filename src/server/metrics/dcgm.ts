@@ -6,8 +6,7 @@
 import type { Device } from '../../core/index.js';
 import type { ServerSnapshot } from '../snapshot.js';
 import type { MetricDef, Row } from './define.js';
-
-const MiB = 1024 * 1024;
+import { MiB } from '../../core/units.js';
 
 /** dcgm-exporter's label set for one GPU (or one MIG instance: GPU_I_PROFILE and GPU_I_ID added). */
 export function deviceLabels(device: Device, hostname: string): Record<string, string> {

@@ -2,8 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { AllocatorSim, parseAllocatorConf, roundSize, allocationSize, defaultAllocatorSettings } from '../../../src/core/allocator/index.js';
 import { GpumemError } from '../../../src/core/errors.js';
-
-const MiB = 1024 * 1024;
+import { MiB } from '../../../src/core/units.js';
 const d = defaultAllocatorSettings();
 
 describe('size rules', () => {

@@ -5,6 +5,7 @@ import { parseStepTrace, searchMaxBatch, type StepTrace } from '../../core/estim
 import { runTracedProgram, substitute } from '../../supervise/index.js';
 import type { CommandContext } from '../context.js';
 import type { EstimateOptions } from '../options/estimate.js';
+import { renderStages, traceStages } from './estimate-trace-stages.js';
 import { allocatorModel, buildTracedReport, printable, renderTraced, type TracedInputs, type TracedReport } from './estimate-traced.js';
 
 // Each probe is a full trace (tens of seconds for a large model); seven settle the usual curves.
@@ -56,6 +57,15 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
   };
   const usesBatch = entry === null && ctx.args.rest.some((a) => a.includes('{batch}'));
   const withBatch = (batch: number): string[] => substitute(ctx.args.rest, { batch, accum: 1 });
+  if (entry === null && ctx.args.rest.some((a) => a.includes('{stage}'))) {
+    const names = (o.stages ?? '').split(/[\s,]+/).filter((n) => n !== '');
+    if (names.length === 0) throw new GpumemError('USAGE', 'the command has {stage} but --stages names none', { hint: 'e.g. --stages "frozen full"' });
+    const budgetBytes = inputs.budget ? Math.floor(inputs.budget.capacityBytes * (1 - inputs.budget.margin)) : null;
+    const staged = await traceStages(names, o.batch, budgetBytes, usesBatch, (stage, batch) => traceOnce(withBatch(batch).map((a) => a.replaceAll('{stage}', stage))), MAX_PROBES);
+    if (o.json) ctx.stdout.write(`${JSON.stringify(staged, null, 2)}\n`);
+    else ctx.stdout.write(renderStages(staged, ctx.color));
+    return staged.stages.every((st) => st.fits !== false);
+  }
   let report: TracedReport;
   if (usesBatch && inputs.budget) {
     const byBatch = new Map<number, TracedReport>();

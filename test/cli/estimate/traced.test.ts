@@ -120,6 +120,29 @@ describe('gpumem estimate -- python … (real torch, fake tensors)', () => {
     expect(t.nvidiaSmiBytes).toBe(at(search.maxBatch)!.deviceBytes);
   }, 7 * TIMEOUT_MS);
 
+  it('traces the two-stage fine-tune per stage: the frozen stage fits, full fine-tuning breaks, the fix is a smaller batch with accumulation', async () => {
+    const r = await estimate(['--json', '--gpu', '1.5GiB', '--stages', 'frozen full', '--batch', '8', '--', python(), 'train_two_stage.py', '--stage', '{stage}', '--batch', '{batch}']);
+    expect(r.code).toBe(1); // a stage breaks
+    const j = JSON.parse(r.stdout) as {
+      kind: string;
+      stages: Array<{ name: string; fits: boolean; report: Traced; growth: Array<{ category: string; deltaBytes: number }> }>;
+      fix: { stage: string; batch: number; accumulation: number; effectiveBatch: number; search: NonNullable<Traced['batchSearch']> };
+    };
+    expect(j.kind).toBe('trace-stages');
+    const [frozen, full] = j.stages;
+    expect([frozen!.name, frozen!.fits, full!.name, full!.fits]).toEqual(['frozen', true, 'full', false]);
+    // Frozen: only the 21-class head trains (2048·21 + 21 parameters), so AdamW keeps 2 × 4 B for each.
+    expect(frozen!.report.byCategory['optimizer-state']).toBe(2 * 4 * (2048 * 21 + 21));
+    // The backbone's saved activations are what full fine-tuning adds most.
+    expect(full!.growth[0]!.category).toBe('activations');
+    expect(j.fix.stage).toBe('full');
+    expect(j.fix.batch).toBeLessThan(8);
+    expect(j.fix.batch * j.fix.accumulation).toBeGreaterThanOrEqual(8);
+    const chosen = j.fix.search.probes.find((p) => p.batch === j.fix.batch)!;
+    expect(chosen.fits).toBe(true);
+    expect(chosen.deviceBytes).toBeLessThan(full!.report.nvidiaSmiBytes);
+  }, 8 * TIMEOUT_MS);
+
   it.each([
     ['never_steps.py', [], /before its first training step/],
     ['missing_package.py', [], /ModuleNotFoundError: No module named 'gpumem_no_such_package_for_tests' \(at missing_package\.py:2\)/],

@@ -8,7 +8,7 @@ import { parsePipeline, runPipeline, type PipelineReport } from '../../supervise
 import type { CommandHandler } from '../context.js';
 import { painter, table } from '../render/style.js';
 import { companionSettings, startCompanion } from './companion.js';
-import { tryHistory } from './history.js';
+import { closeHistory, historyWrite, tryHistory } from './history.js';
 
 function readPipelineFile(path: string): string {
   try {
@@ -38,23 +38,23 @@ export const run: CommandHandler = async (ctx) => {
   const db = tryHistory(ctx);
   try {
     const startedAtMs = Date.now();
-    const pipelineId = db ? beginPipeline(db, path, startedAtMs) : null;
+    const pipelineId = db ? historyWrite(ctx, 'starting the record', () => beginPipeline(db, path, startedAtMs)) : null;
     const companion = startCompanion(ctx, settings, { runId: null, startedAtMs, ...(pipelineId !== null ? { folderName: `pipeline-${pipelineId}` } : {}) });
     const report = await runPipeline({
       spec, file, source, toleranceBytes, from: typeof o.from === 'string' ? o.from : undefined, gpus: typeof o.gpus === 'string' ? o.gpus : undefined,
       run: { cwd: ctx.cwd, env: ctx.env, forwardSignals: true, stdout: o.json ? process.stderr : process.stdout, stderr: process.stderr, log: (l) => ctx.stderr.write(`gpumem: ${l}\n`), plugins: companion.plugin ? [companion.plugin] : [] },
       log: (l) => ctx.stderr.write(`gpumem: ${l}\n`),
-      onStageStart: (stage) => (db && pipelineId !== null ? beginRun(db, { argv: stage.argv, cwd: ctx.cwd, startedAtMs: Date.now(), pipelineId, stage: stage.name }) : null),
-      onStageEnd: (runId, run) => db && runId !== null && completeRun(db, runId, run),
+      onStageStart: (stage) => (db && pipelineId !== null ? historyWrite(ctx, 'starting a stage record', () => beginRun(db, { argv: stage.argv, cwd: ctx.cwd, startedAtMs: Date.now(), pipelineId, stage: stage.name })) : null),
+      onStageEnd: (runId, run) => db && runId !== null && historyWrite(ctx, 'storing a stage report', () => completeRun(db, runId, run)),
     });
-    if (db && pipelineId !== null) completePipeline(db, pipelineId, report.status, report.durationMs, report);
+    if (db && pipelineId !== null) historyWrite(ctx, 'storing the pipeline report', () => completePipeline(db, pipelineId, report.status, report.durationMs, report));
     if (o.json) ctx.stdout.write(`${JSON.stringify({ ...report, pipelineId, runFolder: companion.runFolder }, null, 2)}\n`);
     else ctx.stderr.write(renderPipeline(report, ctx.color && ctx.stderr.isTTY));
     if (report.status === 'ok') return { kind: 'ok' };
     const failed = report.stages.find((s) => s.status === 'failed');
     return failed ? { kind: 'child', code: report.exit.code, signal: report.exit.signal } : { kind: 'failure' };
   } finally {
-    db?.close();
+    closeHistory(ctx, db);
     source.close();
   }
 };

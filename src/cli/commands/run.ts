@@ -6,7 +6,7 @@ import { checkSuperviseNumbers, parseFreeRequirement, superviseRun } from '../..
 import type { CommandHandler } from '../context.js';
 import { renderRunReport } from '../render/run.js';
 import { companionSettings, startCompanion } from './companion.js';
-import { tryHistory } from './history.js';
+import { closeHistory, historyWrite, tryHistory } from './history.js';
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 
@@ -25,7 +25,7 @@ export const run: CommandHandler = async (ctx) => {
   const db = tryHistory(ctx);
   try {
     const startedAtMs = Date.now();
-    const runId = db ? beginRun(db, { argv, cwd: ctx.cwd, startedAtMs }) : null;
+    const runId = db ? historyWrite(ctx, 'starting the record', () => beginRun(db, { argv, cwd: ctx.cwd, startedAtMs })) : null;
     const companion = startCompanion(ctx, settings, { runId, startedAtMs });
     const report = await superviseRun({
       argv, source, cwd: ctx.cwd, env: ctx.env, requireFree, forwardSignals: true,
@@ -37,12 +37,12 @@ export const run: CommandHandler = async (ctx) => {
       log: (line) => ctx.stderr.write(`gpumem: ${line}\n`),
       plugins: companion.plugin ? [companion.plugin] : [],
     });
-    if (db && runId !== null) completeRun(db, runId, report);
-    if (o.json) ctx.stdout.write(`${JSON.stringify({ ...report, runId, runFolder: companion.runFolder }, null, 2)}\n`);
-    else ctx.stderr.write(renderRunReport(report, ctx.stderr.isTTY && ctx.color, runId));
+    const stored = db && runId !== null ? historyWrite(ctx, 'storing the report', () => (completeRun(db, runId, report), runId)) : null;
+    if (o.json) ctx.stdout.write(`${JSON.stringify({ ...report, runId: stored, runFolder: companion.runFolder }, null, 2)}\n`);
+    else ctx.stderr.write(renderRunReport(report, ctx.stderr.isTTY && ctx.color, stored));
     return { kind: 'child', code: report.exit.code, signal: report.exit.signal };
   } finally {
-    db?.close();
+    closeHistory(ctx, db);
     source.close();
   }
 };

@@ -2,7 +2,7 @@
  * `superviseRun`: the programmatic core of `gpumem run`. Pre-flight, environment, spawn, watch at 10 Hz,
  * forward signals, detect OOMs, verify cleanup, retry with a smaller batch — and return one RunReport.
  */
-import { formatBytes } from '../core/index.js';
+import { appendAll, formatBytes } from '../core/index.js';
 import { verifyCleanup } from './cleanup.js';
 import { startChild } from './child.js';
 import { formatDecision, planEnv, type EnvDecision } from './env.js';
@@ -164,7 +164,7 @@ async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   const child = await startChild({
     argv: a.argv, env: a.env, cwd: o.cwd ?? process.cwd(),
     stdout: o.stdout ?? process.stdout, stderr: o.stderr ?? process.stderr,
-    tailBytes: o.tailBytes ?? 16384, onOutput: (text) => ooms.push(...oom.push(text)),
+    tailBytes: o.tailBytes ?? 16384, onOutput: (text) => appendAll(ooms, oom.push(text)),
   });
   a.setCurrent(child);
   const ctx: AttemptContext = { ...a.ctx, pid: child.pid };
@@ -191,7 +191,7 @@ async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   });
   await child.drain(1000);
   a.setCurrent(null);
-  ooms.push(...oom.end());
+  appendAll(ooms, oom.end());
   for (const l of cleanup.leftovers) log(`leftover pid ${l.pid} (${l.cmdline?.join(' ') ?? l.comm}) holding ${formatBytes(l.gpuBytes)}: ${l.outcome} — ${l.detail}`);
   if (!cleanup.memoryReleased) log(`warning: the run's processes still held GPU memory after ${cleanup.waitedMs} ms`);
   for (const h of cleanup.heldByNothing) log(`warning: GPU ${h.index}: ${formatBytes(h.bytes)} is held by no process after the run (was not before)`);

@@ -1,8 +1,8 @@
 /** `gpumem pipeline FILE.yaml`: stages with verified cleanup between them (docs/pipeline.md). */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { GpumemError, formatBytes, formatDuration, printable } from '../../core/index.js';
+import { GpumemError, formatBytes, formatDuration, isGpumemError, printable } from '../../core/index.js';
 import { openSourceFromContext } from '../open-source.js';
+import { readInputBytes } from '../../sources/index.js';
 import { beginPipeline, beginRun, completePipeline, completeRun } from '../../store/index.js';
 import { parsePipeline, runPipeline, type PipelineReport } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
@@ -10,10 +10,14 @@ import { painter, table } from '../render/style.js';
 import { companionSettings, startCompanion } from './companion.js';
 import { closeHistory, historyWrite, tryHistory } from './history.js';
 
+/** A pipeline file is a short YAML document; anything past this is not one. */
+const MAX_PIPELINE_BYTES = 1024 * 1024;
+
 function readPipelineFile(path: string): string {
   try {
-    return readFileSync(path, 'utf8');
+    return readInputBytes(path, MAX_PIPELINE_BYTES, { what: 'pipeline file', hint: 'give a YAML pipeline file (see docs/pipeline.md)' }).toString('utf8');
   } catch (error) {
+    if (isGpumemError(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     throw new GpumemError(code === 'ENOENT' ? 'INPUT_NOT_FOUND' : 'INPUT_UNREADABLE', `cannot read pipeline file ${path}: ${code ?? (error as Error).message}`, {
       hint: 'check the path', cause: error,

@@ -79,7 +79,7 @@ export function listDescendants(pid: number, options: ProcOptions = {}): number[
     const next = queue.shift()!;
     if (out.includes(next)) continue;
     out.push(next);
-    queue.push(...(byParent.get(next) ?? []));
+    for (const child of byParent.get(next) ?? []) queue.push(child);
   }
   return out;
 }

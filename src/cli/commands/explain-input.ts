@@ -6,7 +6,7 @@
 import { closeSync, readdirSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { GpumemError } from '../../core/index.js';
-import { openInputFile, readFifo } from '../../sources/index.js';
+import { fifoReader, openInputFile } from '../../sources/index.js';
 
 export const CHUNK_BYTES = 1 << 20;
 
@@ -36,7 +36,8 @@ export function expandInputs(args: readonly string[], cwd: string): string[] {
 /** An open log: a regular file (read by position) or a FIFO (read as a stream, like stdin). */
 export interface OpenedInput {
   fd: number;
-  fifo: boolean;
+  /** Reads the next bytes of a FIFO (see fifoReader); null for a regular file. */
+  fifo: ((buffer: Uint8Array) => number) | null;
 }
 
 /**
@@ -54,7 +55,7 @@ export function openInput(path: string, cwd: string): OpenedInput {
   }
   if (stat.isDirectory()) throw new GpumemError('INPUT_UNREADABLE', `${path} is a folder`, { hint: `give the log files in it, e.g. "${join(path, '*.log')}"` });
   const { fd, kind } = openInputFile(full, { what: 'log file', hint: 'give a log file, a glob, or - for stdin (pipe a device or stream into stdin if you mean it)' });
-  return { fd, fifo: kind === 'fifo' };
+  return { fd, fifo: kind === 'fifo' ? fifoReader(fd) : null };
 }
 
 /**
@@ -66,7 +67,7 @@ export function readRange(input: OpenedInput, position: number, onBytes: (bytes:
   const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   let pos = position;
   for (;;) {
-    const n = input.fifo ? readFifo(input.fd, buffer) : readSync(input.fd, buffer, 0, CHUNK_BYTES, pos);
+    const n = input.fifo ? input.fifo(buffer) : readSync(input.fd, buffer, 0, CHUNK_BYTES, pos);
     if (n === 0) break;
     pos += n;
     onBytes(buffer.subarray(0, n));

@@ -49,19 +49,38 @@ export function openInputFile(path: string, options: InputFileOptions): { fd: nu
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
+/** How long a FIFO opened without a writer waits for one (`cmd > fifo` started just after gpumem). */
+export const FIFO_WRITER_WAIT_MS = 3000;
+
 /**
- * Reads up to `buffer.length` bytes from a FIFO opened without blocking: waits (in 5 ms steps) while a writer
- * is connected but has sent nothing; 0 means the end (no writer, or it closed).
+ * A reader for a FIFO opened without blocking. Each call returns up to `buffer.length` bytes, waiting (in
+ * 5 ms steps) while a writer is connected but silent; 0 is the end: the writer closed, or none came within
+ * FIFO_WRITER_WAIT_MS of the first read. So a FIFO nobody writes to ends promptly instead of hanging.
  */
-export function readFifo(fd: number, buffer: Uint8Array): number {
-  for (;;) {
-    try {
-      return readSync(fd, buffer, 0, buffer.length, null);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+export function fifoReader(fd: number, waitForWriterMs = FIFO_WRITER_WAIT_MS): (buffer: Uint8Array) => number {
+  let connected = false;
+  let deadline = 0;
+  return (buffer) => {
+    if (deadline === 0) deadline = Date.now() + waitForWriterMs;
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(fd, buffer, 0, buffer.length, null);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+        connected = true; // EAGAIN: a writer is there, it has not written yet.
+        Atomics.wait(pause, 0, 0, 5);
+        continue;
+      }
+      if (n > 0) {
+        connected = true;
+        return n;
+      }
+      // 0 with no writer yet: keep waiting for one, up to the deadline.
+      if (connected || Date.now() >= deadline) return 0;
       Atomics.wait(pause, 0, 0, 5);
     }
-  }
+  };
 }
 
 /**
@@ -80,8 +99,9 @@ export function readInputBytes(path: string, maxBytes: number, options: InputFil
     const chunks: Buffer[] = [];
     let total = 0;
     const chunk = Buffer.allocUnsafe(1 << 16);
+    const fromFifo = kind === 'fifo' ? fifoReader(fd) : null;
     for (;;) {
-      const n = kind === 'fifo' ? readFifo(fd, chunk) : readSync(fd, chunk, 0, chunk.length, null);
+      const n = fromFifo ? fromFifo(chunk) : readSync(fd, chunk, 0, chunk.length, null);
       if (n === 0) break;
       total += n;
       if (total > maxBytes) throw tooLarge();

@@ -77,6 +77,18 @@ function summarise(points: Array<{ timeMs: number; pct: number }>, basis: Proces
   };
 }
 
+/** CPU ticks `row`'s process used over the window: latest reading minus the earliest of the same process. */
+function cpuTicksInWindow(row: GpuProcess, samples: readonly Sample[]): number | null {
+  const now = row.host?.cpuTicks;
+  if (now === null || now === undefined || samples.length < 2) return null;
+  for (const sample of samples) {
+    const host = rowsByPid(sample).get(row.pid)?.[0]?.host;
+    if (host?.cpuTicks === null || host?.cpuTicks === undefined || host.startTicks !== row.host?.startTicks) continue;
+    return sample === samples[samples.length - 1] ? null : now - host.cpuTicks;
+  }
+  return null;
+}
+
 /** Builds the view of every process row in the latest sample of the window. */
 export function buildProcessViews(samples: readonly Sample[]): ProcessView[] {
   const latest = samples[samples.length - 1] as Sample;
@@ -108,6 +120,7 @@ export function buildProcessViews(samples: readonly Sample[]): ProcessView[] {
       ageMs: host?.startTimeMs !== null && host?.startTimeMs !== undefined ? Math.max(0, latest.timeMs - host.startTimeMs) : null,
       util,
       contextOnly,
+      cpuTicksInWindow: cpuTicksInWindow(row, samples),
       role,
     };
   });

@@ -39,9 +39,9 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     }
     const hit = cache.get(pid);
     if (hit && hit.startTicks === stat.startTicks && stat.state !== 'Z') {
-      return { ...hit.facts, state: stat.state, ppid: stat.ppid };
+      return { ...hit.facts, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks };
     }
-    const facts: HostFacts = { visible: true, state: stat.state, ppid: stat.ppid, ...readStableFacts(pid, stat, options) };
+    const facts: HostFacts = { visible: true, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks, ...readStableFacts(pid, stat, options) };
     cache.set(pid, { startTicks: stat.startTicks, facts });
     return facts;
   }

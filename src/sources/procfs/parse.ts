@@ -12,6 +12,8 @@ export interface ProcStat {
   ppid: number;
   /** Field 22: start time in clock ticks after boot. */
   startTicks: number;
+  /** Fields 14 + 15: CPU time used so far (user + system), in clock ticks; null when unreadable. */
+  cpuTicks: number | null;
 }
 
 const STATES = new Set(['R', 'S', 'D', 'Z', 'T', 't', 'X', 'I', 'W', 'P', 'K']);
@@ -31,7 +33,9 @@ export function parseProcStat(text: string): ProcStat | null {
   const ppid = Number(rest[1]);
   const startTicks = Number(rest[19]);
   if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isSafeInteger(startTicks)) return null;
-  return { pid, comm: text.slice(open + 1, close), state: STATES.has(state) ? (state as ProcessState) : null, ppid, startTicks };
+  const cpu = Number(rest[11]) + Number(rest[12]);
+  const cpuTicks = Number.isSafeInteger(cpu) && cpu >= 0 ? cpu : null;
+  return { pid, comm: text.slice(open + 1, close), state: STATES.has(state) ? (state as ProcessState) : null, ppid, startTicks, cpuTicks };
 }
 
 /** A numeric list line of /proc/PID/status ("Uid:\t1000\t1000\t1000\t1000", "NSpid:\t812\t1"). */

@@ -91,7 +91,7 @@ const PROCESS: Schema = {
 const HOST: Schema = {
   visible: req('bool'), uid: opt('int'), user: opt('str'), ppid: opt('int'), cmdline: opt('strs'), exe: opt('str'),
   startTimeMs: opt('time'), startTicks: opt('num'), state: opt(['R', 'S', 'D', 'Z', 'T', 't', 'X', 'I', 'W', 'P', 'K']),
-  containerId: opt('str'), nspid: opt('ints'), cudaEnv: opt('strMap'),
+  containerId: opt('str'), nspid: opt('ints'), cudaEnv: opt('strMap'), cpuTicks: opt('int'),
 };
 
 /** Checks a nested object field: present, an object, and fitting its schema. */

@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/setup/fuzz-defaults.ts'],
     // Two cores in CI: forks keep native addons (koffi, better-sqlite3) isolated per worker.
     pool: 'forks',
     testTimeout: 20_000,

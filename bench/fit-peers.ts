@@ -3,6 +3,7 @@
  * §5.1, §5.2) as pure functions over a `fits(batch)` oracle, and the simulated memory curves they run on.
  * Each returns the batch it settles on and how many trials (real runs) it needed.
  */
+import { GiB, MiB } from '../src/core/units.js';
 
 export interface PeerResult {
   batch: number;
@@ -56,9 +57,6 @@ export function accelerateShrink(fits: (b: number) => boolean, start = 128): Pee
   }
   return { batch: 0, trials };
 }
-
-const GiB = 1024 ** 3;
-const MiB = 1024 ** 2;
 
 export interface Curve {
   name: string;

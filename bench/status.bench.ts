@@ -14,13 +14,13 @@ import { openNvmlSource } from '../src/sources/nvml/index.js';
 import { createHostEnricher } from '../src/sources/procfs/index.js';
 import { openSmiSource } from '../src/sources/smi/index.js';
 import { buildFakeNvml, fakeH100, fakeNvmlLib, writeScenario, type FakeDevice } from '../test/fake-nvml/scenario.js';
+import { MiB } from '../src/core/units.js';
 import { median, timeEach } from './timing.js';
 
 const GPUS = 8;
 const PROCS_PER_GPU = 64;
 const NVML_SAMPLES = 500;
 const SMI_SAMPLES = 40;
-const MiB = 1024 * 1024;
 
 
 
@@ -49,6 +49,13 @@ export async function run(): Promise<void> {
     if (check.processes.length !== GPUS * PROCS_PER_GPU) throw new Error(`expected ${GPUS * PROCS_PER_GPU} processes, got ${check.processes.length}`);
     const nvmlOnly = await timeEach(NVML_SAMPLES, () => nvml.readSample());
     const nvmlFull = await timeEach(NVML_SAMPLES, async () => enrich(await nvml.readSample()));
+    // The /proc part alone: one sample read once, enriched again and again as a watch loop would. CPU time
+    // (user + system of this process) is steadier than wall time on a machine shared with other work.
+    const procOnly = await timeEach(NVML_SAMPLES, async () => enrich(check));
+    const cpuBefore = process.cpuUsage();
+    for (let i = 0; i < NVML_SAMPLES; i++) enrich(check);
+    const cpu = process.cpuUsage(cpuBefore);
+    const procCpuMs = (cpu.user + cpu.system) / NVML_SAMPLES / 1000;
     nvml.close();
 
     const smiPath = fileURLToPath(new URL('../test/fake-smi/nvidia-smi', import.meta.url));
@@ -63,6 +70,7 @@ export async function run(): Promise<void> {
         `fake driver: ${GPUS} GPUs × ${PROCS_PER_GPU} processes (real pids); these figures are gpumem's own overhead, not a driver's`,
         `NVML: devices + ${GPUS * PROCS_PER_GPU} process rows      median ${fmt(a)}  (${NVML_SAMPLES} samples; target ≤ 1 ms)`,
         `NVML + /proc host facts for ${GPUS * PROCS_PER_GPU} pids  median ${fmt(b)}  (the /proc reads dominate)`,
+        `/proc host facts alone, ${GPUS * PROCS_PER_GPU} pids      median ${fmt(median(procOnly))}, CPU ${fmt(procCpuMs)} per sample (${(procCpuMs / 10).toFixed(2)} % of a core at 1 Hz)`,
         `nvidia-smi -q -x: spawn + parse    median ${fmt(c)}  (${SMI_SAMPLES} samples; fake nvidia-smi printing an 8-GPU, 8-process XML)`,
         `nvidia-smi -q -x + /proc facts     median ${fmt(d)}`,
         `ratio smi / NVML, GPU read only    ${(c / a).toFixed(0)}×  (smi had 64× fewer rows; a real nvidia-smi adds its driver time)`,

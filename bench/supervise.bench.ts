@@ -9,7 +9,8 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GpuSource } from '../src/sources/index.js';
-import { readProcEntry, superviseRun } from '../src/supervise/index.js';
+import { superviseRun } from '../src/supervise/index.js';
+import { readProcStat as readProcEntry } from '../src/sources/index.js';
 
 const RUNS = Number(process.env.GPUMEM_BENCH_SOAK_RUNS ?? 100);
 const PROCS = new URL('../test/fixtures/procs/', import.meta.url).pathname;

@@ -1,9 +1,25 @@
 /**
- * Runs once before the suite. Builds the native test doubles (the fake libnvidia-ml.so.1) so that a fresh
- * clone needs nothing but `npm ci` and a C compiler. Each builder registers itself in test/setup/.
+ * Runs once before the suite. Builds the native test doubles (the fake libnvidia-ml.so.1), the snapshot
+ * fixtures and dist/ (for the end-to-end tests), and installs Chromium for the browser test when it can,
+ * so that a fresh clone needs nothing but `npm ci`. Each builder registers itself in test/setup/.
  */
+import type { TestProject } from 'vitest/node';
 import { buildAll } from './setup/index.js';
+import { ensureChromium, skipBanner } from './setup/chromium.js';
 
-export default async function setup(): Promise<void> {
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Why the browser test cannot run; empty when Chromium is there. */
+    chromiumMissing: string;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => void> {
   await buildAll();
+  const missing = ensureChromium() ?? '';
+  project.provide('chromiumMissing', missing);
+  if (missing) process.stderr.write(skipBanner(missing));
+  return () => {
+    if (missing) process.stderr.write(skipBanner(missing));
+  };
 }

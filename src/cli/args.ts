@@ -1,14 +1,21 @@
 /**
  * Parses argv against the options table. Accepts `--name value`, `--name=value`, `-x value`, `--no-flag`
- * for booleans, and `--` to end options (the rest is the child command for run/fit).
+ * for booleans, and `--` to end options (the rest is the child command for run/fit). Every rule of the
+ * table (choices, integer, min/max, transform) is checked here, and defaults applied, so a handler gets
+ * typed values it need not check again.
  */
-import { GpumemError, parseByteSize } from '../core/index.js';
-import type { CommandSpec, OptionSpec, OptionValue, ParsedArgs } from './spec.js';
+import { GpumemError } from '../core/errors.js';
+import { parseByteSize } from '../core/units.js';
+import type { CommandSpec, NumberRules, OptionSpec, ParsedArgs } from './spec.js';
 import { GLOBAL_OPTIONS } from './table.js';
 
-export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArgs {
+export { camel } from './spec.js';
+
+type Raw = string | number | boolean | string[];
+
+export function parseArgs<O = Record<string, unknown>>(spec: CommandSpec<O>, argv: readonly string[]): ParsedArgs<O> {
   const all = [...GLOBAL_OPTIONS, ...spec.options];
-  const options: Record<string, OptionValue> = {};
+  const raw = new Map<OptionSpec, Raw>();
   const positionals: string[] = [];
   let rest: string[] = [];
 
@@ -25,12 +32,12 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
       const { option, negated } = lookup(all, rawName, spec);
       if (option.type === 'boolean') {
         if (inline !== undefined) throw usage(`${rawName} takes no value`, spec);
-        options[camel(option.name)] = !negated;
+        raw.set(option, !negated);
         continue;
       }
       const value = inline ?? argv[++i];
       if (value === undefined) throw usage(`${rawName} needs a value (${option.value ?? 'VALUE'})`, spec);
-      setValue(options, option, value);
+      raw.set(option, readValue(option, value, raw.get(option)));
       continue;
     }
     positionals.push(token);
@@ -38,18 +45,9 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
   if (rest.length > 0 && !spec.passthrough) {
     throw usage(`"${spec.name}" does not run a command; remove "-- ${rest.join(' ')}"`, spec);
   }
-  for (const option of spec.options) {
-    const key = camel(option.name);
-    if (options[key] === undefined && option.default !== undefined) {
-      options[key] = option.type === 'bytes' ? parseByteSize(String(option.default), `--${option.name}`) : option.default;
-    }
-  }
-  return { command: spec.name, options, positionals, rest };
-}
-
-/** "retry-oom" → "retryOom": the key handlers read. */
-export function camel(name: string): string {
-  return name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+  const options: Record<string, unknown> = {};
+  for (const option of all) options[option.key] = finish(option, raw.get(option));
+  return { command: spec.name, options: options as ParsedArgs<O>['options'], positionals, rest };
 }
 
 function lookup(all: readonly OptionSpec[], raw: string, spec: CommandSpec): { option: OptionSpec; negated: boolean } {
@@ -67,33 +65,77 @@ function lookup(all: readonly OptionSpec[], raw: string, spec: CommandSpec): { o
   });
 }
 
-function setValue(options: Record<string, OptionValue>, option: OptionSpec, value: string): void {
-  const key = camel(option.name);
+/** One occurrence of an option with a value; a list adds to what earlier occurrences gave. */
+function readValue(option: OptionSpec, value: string, previous: Raw | undefined): Raw {
   const flag = `--${option.name}`;
   switch (option.type) {
     case 'number': {
       const n = Number(value);
       if (value.trim() === '' || !Number.isFinite(n)) {
-        throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${value}" is not a number`, { hint: `give ${flag} a number, e.g. ${flag} 3` });
+        throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${value}" is not a number`, { hint: `give ${flag} a number, e.g. ${flag} ${option.default ?? 3}` });
       }
-      options[key] = n;
-      return;
+      checkNumber(option, flag, value, n);
+      return n;
     }
     case 'bytes':
-      options[key] = parseByteSize(value, flag);
-      return;
+      return parseByteSize(value, flag);
     case 'list': {
-      const prev = Array.isArray(options[key]) ? (options[key] as string[]) : [];
-      options[key] = [...prev, ...value.split(',').map((s) => s.trim()).filter((s) => s !== '')];
-      return;
+      const items = 'wholeValues' in option && option.wholeValues ? [value] : value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      return [...(Array.isArray(previous) ? previous : []), ...items];
     }
     default:
-      if (option.choices && !option.choices.includes(value)) {
-        throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${value}" is not one of ${option.choices.join(', ')}`, {
-          hint: `use ${flag} ${option.choices[0]}`,
-        });
+      if ('choices' in option && option.choices && !option.choices.includes(value)) {
+        throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${value}" is not one of ${option.choices.join(', ')}`, { hint: `use ${flag} ${option.choices[0]}` });
       }
-      options[key] = value;
+      return value;
+  }
+}
+
+/** The handler's value: booleans are false when absent, defaults apply, transforms run once at the end. */
+function finish(option: OptionSpec, value: Raw | undefined): unknown {
+  const flag = `--${option.name}`;
+  if (option.type === 'boolean') return value ?? false;
+  const given = value ?? ('default' in option ? option.default : undefined);
+  if (given === undefined) return undefined;
+  if ('transform' in option && option.transform) return (option.transform as (v: unknown, f: string) => unknown)(given, flag);
+  if (option.type === 'bytes' && typeof given === 'string') return parseByteSize(given, flag);
+  return given;
+}
+
+/**
+ * The range of a number option in words, for help and errors: "whole number ≥ 1", "0 < F ≤ 1". Empty when
+ * the option has no rules.
+ */
+export function describeRange(option: NumberRules & { value?: string }): string {
+  const v = option.value ?? 'N';
+  const lo = option.min === undefined ? '' : `${option.min} ${option.minExclusive ? '<' : '≤'} `;
+  const hi = option.max === undefined ? '' : ` ${option.maxExclusive ? '<' : '≤'} ${option.max}`;
+  // One bound reads best with the name first ("N ≥ 1"), two as an interval ("0 < F ≤ 1").
+  const range = lo !== '' && hi === '' ? `${v} ${option.minExclusive ? '>' : '≥'} ${option.min}` : lo === '' && hi === '' ? '' : `${lo}${v}${hi}`;
+  return [option.integer ? 'whole number' : '', range].filter((s) => s !== '').join(', ');
+}
+
+function checkNumber(option: NumberRules & { default?: number }, flag: string, text: string, n: number): void {
+  const { min, max } = option;
+  const low = min !== undefined && (option.minExclusive ? n <= min : n < min);
+  const high = max !== undefined && (option.maxExclusive ? n >= max : n > max);
+  const example = option.default ?? min ?? 1;
+  if (option.integer) {
+    if (Number.isInteger(n) && !Number.isSafeInteger(n)) {
+      throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${text}" is too large (whole numbers go up to 2^53 − 1 = ${Number.MAX_SAFE_INTEGER})`, { hint: `e.g. ${flag} ${example}` });
+    }
+    if (!Number.isInteger(n) || low || high) {
+      const bounds = max === undefined ? `of at least ${min ?? 0}` : min === undefined ? `of at most ${max}` : `between ${min} and ${max}`;
+      throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${text}" must be a whole number ${bounds}`, { hint: `e.g. ${flag} ${example}` });
+    }
+    return;
+  }
+  if (low || high) {
+    const both = min !== undefined && max !== undefined;
+    const words = both && !option.minExclusive && !option.maxExclusive
+      ? `between ${min} and ${max}`
+      : both ? `in ${option.minExclusive ? '(' : '['}${min}, ${max}${option.maxExclusive ? ')' : ']'}` : min !== undefined ? `of at least ${min}` : `of at most ${max}`;
+    throw new GpumemError('BAD_OPTION_VALUE', `${flag}: ${n} is not ${option.noun ?? 'a number'} ${words}`, { hint: `e.g. ${flag} ${example}` });
   }
 }
 

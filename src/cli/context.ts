@@ -8,10 +8,12 @@ export interface Output {
   isTTY: boolean;
   /** Terminal width in columns; 100 when unknown. */
   columns: number;
+  /** The byte stream behind `write`: where a supervised child's own output is piped, untouched. */
+  stream: NodeJS.WritableStream;
 }
 
-export interface CommandContext {
-  args: ParsedArgs;
+export interface CommandContext<O = unknown> {
+  args: ParsedArgs<O>;
   stdout: Output;
   stderr: Output;
   stdin: NodeJS.ReadableStream;
@@ -21,4 +23,4 @@ export interface CommandContext {
   cwd: string;
 }
 
-export type CommandHandler = (ctx: CommandContext) => Promise<Outcome>;
+export type CommandHandler<O = unknown> = (ctx: CommandContext<O>) => Promise<Outcome>;

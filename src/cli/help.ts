@@ -1,4 +1,5 @@
 /** Renders help text and the docs page from the options table, so both always match the parser. */
+import { describeRange } from './args.js';
 import type { CommandSpec, OptionSpec } from './spec.js';
 import { COMMANDS, GLOBAL_OPTIONS } from './table.js';
 import { EXIT_CODE_DOCS } from './exit-codes.js';
@@ -12,36 +13,61 @@ function optionLabel(o: OptionSpec): string {
 
 function optionText(o: OptionSpec): string {
   const extra = [
-    o.choices ? `one of: ${o.choices.join(', ')}` : '',
-    o.default !== undefined ? `default: ${String(o.default)}` : '',
-    o.type === 'list' ? 'repeatable, comma-separated' : '',
+    'choices' in o && o.choices ? `one of: ${o.choices.join(', ')}` : '',
+    o.type === 'number' ? describeRange(o) : '',
+    'default' in o && o.default !== undefined ? `default: ${String(o.default)}` : '',
+    o.type === 'list' ? ('wholeValues' in o && o.wholeValues ? 'repeatable' : 'repeatable, comma-separated') : '',
   ].filter((s) => s !== '');
   return extra.length > 0 ? `${o.description} (${extra.join('; ')})` : o.description;
 }
 
-/** `gpumem CMD --help`. */
-export function commandHelp(spec: CommandSpec): string {
-  const lines = [`Usage: gpumem ${spec.usage}`, '', spec.summary + '.'];
-  if (spec.description) lines.push('', spec.description);
+/**
+ * Breaks `text` into lines of at most `width` characters at spaces, the first prefixed by `first` and the
+ * rest by `indent` (a word longer than a line stays whole rather than being cut).
+ */
+export function wrap(text: string, width: number, first = '', indent = first.replace(/./g, ' ')): string[] {
+  const lines: string[] = [];
+  let line = first;
+  let empty = true;
+  for (const word of text.split(' ')) {
+    if (!empty && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = indent + word;
+    } else {
+      line += empty ? word : ` ${word}`;
+    }
+    empty = false;
+  }
+  lines.push(line);
+  return lines;
+}
+
+/** Narrowest width help wraps to, so a tiny terminal still gets readable columns. */
+const MIN_COLUMNS = 60;
+
+/** `gpumem CMD --help`, wrapped to `columns` (the terminal's width). */
+export function commandHelp(spec: CommandSpec, columns = 100): string {
+  const width = Math.max(MIN_COLUMNS, columns) - 1;
+  const lines = [`Usage: gpumem ${spec.usage}`, '', ...wrap(spec.summary + '.', width)];
+  if (spec.description) lines.push('', ...wrap(spec.description, width));
+  const column = (label: string, text: string): string[] =>
+    // A label longer than the column gets its text on the next line, so descriptions stay aligned.
+    label.length > LABEL_WIDTH
+      ? [`  ${label}`, ...wrap(text, width, ' '.repeat(LABEL_WIDTH + 3))]
+      : wrap(text, width, `  ${label.padEnd(LABEL_WIDTH)} `);
   if (spec.args && spec.args.length > 0) {
     lines.push('', 'Arguments:');
-    for (const a of spec.args) lines.push(`  ${a.name.padEnd(LABEL_WIDTH)} ${a.description}`);
+    for (const a of spec.args) lines.push(...column(a.name, a.description));
   }
-  const opts = [...spec.options, ...GLOBAL_OPTIONS];
   lines.push('', 'Options:');
-  // A label longer than the column gets its text on the next line, so descriptions stay aligned.
-  for (const o of opts) {
-    const label = optionLabel(o);
-    if (label.length > LABEL_WIDTH) lines.push(`  ${label}`, `  ${''.padEnd(LABEL_WIDTH)} ${optionText(o)}`);
-    else lines.push(`  ${label.padEnd(LABEL_WIDTH)} ${optionText(o)}`);
-  }
+  for (const o of [...spec.options, ...GLOBAL_OPTIONS]) lines.push(...column(optionLabel(o), optionText(o)));
   if (spec.examples && spec.examples.length > 0) {
     lines.push('', 'Examples:');
     for (const e of spec.examples) lines.push(`  ${e}`);
   }
   if (spec.exits && spec.exits.length > 0) {
     lines.push('', 'Exit status:');
-    for (const e of spec.exits) lines.push(`  ${e}`);
+    for (const e of spec.exits) lines.push(...wrap(e, width, '  '));
   }
   return lines.join('\n') + '\n';
 }

@@ -1,6 +1,9 @@
-/** The gpumem executable: parse, dispatch, print errors, exit. The only module that calls process.exit. */
+/**
+ * One gpumem invocation: parse, dispatch, print errors, return the exit status. It never exits the process
+ * itself (bin.ts sets the status), so tests run it in-process with captured streams.
+ */
 import { readFileSync } from 'node:fs';
-import { GpumemError, isGpumemError } from '../core/index.js';
+import { GpumemError, isGpumemError } from '../core/errors.js';
 import { parseArgs } from './args.js';
 import { HANDLERS } from './commands/index.js';
 import type { CommandContext, Output } from './context.js';
@@ -13,18 +16,29 @@ function version(): string {
   return pkg.version;
 }
 
-function output(stream: NodeJS.WriteStream): Output {
+/** The outside world of one invocation; each part defaults to this process's own. */
+export interface MainContext {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stdin: NodeJS.ReadableStream;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+function output(stream: MainContext['stdout']): Output {
   return {
     write: (text) => void stream.write(text),
     isTTY: Boolean(stream.isTTY),
     columns: stream.columns && stream.columns > 0 ? stream.columns : 100,
+    stream,
   };
 }
 
-/** Runs one gpumem invocation and returns its exit status (exported for in-process tests). */
-export async function main(argv: readonly string[]): Promise<number> {
-  const stdout = output(process.stdout);
-  const stderr = output(process.stderr);
+/** Runs one gpumem invocation and returns its exit status. */
+export async function main(argv: readonly string[], context: Partial<MainContext> = {}): Promise<number> {
+  const stdout = output(context.stdout ?? process.stdout);
+  const stderr = output(context.stderr ?? process.stderr);
+  const env = context.env ?? process.env;
   try {
     const first = argv[0];
     if (first === '--version' || first === '-V') {
@@ -33,7 +47,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     if (first === '--help' || first === '-h' || first === 'help') {
       const target = first === 'help' && argv[1] ? findCommand(argv[1]) : undefined;
-      stdout.write(target ? commandHelp(target) : mainHelp(version()));
+      stdout.write(target ? commandHelp(target, stdout.columns) : mainHelp(version()));
       return 0;
     }
     const explicit = first !== undefined && !first.startsWith('-');
@@ -45,17 +59,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     const args = parseArgs(spec, explicit ? argv.slice(1) : argv);
     if (args.options.help) {
-      stdout.write(commandHelp(spec));
+      stdout.write(commandHelp(spec, stdout.columns));
       return 0;
     }
     const ctx: CommandContext = {
       args,
       stdout,
       stderr,
-      stdin: process.stdin,
-      env: process.env,
-      color: stdout.isTTY && !process.env.NO_COLOR && args.options.color !== false && !args.options.noColor,
-      cwd: process.cwd(),
+      stdin: context.stdin ?? process.stdin,
+      env,
+      color: stdout.isTTY && !env.NO_COLOR && !args.options.noColor,
+      cwd: context.cwd ?? process.cwd(),
     };
     const { run } = await load();
     return exitCodeForOutcome(await run(ctx));

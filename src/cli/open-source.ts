@@ -1,14 +1,15 @@
 /** Opens the GPU source a command's --source/--replay/--nvml-lib options ask for (shared by every command). */
-import { openSource, type GpuSource, type OpenSourceOptions, type SourceChoice } from '../sources/index.js';
+import { openSource, type GpuSource, type OpenSourceOptions } from '../sources/index.js';
 import type { CommandContext } from './context.js';
+import type { SourceOptions } from './options/shared.js';
 
 /** The openSource options this invocation's --source, --replay and --nvml-lib ask for. */
-export function sourceOptionsFromContext(ctx: CommandContext): OpenSourceOptions {
+export function sourceOptionsFromContext(ctx: CommandContext<SourceOptions>): OpenSourceOptions {
   const o = ctx.args.options;
   return {
-    source: (typeof o.source === 'string' ? o.source : 'auto') as SourceChoice,
-    ...(typeof o.replay === 'string' ? { replay: o.replay } : {}),
-    ...(typeof o.nvmlLib === 'string' ? { nvmlLib: o.nvmlLib } : {}),
+    source: o.source,
+    ...(o.replay !== undefined ? { replay: o.replay } : {}),
+    ...(o.nvmlLib !== undefined ? { nvmlLib: o.nvmlLib } : {}),
     env: ctx.env,
   };
 }
@@ -18,6 +19,6 @@ export function sourceOptionsFromContext(ctx: CommandContext): OpenSourceOptions
  * --nvml-lib / GPUMEM_NVML_LIB and GPUMEM_NVIDIA_SMI honoured. Throws GpumemError('NO_GPU_ACCESS') when
  * nothing can be read; the CLI turns that into exit 3.
  */
-export function openSourceFromContext(ctx: CommandContext): Promise<GpuSource> {
+export function openSourceFromContext(ctx: CommandContext<SourceOptions>): Promise<GpuSource> {
   return openSource(sourceOptionsFromContext(ctx));
 }

@@ -4,6 +4,10 @@
  */
 import { GpumemError } from './errors.js';
 
+/** Bytes in a mebibyte and a gibibyte, for code and tests that write sizes. */
+export const MiB = 1024 ** 2;
+export const GiB = 1024 ** 3;
+
 const IEC = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'] as const;
 
 /**
@@ -16,7 +20,8 @@ export function formatBytes(bytes: number | bigint | null | undefined, digits = 
   // past its reader, and must print as unknown rather than end gpumem.
   if (typeof bytes === 'number' && !Number.isInteger(bytes)) return Number.isFinite(bytes) ? formatBytes(Math.round(bytes), digits) : 'n/a';
   const negative = bytes < 0;
-  let value = Number(negative ? -BigInt(bytes) : BigInt(bytes));
+  // Numbers may be fractional (a chart's half-way tick); only BigInt needs converting.
+  let value = typeof bytes === 'bigint' ? Number(negative ? -bytes : bytes) : Math.abs(bytes);
   if (!Number.isFinite(value)) return 'n/a';
   let unit = 0;
   while (value >= 1024 && unit < IEC.length - 1) {

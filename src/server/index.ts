@@ -1,2 +1,7 @@
 /** server/: HTTP app, dashboard assets, JSON API, /metrics. Imports core/, sources/, store/, supervise/, orchestrate/. */
-export {};
+export { createApp, listen, type App, type AppOptions } from './app.js';
+export { ServerState, type ServerStateOptions } from './state.js';
+export { MetricsExporter, wantsOpenMetrics } from './metrics/exporter.js';
+export { isLoopbackAddress, newToken } from './http/guard.js';
+export { CONTENT_SECURITY_POLICY } from './http/respond.js';
+export type { ServerSnapshot, RunSummary } from './snapshot.js';

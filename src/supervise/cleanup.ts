@@ -6,7 +6,7 @@
  */
 import type { Device, Sample } from '../core/index.js';
 import type { Monitor } from './monitor.js';
-import { readCmdline } from './proc-table.js';
+import { readCmdline } from '../sources/index.js';
 import type { ProcessTree } from './proc-tree.js';
 import type { CleanupReport, GpuRef, ProcessOutcome } from './report.js';
 import { endProcesses } from './terminate.js';

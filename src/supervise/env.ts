@@ -3,16 +3,9 @@
  * leaves alone is recorded as one decision and printed once, so a user can see why their job saw what it saw.
  */
 import type { Device } from '../core/index.js';
+import type { EnvDecision } from '../core/run/index.js';
 
-export interface EnvDecision {
-  name: string;
-  /** The value the child gets; null when the variable is left unset. */
-  value: string | null;
-  /** What the user's environment had. */
-  previous: string | null;
-  action: 'set' | 'merged' | 'kept' | 'unset';
-  reason: string;
-}
+export type { EnvDecision };
 
 export interface EnvPlan {
   env: Record<string, string>;

@@ -10,7 +10,7 @@ export { nextBatchPlan, substitute, initialBatchPlan, type BatchPlan } from './r
 export { parseFreeRequirement, type FreeRequirement } from './preflight.js';
 export { ProcessTree } from './proc-tree.js';
 export { endProcesses, refuseReason, type Target, type EndResult } from './terminate.js';
-export { readProcTable, readProcEntry, parseStatLine, type ProcEntry } from './proc-table.js';
 export * from './kill/index.js';
 export * from './pipeline/index.js';
 export { companionPlugin, CompanionServer, companionPythonDir, companionSiteDir, splitLine, oomLine, type CompanionPlugin, type CompanionPluginOptions, type CompanionReport, type LinkedOomFinding } from './companion/index.js';
+export { runTracedProgram, type TraceRunOptions, type TraceRunResult } from './estimate-trace.js';

@@ -3,7 +3,7 @@
  * scanner (core/oom), so `gpumem run` recognises every family `gpumem explain` does and line numbers point
  * into the child's combined output. Events are explained (ranked causes) with the run's environment.
  */
-import { createOomScanner, explainOom, oomEventToJson, type OomEvent } from '../core/index.js';
+import { createOomScanner, explainOom, type OomEvent } from '../core/index.js';
 import type { OomFinding } from './report.js';
 
 export interface OomWatcher {
@@ -20,10 +20,8 @@ export interface OomRunContext {
 }
 
 function toFinding(event: OomEvent, context: OomRunContext): OomFinding {
-  const causes = explainOom(event, context);
-  const { causes: ranked, ...json } = oomEventToJson(event, causes);
   const firstLine = event.message.split('\n')[0] ?? event.message;
-  return { line: event.line, text: firstLine, event: json, causes: (ranked as unknown[] | undefined) ?? [] };
+  return { line: event.line, text: firstLine, event, causes: explainOom(event, context) };
 }
 
 /** A streaming OOM detector over a child's combined stdout and stderr. */

@@ -5,11 +5,9 @@
  * further, so retrying stops there.
  */
 import { GpumemError } from '../core/index.js';
+import type { BatchPlan } from '../core/run/index.js';
 
-export interface BatchPlan {
-  batch: number;
-  accum: number;
-}
+export type { BatchPlan };
 
 /** The next attempt's batch and accumulation, or null when the batch is already 1. */
 export function nextBatchPlan(current: BatchPlan): BatchPlan | null {

@@ -3,7 +3,7 @@
  * compared with what was selected, so a pid the kernel has meanwhile given to another process is never
  * signalled. TERM first, then KILL after a grace period; each pid gets an outcome with the reason.
  */
-import { readProcEntry } from './proc-table.js';
+import { readProcStat } from '../sources/index.js';
 
 export interface Target {
   pid: number;
@@ -19,13 +19,13 @@ export interface EndResult {
 
 /** True while `target` is still the same, running (non-zombie) process. */
 export function isSameProcess(target: Target, procRoot = '/proc'): boolean {
-  const entry = readProcEntry(target.pid, procRoot);
+  const entry = readProcStat(target.pid, { procRoot });
   return entry !== null && entry.startTicks === target.startTicks && entry.state !== 'Z' && entry.state !== 'X';
 }
 
 /** Why a target may not be signalled now, or null when it may. */
 export function refuseReason(target: Target, procRoot = '/proc'): string | null {
-  const entry = readProcEntry(target.pid, procRoot);
+  const entry = readProcStat(target.pid, { procRoot });
   if (entry === null) return 'already gone';
   if (entry.startTicks !== target.startTicks) {
     return `pid ${target.pid} now belongs to another process (start time changed: ${target.startTicks} → ${entry.startTicks} ticks)`;

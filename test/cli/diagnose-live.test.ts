@@ -9,13 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { detectPidNamespace } from '../../src/cli/diagnose/collect.js';
+import { detectPidNamespace } from '../../src/orchestrate/index.js';
 import { fakeH100, fakeNvmlEnv, writeScenario } from '../fake-nvml/scenario.js';
+import { GiB, MiB } from '../../src/core/units.js';
 
 const BIN = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
 const PROCS = fileURLToPath(new URL('./diagnose-procs/', import.meta.url));
-const MiB = 1024 ** 2;
-const GiB = 1024 ** 3;
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-diagnose-'));
 const scenario = join(dir, 'scenario.txt');
 const started: ChildProcess[] = [];

@@ -1,23 +1,19 @@
 /** `gpumem doctor` and `gpumem diagnose` end to end on the bundled example recording, and without any GPU access. */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { gpumemInProcess, type CliResult } from '../helpers/cli.js';
 import { EXAMPLE_PROCESSES, EXAMPLE_RESIDUAL_BYTES, exampleRecordingText } from '../../scripts/make-example-recording.js';
+import { MiB } from '../../src/core/units.js';
 
-const BIN = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
 const EXAMPLE = fileURLToPath(new URL('../../examples/doctor-example.ndjson', import.meta.url));
-const MiB = 1024 ** 2;
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-doctor-'));
 // No NVML library and no nvidia-smi: the machine has no NVIDIA driver.
 const NO_GPU = { PATH: '/nonexistent', GPUMEM_NVML_LIB: join(dir, 'absent-libnvidia-ml.so.1'), GPUMEM_NVIDIA_SMI: join(dir, 'absent-nvidia-smi') };
 
-function gpumem(args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: NO_GPU, timeout: 20_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const gpumem = (args: string[]): Promise<CliResult> => gpumemInProcess(args, { env: NO_GPU });
 
 type Doc = {
   schemaVersion: number;
@@ -30,14 +26,14 @@ type Doc = {
 const bytesOf = (pids: number[]): number => EXAMPLE_PROCESSES.filter((p) => pids.includes(p.pid)).reduce((s, p) => s + p.usedMiB * MiB, 0);
 
 describe('the bundled example recording', () => {
-  it('is what scripts/make-example-recording.ts writes, and says it is synthetic', () => {
+  it('is what scripts/make-example-recording.ts writes, and says it is synthetic', async () => {
     const text = readFileSync(EXAMPLE, 'utf8');
     expect(text).toBe(exampleRecordingText());
     expect(JSON.parse(text.split('\n')[0]!).note).toMatch(/^SYNTHETIC/);
   });
 
-  it('diagnose --json finds exactly the planted problems, with exact bytes', () => {
-    const r = gpumem(['diagnose', '--replay', EXAMPLE, '--json']);
+  it('diagnose --json finds exactly the planted problems, with exact bytes', async () => {
+    const r = await gpumem(['diagnose', '--replay', EXAMPLE, '--json']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(1);
     const doc = JSON.parse(r.stdout) as Doc;
@@ -60,8 +56,8 @@ describe('the bundled example recording', () => {
     expect(byId('alloc-conf')[0]!.evidence.pids).toEqual([36104, 41210, 41211]);
   });
 
-  it('diagnose --json accounts for every byte of both GPUs exactly', () => {
-    const doc = JSON.parse(gpumem(['diagnose', '--replay', EXAMPLE, '--json']).stdout) as Doc;
+  it('diagnose --json accounts for every byte of both GPUs exactly', async () => {
+    const doc = JSON.parse((await gpumem(['diagnose', '--replay', EXAMPLE, '--json'])).stdout) as Doc;
     for (const acc of doc.accounting) {
       const visible = EXAMPLE_PROCESSES.filter((p) => p.gpu === acc.gpuIndex && p.goneFrom === undefined);
       const gone = EXAMPLE_PROCESSES.filter((p) => p.gpu === acc.gpuIndex && p.goneFrom !== undefined);
@@ -77,8 +73,8 @@ describe('the bundled example recording', () => {
     expect(launcher.totalBytes).toBe(bytesOf(launcher.pids));
   });
 
-  it('the human diagnose report prints the accounting and every finding with evidence', () => {
-    const r = gpumem(['diagnose', '--replay', EXAMPLE]);
+  it('the human diagnose report prints the accounting and every finding with evidence', async () => {
+    const r = await gpumem(['diagnose', '--replay', EXAMPLE]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/unattributed\s+1\.50 GiB/);
     expect(r.stdout).toMatch(/= used\s+64\.50 GiB/);
@@ -89,27 +85,27 @@ describe('the bundled example recording', () => {
 });
 
 describe('gpumem doctor', () => {
-  it('without any GPU access shows the bundled example and says so in its first line', () => {
-    const r = gpumem([]);
+  it('without any GPU access shows the bundled example and says so in its first line', async () => {
+    const r = await gpumem([]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(1);
     const lines = r.stdout.split('\n');
     expect(lines[0]).toBe('No GPU access on this machine: showing the bundled example recording (examples/doctor-example.ndjson, synthetic), not your GPUs.');
     expect(r.stdout).toContain('[0] NVIDIA H100 80GB HBM3');
     expect(r.stdout).toContain('Findings (9):');
-    const json = JSON.parse(gpumem(['doctor', '--json']).stdout) as Doc;
+    const json = JSON.parse((await gpumem(['doctor', '--json'])).stdout) as Doc;
     expect(json.fallback?.reason).toMatch(/no GPU access/);
     expect(json.findings).toHaveLength(9);
   });
 
-  it('diagnose without GPU access exits 3 instead of showing the example', () => {
-    const r = gpumem(['diagnose']);
+  it('diagnose without GPU access exits 3 instead of showing the example', async () => {
+    const r = await gpumem(['diagnose']);
     expect(r.code).toBe(3);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/^gpumem: error: no GPU access/);
   });
 
-  it('exits 0 on a recording where nothing is wrong', () => {
+  it('exits 0 on a recording where nothing is wrong', async () => {
     const lines = readFileSync(EXAMPLE, 'utf8').trim().split('\n');
     const header = JSON.parse(lines[0]!);
     const quiet = lines.slice(1).map((l) => {
@@ -123,18 +119,18 @@ describe('gpumem doctor', () => {
     });
     const file = join(dir, 'quiet.ndjson');
     writeFileSync(file, [JSON.stringify(header), ...quiet].join('\n') + '\n');
-    const r = gpumem(['doctor', '--replay', file]);
+    const r = await gpumem(['doctor', '--replay', file]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('No findings');
   });
 
-  it('refuses a bad --window and a broken recording with one clear error', () => {
-    const bad = gpumem(['doctor', '--window', '-1']);
+  it('refuses a bad --window and a broken recording with one clear error', async () => {
+    const bad = await gpumem(['doctor', '--window', '-1']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--window/);
     const file = join(dir, 'broken.ndjson');
     writeFileSync(file, '{"format":"gpumem-recording","version":1,"createdMs":1}\n{"timeMs": "x"}\n{}\n');
-    const broken = gpumem(['diagnose', '--replay', file]);
+    const broken = await gpumem(['diagnose', '--replay', file]);
     expect(broken.code).toBe(2);
     expect(broken.stderr).toMatch(/broken\.ndjson:2: /);
     expect(broken.stderr).not.toMatch(/at .*\.js/);

@@ -1,19 +1,19 @@
 /** `gpumem python-path` end to end: the printed folder really makes `import gpumem_torch` work. */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { gpumemInProcess } from '../helpers/cli.js';
 
-const BIN = resolve(__dirname, '../../dist/cli/bin.js');
 
-function gpumem(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync('node', [BIN, ...args], { encoding: 'utf8' });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+async function gpumem(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  const r = await gpumemInProcess(args);
+  return { status: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 
 describe('gpumem python-path', () => {
-  it('prints the folder from which python imports gpumem_torch', () => {
-    const r = gpumem('python-path');
+  it('prints the folder from which python imports gpumem_torch', async () => {
+    const r = await gpumem('python-path');
     expect(r.status, r.stderr).toBe(0);
     const dir = r.stdout.trim();
     expect(existsSync(join(dir, 'gpumem_torch', '__init__.py'))).toBe(true);
@@ -26,10 +26,10 @@ describe('gpumem python-path', () => {
     expect(py.stdout.trim()).toBe(`${join(dir, 'gpumem_torch', '__init__.py')} False`);
   });
 
-  it('--site prints the sitecustomize folder; --json both, versioned', () => {
-    const site = gpumem('python-path', '--site');
+  it('--site prints the sitecustomize folder; --json both, versioned', async () => {
+    const site = await gpumem('python-path', '--site');
     expect(existsSync(join(site.stdout.trim(), 'sitecustomize.py'))).toBe(true);
-    const json = JSON.parse(gpumem('python-path', '--json').stdout);
+    const json = JSON.parse((await gpumem('python-path', '--json')).stdout);
     expect(json).toEqual({ schemaVersion: 1, pythonPath: expect.any(String), sitePath: site.stdout.trim() });
   });
 });

@@ -1,5 +1,8 @@
-/** `gpumem status` and `gpumem record` end to end: the built CLI against the fake nvidia-smi and recordings. */
-import { spawn, spawnSync } from 'node:child_process';
+/**
+ * `gpumem status` and `gpumem record` against the fake nvidia-smi and recordings: in-process, and once as the
+ * built executable for Ctrl-C.
+ */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,8 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readRecording } from '../../src/sources/replay/index.js';
 import { MiB, XML_EXPECTED } from '../sources/smi/expected.js';
+import { BIN, gpumemInProcess, type CliResult } from '../helpers/cli.js';
 
-const BIN = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
 const FAKE_DIR = fileURLToPath(new URL('../fake-smi/', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../fixtures/nvidia-smi/', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-status-'));
@@ -16,22 +19,16 @@ const NO_NVML = join(dir, 'absent-libnvidia-ml.so.1');
 const sleeper = spawn('/bin/sleep', ['30'], { stdio: 'ignore' });
 afterAll(() => sleeper.kill('SIGKILL'));
 
-function gpumem(args: string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, ...args], {
-    encoding: 'utf8',
-    env: { PATH: `${FAKE_DIR}:${process.env.PATH}`, GPUMEM_NVML_LIB: NO_NVML, ...env },
-    timeout: 15_000,
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const gpumem = (args: string[], env: Record<string, string> = {}): Promise<CliResult> =>
+  gpumemInProcess(args, { env: { PATH: `${FAKE_DIR}:${process.env.PATH}`, GPUMEM_NVML_LIB: NO_NVML, ...env } });
 
 const liveXml = join(dir, 't4-live.xml');
 writeFileSync(liveXml, readFileSync(join(FIXTURES, 'tesla-t4-procs-driver-515.105.01.xml'), 'utf8').replace('<pid>5762</pid>', `<pid>${sleeper.pid}</pid>`));
 
 describe('gpumem status --json', () => {
   for (const exp of XML_EXPECTED) {
-    it(`matches nvidia-smi byte for byte: ${exp.file}`, () => {
-      const r = gpumem(['status', '--json', '--source', 'smi'], { GPUMEM_FAKE_SMI_XML: exp.file });
+    it(`matches nvidia-smi byte for byte: ${exp.file}`, async () => {
+      const r = await gpumem(['status', '--json', '--source', 'smi'], { GPUMEM_FAKE_SMI_XML: exp.file });
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       const doc = JSON.parse(r.stdout);
@@ -48,8 +45,8 @@ describe('gpumem status --json', () => {
 });
 
 describe('gpumem status (human view)', () => {
-  it('shows each GPU and its processes with user, memory and command; plain when not a TTY', () => {
-    const r = gpumem(['status'], { GPUMEM_FAKE_SMI_XML: liveXml });
+  it('shows each GPU and its processes with user, memory and command; plain when not a TTY', async () => {
+    const r = await gpumem(['status'], { GPUMEM_FAKE_SMI_XML: liveXml });
     expect(r.code).toBe(0);
     expect(r.stdout).not.toMatch(/\u001b\[/);
     const lines = r.stdout.split('\n');
@@ -64,16 +61,16 @@ describe('gpumem status (human view)', () => {
     expect(xorg === undefined || xorg.includes('(G)')).toBe(true);
   });
 
-  it('two runs on the same input print the same text apart from the time', () => {
+  it('two runs on the same input print the same text apart from the time', async () => {
     const strip = (s: string): string => s.replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/, 'T').replace(/\s\d+(\.\d)?s\s|\s\d+ms\s/g, ' AGE ');
-    const rec = record(2);
-    const a = gpumem(['status', '--replay', rec]).stdout;
-    const b = gpumem(['status', '--replay', rec]).stdout;
+    const rec = await record(2);
+    const a = (await gpumem(['status', '--replay', rec])).stdout;
+    const b = (await gpumem(['status', '--replay', rec])).stdout;
     expect(strip(a)).toBe(strip(b));
   });
 
-  it('no driver at all: what was tried and what to do, exit 3', () => {
-    const r = gpumem(['status'], { PATH: '/nonexistent' });
+  it('no driver at all: what was tried and what to do, exit 3', async () => {
+    const r = await gpumem(['status'], { PATH: '/nonexistent' });
     expect(r.code).toBe(3);
     expect(r.stdout).toBe('');
     const [first, hint, ...rest] = r.stderr.trimEnd().split('\n');
@@ -82,10 +79,10 @@ describe('gpumem status (human view)', () => {
     expect(rest).toEqual([]);
   });
 
-  it('a bad recording is one error line naming the file and line, exit 2', () => {
+  it('a bad recording is one error line naming the file and line, exit 2', async () => {
     const bad = join(dir, 'bad.ndjson');
     writeFileSync(bad, '{"format":"gpumem-recording","version":1,"createdMs":1}\n{"timeMs":1}\n');
-    const r = gpumem(['status', '--replay', bad]);
+    const r = await gpumem(['status', '--replay', bad]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/bad\.ndjson:2: sample has no devices array/);
     expect(r.stderr).not.toMatch(/at .*\.js:\d+/);
@@ -94,57 +91,58 @@ describe('gpumem status (human view)', () => {
 
 let recordings = 0;
 /** A live one-sample recording (--duration 0), then copied `samples` times through --replay: no timing involved. */
-function record(samples: number): string {
+async function record(samples: number): Promise<string> {
   const one = join(dir, `one-${recordings}.ndjson`);
-  const r = gpumem(['record', '--out', one, '--duration', '0', '--source', 'smi', '--note', 'from the T4 fixture'], { GPUMEM_FAKE_SMI_XML: liveXml });
+  const r = await gpumem(['record', '--out', one, '--duration', '0', '--source', 'smi', '--note', 'from the T4 fixture'], { GPUMEM_FAKE_SMI_XML: liveXml });
   expect(r.code, r.stderr).toBe(0);
   expect(r.stderr).toContain(`wrote 1 sample to ${one}`);
-  const line = readFileSync(one, 'utf8').split('\n');
+  const line = readFileSync(one, 'utf8').trimEnd().split('\n');
   const many = join(dir, `rec-${recordings++}.ndjson`);
-  const sample = JSON.parse(line[1]!);
-  writeFileSync(many, [line[0], ...Array.from({ length: samples }, (_, i) => JSON.stringify({ ...sample, timeMs: sample.timeMs + i * 1000 }))].join('\n') + '\n');
+  // Format 2: the host-facts definitions come before the one sample, which refers to them.
+  const sample = JSON.parse(line[line.length - 1]!);
+  writeFileSync(many, [...line.slice(0, -1), ...Array.from({ length: samples }, (_, i) => JSON.stringify({ ...sample, timeMs: sample.timeMs + i * 1000 }))].join('\n') + '\n');
   return many;
 }
 
 describe('gpumem record and --replay', () => {
-  it('records samples with host facts and replays them', () => {
-    const out = record(3);
+  it('records samples with host facts and replays them', async () => {
+    const out = await record(3);
     const { header, samples } = readRecording(out);
     expect(header.note).toBe('from the T4 fixture');
     expect(header.intervalMs).toBe(1000);
     expect(samples).toHaveLength(3);
     const mine = samples[0]!.processes.find((p) => p.pid === sleeper.pid)!;
     expect(mine.host?.cmdline).toEqual(['/bin/sleep', '30']);
-    const r = gpumem(['status', '--json', '--replay', out], { PATH: '/nonexistent' });
+    const r = await gpumem(['status', '--json', '--replay', out], { PATH: '/nonexistent' });
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc.source.kind).toBe('replay');
     expect(doc.devices[0].memory.usedBytes).toBe(1032 * MiB);
     // Recorded host facts are kept, not re-read from this machine.
     expect(doc.processes.find((p: { pid: number }) => p.pid === sleeper.pid).host.cmdline).toEqual(['/bin/sleep', '30']);
-    const human = gpumem(['status', '--replay', out], { PATH: '/nonexistent' });
+    const human = await gpumem(['status', '--replay', out], { PATH: '/nonexistent' });
     expect(human.stdout.split('\n')[0]).toMatch(new RegExp(`^replaying ${out.replace(/[.]/g, '\\.')} \\(recorded via smi\\) — recorded .*: from the T4 fixture`));
   });
 
-  it('status --watch plays a recording through and ends', () => {
-    const out = record(3);
-    const r = gpumem(['status', '--watch', '--interval', '50', '--json', '--replay', out]);
+  it('status --watch plays a recording through and ends', async () => {
+    const out = await record(3);
+    const r = await gpumem(['status', '--watch', '--interval', '50', '--json', '--replay', out]);
     expect(r.code).toBe(0);
     const docs = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(docs).toHaveLength(3);
     expect(docs.map((d) => d.timeMs)).toEqual([...docs.map((d) => d.timeMs)].sort((a, b) => a - b));
   });
 
-  it('record --replay copies a recording sample for sample', () => {
-    const src = record(4);
+  it('record --replay copies a recording sample for sample', async () => {
+    const src = await record(4);
     const copy = join(dir, 'copy.ndjson');
-    const r = gpumem(['record', '--out', copy, '--interval', '10', '--replay', src]);
+    const r = await gpumem(['record', '--out', copy, '--interval', '10', '--replay', src]);
     expect(r.code, r.stderr).toBe(0);
     expect(readRecording(copy).samples.map((s) => s.timeMs)).toEqual(readRecording(src).samples.map((s) => s.timeMs));
   });
 
-  it('record without --out is a usage error', () => {
-    const r = gpumem(['record']);
+  it('record without --out is a usage error', async () => {
+    const r = await gpumem(['record']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/needs --out FILE/);
   });

@@ -29,6 +29,7 @@
  */
 import { renameSync, writeFileSync } from 'node:fs';
 import { fakeNvmlLib, type FakeEra } from './build.js';
+import { GiB } from '../../src/core/units.js';
 
 export { buildFakeNvml, fakeNvmlLib, FAKE_ERAS, type FakeEra } from './build.js';
 
@@ -141,8 +142,6 @@ export function writeScenario(path: string, scenario: FakeScenario): void {
 export function fakeNvmlEnv(era: FakeEra, scenarioPath: string): Record<string, string> {
   return { GPUMEM_NVML_LIB: fakeNvmlLib(era), GPUMEM_FAKE_NVML_SCENARIO: scenarioPath };
 }
-
-const GiB = 1024 ** 3;
 
 /**
  * A plausible H100 for scenarios: 81559 MiB total (as nvidia-smi shows an H100 80GB), 479 MiB reserved, idle.

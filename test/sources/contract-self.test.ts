@@ -4,8 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Sample } from '../../src/core/index.js';
 import { parseSmiXml } from '../../src/sources/smi/index.js';
 import { checkSample } from './contract.js';
-
-const MiB = 1024 * 1024;
+import { MiB } from '../../src/core/units.js';
 function good(): Sample {
   const r = parseSmiXml(readFileSync(new URL('../fixtures/nvidia-smi/tesla-t4-procs-driver-515.105.01.xml', import.meta.url), 'utf8'));
   return { timeMs: 1, source: { kind: 'smi', detail: 'x' }, devices: r.devices, processes: r.processes, unavailable: {} };

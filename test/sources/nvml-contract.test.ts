@@ -10,8 +10,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { openNvmlSource } from '../../src/sources/nvml/index.js';
 import { FAKE_ERAS, fakeH100, fakeNvmlLib, writeScenario, type FakeEra, type FakeScenario } from '../fake-nvml/scenario.js';
 import { runSourceContract } from './contract.js';
-
-const MiB = 1024 * 1024;
+import { MiB } from '../../src/core/units.js';
 const scenarioPath = join(mkdtempSync(join(tmpdir(), 'gpumem-nvml-contract-')), 'scenario.txt');
 const sleepers: ChildProcess[] = [];
 const pids: number[] = [];

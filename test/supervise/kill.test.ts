@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { endProcesses, executeKill, gpuProofReason, protectedPids, readProcEntry, selectTargets, type KillCriteria } from '../../src/supervise/index.js';
+import { endProcesses, executeKill, gpuProofReason, protectedPids, selectTargets, type KillCriteria } from '../../src/supervise/index.js';
+import { readProcStat as readProcEntry } from '../../src/sources/index.js';
 import { GiB, PROCS, alive, claimsSource, tempDir } from './helpers/claims.js';
 import { startPump } from './helpers/pump.js';
 

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isGpumemError } from '../../src/core/index.js';
 import { parsePipeline, runPipeline, splitCommand } from '../../src/supervise/index.js';
 import { GiB, PROCS, claimsSource, sink, tempDir } from './helpers/claims.js';
+import { runs } from '../helpers/fuzz.js';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => cleanups.splice(0).forEach((f) => f()));
@@ -65,7 +66,7 @@ describe('pipeline file', () => {
       } catch (error) {
         expect(isGpumemError(error)).toBe(true);
       }
-    }), { numRuns: 300 });
+    }), { numRuns: runs(300) });
   });
 });
 

@@ -132,7 +132,7 @@ describe('superviseRun', () => {
     expect(report.attempts[0]?.ooms).toHaveLength(1);
     const oom = report.attempts[0]!.ooms[0]!;
     expect(oom.text).toMatch(/^CUDA out of memory\. Tried to allocate 4096\.00 MiB/);
-    expect(oom.event).toMatchObject({ exceptionClass: 'torch.OutOfMemoryError', requestedBytes: 4 * GiB, gpuIndex: 0 });
+    expect(oom.event).toMatchObject({ exceptionClass: 'torch.OutOfMemoryError', requestedBytes: BigInt(4 * GiB), gpuIndex: 0 });
     expect(oom.causes.length).toBeGreaterThan(0);
     expect(report.retries).toBe(2);
     expect(t.out.text()).toContain('batch=8 accum=2 env_batch=8');

@@ -8,29 +8,12 @@ import { GpumemError } from '../../core/index.js';
 import { createRunFolder, defaultDbPath, liveCompanionPath, runFolderPath } from '../../store/index.js';
 import { companionPlugin, type CompanionPlugin } from '../../supervise/index.js';
 import type { CommandContext } from '../context.js';
+import type { CompanionOptions, HistoryOptions } from '../options/shared.js';
 
 export interface CompanionChoice {
   plugin: CompanionPlugin | null;
   /** The run folder (created), or null when nothing needs one. */
   runFolder: string | null;
-}
-
-/** --companion-rate: 0–100 statistics per second. */
-export function companionRate(value: unknown): number {
-  const hz = value === undefined ? 10 : value;
-  if (typeof hz !== 'number' || !Number.isFinite(hz) || hz < 0 || hz > 100) {
-    throw new GpumemError('BAD_OPTION_VALUE', `--companion-rate: ${String(hz)} is not a rate between 0 and 100 per second`, { hint: 'e.g. --companion-rate 10 (0: only OOMs and the final numbers)' });
-  }
-  return hz;
-}
-
-/** --memory-fraction: 0 < F ≤ 1, or null when not given. */
-export function memoryFraction(value: unknown): number | null {
-  if (value === undefined) return null;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 1) {
-    throw new GpumemError('BAD_OPTION_VALUE', `--memory-fraction: ${String(value)} is not a fraction in (0, 1]`, { hint: 'e.g. --memory-fraction 0.5 caps each PyTorch process at half of each GPU' });
-  }
-  return value;
 }
 
 export interface CompanionSettings {
@@ -41,20 +24,20 @@ export interface CompanionSettings {
 }
 
 /**
- * Validates the companion options before anything runs (a bad value must not leave a half-started run in
- * the history). --snapshot-on-oom and --memory-fraction with --no-companion are refused.
+ * Checks how the companion options combine before anything runs (a bad combination must not leave a
+ * half-started run in the history; each value's range was checked by the parser): --snapshot-on-oom and
+ * --memory-fraction with --no-companion are refused.
  */
-export function companionSettings(ctx: CommandContext): CompanionSettings {
+export function companionSettings(ctx: CommandContext<CompanionOptions>): CompanionSettings {
   const o = ctx.args.options;
-  const rateHz = companionRate(o.companionRate);
-  const fraction = memoryFraction(o.memoryFraction);
+  const fraction = o.memoryFraction ?? null;
   if (o.noCompanion) {
     const needs = [o.snapshotOnOom ? '--snapshot-on-oom' : null, fraction !== null ? '--memory-fraction' : null].filter((x) => x !== null);
     if (needs.length > 0) {
       throw new GpumemError('USAGE', `${needs.join(' and ')} need${needs.length === 1 ? 's' : ''} the PyTorch companion, which --no-companion turns off`, { hint: 'drop --no-companion' });
     }
   }
-  return { enabled: !o.noCompanion, rateHz, memoryFraction: fraction, snapshotOnOom: o.snapshotOnOom === true };
+  return { enabled: !o.noCompanion, rateHz: o.companionRate, memoryFraction: fraction, snapshotOnOom: o.snapshotOnOom };
 }
 
 /**
@@ -63,11 +46,11 @@ export function companionSettings(ctx: CommandContext): CompanionSettings {
  * warning, and the run goes on without snapshots); `run` names it (history id, or start
  * time and pid when the run is not recorded; `folderName` overrides, e.g. for a pipeline).
  */
-export function startCompanion(ctx: CommandContext, settings: CompanionSettings, run: { runId: number | null; startedAtMs: number; folderName?: string }): CompanionChoice {
+export function startCompanion(ctx: CommandContext<HistoryOptions>, settings: CompanionSettings, run: { runId: number | null; startedAtMs: number; folderName?: string }): CompanionChoice {
   if (!settings.enabled) return { plugin: null, runFolder: null };
   let runFolder: string | null = null;
   if (settings.snapshotOnOom) {
-    const dbPath = typeof ctx.args.options.db === 'string' ? ctx.args.options.db : defaultDbPath(ctx.env);
+    const dbPath = ctx.args.options.db ?? defaultDbPath(ctx.env);
     const path = runFolderPath(dbPath, { runId: run.runId, startedAtMs: run.startedAtMs, pid: process.pid });
     try {
       runFolder = createRunFolder(run.folderName ? join(dirname(path), run.folderName) : path);

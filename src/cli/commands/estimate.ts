@@ -17,66 +17,42 @@ import {
   type TrainingSetup,
 } from '../../core/estimate/index.js';
 import type { CommandContext, CommandHandler } from '../context.js';
+import type { EstimateOptions } from '../options/estimate.js';
 import { loadModel } from './estimate-model.js';
 import { renderEstimate } from './estimate-render.js';
+import { runTracedEstimate } from './estimate-traced.js';
 
-type Opts = Record<string, unknown>;
+type Opts = EstimateOptions;
 
-const num = (o: Opts, k: string): number | undefined => (typeof o[k] === 'number' ? (o[k] as number) : undefined);
-const str = (o: Opts, k: string): string | undefined => (typeof o[k] === 'string' ? (o[k] as string) : undefined);
-const list = (o: Opts, k: string): string[] | undefined => (Array.isArray(o[k]) ? (o[k] as string[]) : undefined);
-
-function positive(o: Opts, k: string, flag: string): number | undefined {
-  const v = num(o, k);
-  if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) {
-    throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${v}" is not a positive whole number`, { hint: `e.g. ${flag} 8` });
-  }
-  return v;
-}
-
-const SHAPE_FLAGS: ReadonlyArray<[keyof ShapeHints, string]> = [
-  ['layers', '--layers'],
-  ['hidden', '--hidden'],
-  ['heads', '--heads'],
-  ['kvHeads', '--kv-heads'],
-  ['intermediate', '--intermediate'],
-  ['vocab', '--vocab'],
-  ['seq', '--seq'],
-];
-
-function percent(o: Opts, k: string, flag: string, fallback: number): number {
-  const v = num(o, k) ?? fallback;
-  if (v < 0 || v >= 100) throw new GpumemError('BAD_OPTION_VALUE', `${flag}: ${v} is not a percentage in [0, 100)`, { hint: `e.g. ${flag} 8` });
-  return v / 100;
-}
+const SHAPE_KEYS: ReadonlyArray<keyof ShapeHints & keyof EstimateOptions> = ['layers', 'hidden', 'heads', 'kvHeads', 'intermediate', 'vocab', 'seq'];
 
 function setupFrom(o: Opts): TrainingSetup {
   return {
     ...DEFAULT_SETUP,
-    precision: (str(o, 'precision') as TrainingSetup['precision']) ?? DEFAULT_SETUP.precision,
-    optimizer: (str(o, 'optimizer') as TrainingSetup['optimizer']) ?? DEFAULT_SETUP.optimizer,
-    optimizerImpl: (str(o, 'optimizerImpl') as TrainingSetup['optimizerImpl']) ?? DEFAULT_SETUP.optimizerImpl,
-    freeze: list(o, 'freeze') ?? [],
-    loraRank: positive(o, 'loraRank', '--lora-rank') ?? 0,
-    loraModules: list(o, 'loraModules') ?? DEFAULT_SETUP.loraModules,
-    checkpointing: (str(o, 'checkpointing') as TrainingSetup['checkpointing']) ?? 'none',
-    ema: o.ema === true,
-    sharding: (str(o, 'sharding') as TrainingSetup['sharding']) ?? 'none',
-    gpus: positive(o, 'numGpus', '--num-gpus') ?? 1,
-    batch: positive(o, 'batch', '--batch') ?? 1,
-    seq: positive(o, 'seq', '--seq') ?? null,
-    activationBytesPerSample: num(o, 'activationBytesPerSample') ?? null,
-    attention: (str(o, 'attention') as TrainingSetup['attention']) ?? 'sdpa',
+    precision: o.precision,
+    optimizer: o.optimizer,
+    optimizerImpl: o.optimizerImpl,
+    freeze: o.freeze ?? [],
+    loraRank: o.loraRank ?? 0,
+    loraModules: o.loraModules ?? DEFAULT_SETUP.loraModules,
+    checkpointing: o.checkpointing,
+    ema: o.ema,
+    sharding: o.sharding,
+    gpus: o.numGpus,
+    batch: o.batch,
+    seq: o.seq ?? null,
+    activationBytesPerSample: o.activationBytesPerSample ?? null,
+    attention: o.attention,
   };
 }
 
 /** Resolves --gpu into a budget and the generation that picks context and workspace defaults. */
-async function resolveGpu(ctx: CommandContext, o: Opts, margin: number): Promise<{ budget: Budget | null; generation: GpuGeneration | null }> {
-  const value = str(o, 'gpu');
+async function resolveGpu(ctx: CommandContext<Opts>, o: Opts, margin: number): Promise<{ budget: Budget | null; generation: GpuGeneration | null; name?: string }> {
+  const value = o.gpu;
   if (value === undefined) return { budget: null, generation: null };
   if (value === 'auto') return await liveGpu(ctx, o, margin);
   const known = findGpu(value);
-  if (known) return { budget: { gpu: known.id, capacityBytes: known.totalBytes - (known.reservedBytes ?? 0), margin }, generation: known.generation };
+  if (known) return { budget: { gpu: known.id, capacityBytes: known.totalBytes - (known.reservedBytes ?? 0), margin }, generation: known.generation, name: known.id };
   let bytes: number;
   try {
     bytes = parseByteSize(value, '--gpu');
@@ -87,12 +63,12 @@ async function resolveGpu(ctx: CommandContext, o: Opts, margin: number): Promise
 }
 
 /** `--gpu auto`: the free memory of the live GPU (index --gpu-index, default 0) read through the sources layer. */
-async function liveGpu(ctx: CommandContext, o: Opts, margin: number): Promise<{ budget: Budget; generation: GpuGeneration | null }> {
+async function liveGpu(ctx: CommandContext<Opts>, o: Opts, margin: number): Promise<{ budget: Budget; generation: GpuGeneration | null }> {
   const { openSourceFromContext } = await import('../open-source.js');
   const source = await openSourceFromContext(ctx);
   try {
     const sample = await source.readSample();
-    const index = num(o, 'gpuIndex') ?? 0;
+    const index = o.gpuIndex;
     const device = sample.devices.find((d) => d.index === index);
     if (!device) throw new GpumemError('BAD_OPTION_VALUE', `--gpu-index: no GPU ${index}`, { hint: `GPUs present: ${sample.devices.map((d) => d.index).join(', ') || 'none'}` });
     const free = device.memory.freeBytes;
@@ -103,38 +79,46 @@ async function liveGpu(ctx: CommandContext, o: Opts, margin: number): Promise<{ 
   }
 }
 
-export const run: CommandHandler = async (ctx) => {
-  const o = ctx.args.options as Opts;
-  const margin = percent(o, 'margin', '--margin', 8);
-  const { budget, generation } = await resolveGpu(ctx, o, margin);
-  // Shape sizes feed divisions and products in the activation model: a zero, negative or fractional one
-  // would print nonsense bytes (or NaN), so each is checked here like --batch.
+export const run: CommandHandler<EstimateOptions> = async (ctx) => {
+  const o = ctx.args.options;
+  const margin = o.margin / 100;
+  const { budget, generation, name } = await resolveGpu(ctx, o, margin);
+  if (ctx.args.rest.length > 0 || o.entry !== undefined) {
+    const fits = await runTracedEstimate(ctx, o, {
+      budget,
+      gpuName: name ?? budget?.gpu ?? 'NVIDIA H100 80GB HBM3',
+      contextBytes: o.context ?? (generation ? defaultContextBytes(generation) : DEFAULT_ENVIRONMENT.contextBytes),
+      workspaceBytes: cublasWorkspaceBytes(generation),
+    });
+    return fits ? { kind: 'ok' } : { kind: 'findings' };
+  }
+  // Whole numbers ≥ 1, checked by the parser (options/estimate.ts).
   const hints: ShapeHints = {};
-  for (const [key, flag] of SHAPE_FLAGS) {
-    const v = positive(o, key, flag);
+  for (const key of SHAPE_KEYS) {
+    const v = o[key];
     if (v !== undefined) hints[key] = v;
   }
   if (ctx.args.positionals.length > 1) {
     throw new GpumemError('USAGE', `one model at a time; got ${ctx.args.positionals.length}`, { hint: 'see gpumem estimate --help' });
   }
-  const loaded = loadModel(ctx.args.positionals[0], str(o, 'params'), hints);
+  const loaded = loadModel(ctx.args.positionals[0], o.params, hints);
   const env: Environment = {
-    contextBytes: num(o, 'context') ?? (generation ? defaultContextBytes(generation) : DEFAULT_ENVIRONMENT.contextBytes),
+    contextBytes: o.context ?? (generation ? defaultContextBytes(generation) : DEFAULT_ENVIRONMENT.contextBytes),
     workspaceBytes: cublasWorkspaceBytes(generation),
-    fragmentation: percent(o, 'fragmentation', '--fragmentation', DEFAULT_ENVIRONMENT.fragmentation * 100),
+    fragmentation: o.fragmentation / 100,
   };
-  const stagesText = str(o, 'stages');
+  const stagesText = o.stages;
   const report = buildEstimateReport({
     model: loaded.model,
     source: loaded.source,
     setup: setupFrom(o),
     env,
     budget,
-    effectiveBatch: positive(o, 'effectiveBatch', '--effective-batch') ?? null,
+    effectiveBatch: o.effectiveBatch ?? null,
     stages: stagesText === undefined ? null : parseStages(stagesText),
-    unfreezeGroups: list(o, 'unfreeze') ?? null,
+    unfreezeGroups: o.unfreeze ?? null,
   });
-  if (o.json === true) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  if (o.json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else ctx.stdout.write(renderEstimate(report, ctx.color));
   const breaks = (report.fit && !report.fit.fits) || (report.stages ?? []).some((s) => s.fits === false);
   return breaks ? { kind: 'findings' } : { kind: 'ok' };

@@ -15,17 +15,18 @@ import {
   type OomEvent,
 } from '../../core/index.js';
 import type { CommandContext, CommandHandler } from '../context.js';
+import type { ExplainOptions } from '../options/files.js';
 import { untilInterrupted } from '../interrupt.js';
 import { renderExplain, type ExplainedEvent } from '../render/explain.js';
 import { expandInputs, openInput, readRange, readWhole, snapshotsNear } from './explain-input.js';
 
 const FOLLOW_POLL_MS = 250;
 
-async function liveContext(ctx: CommandContext): Promise<OomContext> {
+async function liveContext(ctx: CommandContext<ExplainOptions>): Promise<OomContext> {
   const o = ctx.args.options;
   const context: OomContext = {};
-  const conf = typeof o.allocConf === 'string' ? o.allocConf : o.live ? (ctx.env.PYTORCH_CUDA_ALLOC_CONF ?? ctx.env.PYTORCH_ALLOC_CONF) : undefined;
-  const visible = typeof o.visibleDevices === 'string' ? o.visibleDevices : o.live ? ctx.env.CUDA_VISIBLE_DEVICES : undefined;
+  const conf = o.allocConf !== undefined ? o.allocConf : o.live ? (ctx.env.PYTORCH_CUDA_ALLOC_CONF ?? ctx.env.PYTORCH_ALLOC_CONF) : undefined;
+  const visible = o.visibleDevices !== undefined ? o.visibleDevices : o.live ? ctx.env.CUDA_VISIBLE_DEVICES : undefined;
   if (conf !== undefined) context.allocConf = conf;
   if (visible !== undefined) context.cudaVisibleDevices = visible;
   if (!o.live) return context;
@@ -60,7 +61,7 @@ async function readStdin(ctx: CommandContext, onBytes: (bytes: Buffer) => void):
   for await (const chunk of ctx.stdin) onBytes(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
 }
 
-async function follow(ctx: CommandContext, path: string, context: OomContext): Promise<number> {
+async function follow(ctx: CommandContext<ExplainOptions>, path: string, context: OomContext): Promise<number> {
   const input = openInput(path, ctx.cwd);
   const fd = input.fd;
   if (input.fifo) {
@@ -105,7 +106,7 @@ async function follow(ctx: CommandContext, path: string, context: OomContext): P
   return found;
 }
 
-export const run: CommandHandler = async (ctx) => {
+export const run: CommandHandler<ExplainOptions> = async (ctx) => {
   const o = ctx.args.options;
   const inputs = expandInputs(ctx.args.positionals.length > 0 ? ctx.args.positionals : ['-'], ctx.cwd);
   const context = await liveContext(ctx);

@@ -1,83 +1,36 @@
 /**
- * `gpumem fit [options] -- CMD … {batch} …`: the largest batch that fits, found by running the command for a
- * few steps in fresh processes under the supervisor (peak of the process tree's GPU memory, OOM detection)
- * and steered by the fit planner in core/fit. Every batch reported was run.
+ * `gpumem fit [options] -- CMD … {batch} …`: the largest batch that fits. Reads the options, runs the
+ * measuring loop (orchestrate/fit-loop.ts) and renders its report.
  */
-import { Writable } from 'node:stream';
 import { GpumemError, formatBytes } from '../../core/index.js';
-import { DEFAULT_FIT_OPTIONS, buildFitReport, planFit, type FitReport, type Measurement } from '../../core/fit/index.js';
+import { DEFAULT_FIT_OPTIONS, type FitReport } from '../../core/fit/index.js';
+import { runFitLoop } from '../../orchestrate/index.js';
+import { keepRunningOnBrokenPipe } from '../broken-pipe.js';
 import { openSourceFromContext } from '../open-source.js';
-import { companionPlugin, superviseRun, type CompanionReport } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
+import type { FitOptions } from '../options/supervise.js';
 import { painter, table } from '../render/style.js';
 
-const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
-
-/** Discards the child's output: probe runs are not the user's training, only their memory matters. */
-const sink = (): Writable => new Writable({ write: (_c, _e, done) => done() });
-
-function positive(v: number | undefined, flag: string, fallback: number): number {
-  const n = v ?? fallback;
-  if (!Number.isSafeInteger(n) || n < 1) throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${n}" is not a positive whole number`, { hint: `e.g. ${flag} 4` });
-  return n;
-}
-
-function probes(value: unknown): [number, number] {
-  const list = Array.isArray(value) ? (value as string[]).map(Number) : [...DEFAULT_FIT_OPTIONS.probes];
-  const [a, b] = list;
-  if (list.length !== 2 || !Number.isSafeInteger(a) || !Number.isSafeInteger(b) || (a as number) < 1 || (b as number) <= (a as number)) {
-    throw new GpumemError('BAD_OPTION_VALUE', `--probe: "${list.join(',')}" is not two ascending batch sizes`, { hint: 'e.g. --probe 2,4' });
-  }
-  return [a as number, b as number];
-}
-
-export const run: CommandHandler = async (ctx) => {
+export const run: CommandHandler<FitOptions> = async (ctx) => {
   const o = ctx.args.options;
   const argv = ctx.args.rest;
   if (argv.length === 0) throw new GpumemError('USAGE', 'no command to fit', { hint: 'e.g. gpumem fit -- python train.py --batch-size {batch} --max-steps {steps}' });
   if (!argv.some((a) => a.includes('{batch}'))) {
     throw new GpumemError('USAGE', 'the command has no {batch} placeholder', { hint: 'write {batch} where the batch size goes; the command also gets GPUMEM_BATCH' });
   }
-  const steps = positive(num(o.steps), '--steps', 5);
-  const fill = num(o.fill) ?? 90;
-  if (!(fill > 0 && fill <= 100)) throw new GpumemError('BAD_OPTION_VALUE', `--fill: ${fill} is not a percentage in (0, 100]`, { hint: 'e.g. --fill 90' });
-  const gpus = typeof o.gpus === 'string' ? o.gpus : '0';
+  const { steps, fill, gpus } = o;
+  keepRunningOnBrokenPipe();
   const source = await openSourceFromContext(ctx);
   try {
-    const sample = await source.readSample();
-    const index = /^\d+$/.test(gpus) ? Number(gpus) : null;
-    const device = sample.devices.find((d) => (index === null ? d.uuid === gpus : d.index === index));
-    if (!device) throw new GpumemError('BAD_OPTION_VALUE', `--gpus: no GPU "${gpus}"`, { hint: `fit measures on one GPU; present: ${sample.devices.map((d) => d.index).join(', ') || 'none'}` });
-    const free = device.memory.freeBytes;
-    if (free === null) throw new GpumemError('FAILED', `GPU ${device.index} does not report free memory`, { hint: 'try --source smi' });
-    const targetBytes = Math.floor((free * fill) / 100);
-    const withSteps = argv.map((a) => a.replaceAll('{steps}', String(steps)));
-    const measure = async (batch: number): Promise<Measurement> => {
-      ctx.stderr.write(`gpumem: fit: running batch ${batch} for ${steps} steps\n`);
-      const report = await superviseRun({
-        argv: withSteps, source, cwd: ctx.cwd, env: ctx.env, gpus, batch, accum: 1, retryOom: 0,
-        extraEnv: { GPUMEM_STEPS: String(steps) }, intervalMs: num(o.intervalMs) ?? 100,
-        graceMs: 2000, cleanupTimeoutMs: 10000, stdout: sink(), stderr: sink(), log: () => undefined,
-        // Statistics only at the end: the companion is here to count OOMs the program catches itself.
-        plugins: o.noCompanion ? [] : [companionPlugin({ rateHz: 0 })],
-      });
-      const attempt = report.attempts[report.attempts.length - 1];
-      const companion = attempt?.plugins.companion as CompanionReport | undefined;
-      const caught = (companion?.gpus ?? []).some((g) => (g.numOoms ?? 0) > 0);
-      const oom = (attempt?.ooms.length ?? 0) > 0 || caught;
-      const peaks = report.peaks.filter((p) => p.uuid === device.uuid);
-      const peakBytes = peaks.length > 0 ? Math.max(...peaks.map((p) => p.peakBytes)) : null;
-      return { ok: report.exit.code === 0 && !oom, oom, peakBytes: peakBytes === 0 && report.exit.code !== 0 ? null : peakBytes };
-    };
-    const result = await planFit(measure, {
-      ...DEFAULT_FIT_OPTIONS,
-      targetBytes,
-      probes: probes(o.probe),
-      maxBatch: positive(num(o.maxBatch), '--max-batch', DEFAULT_FIT_OPTIONS.maxBatch),
-      maxRuns: positive(num(o.maxRuns), '--max-runs', DEFAULT_FIT_OPTIONS.maxRuns),
+    const report = await runFitLoop({
+      argv, steps, fillPct: fill, gpus, intervalMs: o.intervalMs, companion: !o.noCompanion,
+      probes: o.probe ?? DEFAULT_FIT_OPTIONS.probes,
+      maxBatch: o.maxBatch,
+      maxRuns: o.maxRuns,
+      effectiveBatch: o.effectiveBatch ?? null,
+      source, cwd: ctx.cwd, env: ctx.env,
+      onRun: (batch, n) => ctx.stderr.write(`gpumem: fit: running batch ${batch} for ${n} steps\n`),
     });
-    const effective = num(o.effectiveBatch);
-    const report = buildFitReport(result, { argv, steps, freeBytesAtStart: free, targetFill: fill / 100, effectiveBatch: effective ?? null });
     if (o.json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     else ctx.stdout.write(renderFit(report, ctx.color));
     return report.batch === null ? { kind: 'findings' } : { kind: 'ok' };

@@ -2,11 +2,14 @@
 import { existsSync } from 'node:fs';
 import { defaultDbPath, openHistory, type Db } from '../../store/index.js';
 import type { CommandContext } from '../context.js';
+import type { HistoryOptions } from '../options/shared.js';
 
-const pathFor = (ctx: CommandContext): string => (typeof ctx.args.options.db === 'string' ? ctx.args.options.db : defaultDbPath(ctx.env));
+type HistoryContext = CommandContext<HistoryOptions & { noHistory?: boolean }>;
+
+const pathFor = (ctx: HistoryContext): string => ctx.args.options.db ?? defaultDbPath(ctx.env);
 
 /** Opens the history named by --db (else the default path), creating it when needed. */
-export function historyFor(ctx: CommandContext): Db {
+export function historyFor(ctx: HistoryContext): Db {
   return openHistory(pathFor(ctx));
 }
 
@@ -14,7 +17,7 @@ export function historyFor(ctx: CommandContext): Db {
  * Opens the history only when its file exists, for commands that just read it: a mistyped --db must not
  * leave new directories and an empty database behind. Null means nothing was ever recorded there.
  */
-export function existingHistoryFor(ctx: CommandContext): Db | null {
+export function existingHistoryFor(ctx: HistoryContext): Db | null {
   const path = pathFor(ctx);
   return existsSync(path) ? openHistory(path) : null;
 }
@@ -29,7 +32,7 @@ function warnOnce(ctx: CommandContext, text: string): void {
 }
 
 /** Like historyFor, but a failure is a warning: supervising the job matters more than recording it. */
-export function tryHistory(ctx: CommandContext): Db | null {
+export function tryHistory(ctx: HistoryContext): Db | null {
   if (ctx.args.options.noHistory) return null;
   try {
     return historyFor(ctx);

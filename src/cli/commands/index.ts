@@ -1,7 +1,9 @@
 /** Command name → handler module, loaded lazily so `gpumem explain` never loads koffi or SQLite. */
 import type { CommandHandler } from '../context.js';
 
-type Loader = () => Promise<{ run: CommandHandler }>;
+// The handler's options type is checked where it is declared (CommandHandler<RunOptions>); dispatch by name
+// cannot carry it, so the map holds handlers of any options.
+type Loader = () => Promise<{ run: CommandHandler<any> }>;
 
 export const HANDLERS: Record<string, Loader> = {
   doctor: () => import('./doctor.js'),
@@ -12,6 +14,7 @@ export const HANDLERS: Record<string, Loader> = {
   pipeline: () => import('./pipeline.js'),
   kill: () => import('./kill.js'),
   runs: () => import('./runs.js'),
+  serve: () => import('./serve.js'),
   snapshot: () => import('./snapshot.js'),
   explain: () => import('./explain.js'),
   estimate: () => import('./estimate.js'),

@@ -2,23 +2,23 @@
 import { createInterface } from 'node:readline';
 import { GpumemError, formatBytes, formatDuration, printable } from '../../core/index.js';
 import { openSourceFromContext } from '../open-source.js';
-import { checkWholeOption, executeKill, gpuProofReason, isEmptyCriteria, unknownGpus, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillRow } from '../../supervise/index.js';
+import { executeKill, gpuProofReason, isEmptyCriteria, unknownGpus, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillRow } from '../../supervise/index.js';
 import { testDevicePrefixProblem } from '../../sources/index.js';
 import type { CommandContext, CommandHandler } from '../context.js';
+import type { KillOptions } from '../options/gpus.js';
 import { painter, table, trimTo } from '../render/style.js';
 
 export const KILL_SCHEMA_VERSION = 1;
 
-function criteria(ctx: CommandContext): KillCriteria {
+function criteria(ctx: CommandContext<KillOptions>): KillCriteria {
   const o = ctx.args.options;
   const pids = ctx.args.positionals.map((p) => {
     if (!/^\d+$/.test(p)) throw new GpumemError('USAGE', `"${p}" is not a pid`, { hint: 'give process ids as numbers, or use filters such as --gpu 0 --orphans' });
     return Number(p);
   });
   return {
-    pids, gpus: Array.isArray(o.gpu) ? o.gpu : [], orphans: Boolean(o.orphans), zombieHolders: Boolean(o.zombieHolders),
-    user: typeof o.user === 'string' ? o.user : null, idle: Boolean(o.idle),
-    olderThanMs: typeof o.olderThan === 'string' ? parseDurationMs(o.olderThan, '--older-than') : null,
+    pids, gpus: o.gpu ?? [], orphans: o.orphans, zombieHolders: o.zombieHolders, user: o.user ?? null, idle: o.idle,
+    olderThanMs: o.olderThan !== undefined ? parseDurationMs(o.olderThan, '--older-than') : null,
   };
 }
 
@@ -60,17 +60,16 @@ function testDevicePrefix(ctx: CommandContext): string | undefined {
   return prefix;
 }
 
-export const run: CommandHandler = async (ctx) => {
+export const run: CommandHandler<KillOptions> = async (ctx) => {
   const o = ctx.args.options;
   const c = criteria(ctx);
-  const graceMs = typeof o.graceMs === 'number' ? o.graceMs : 5000;
-  checkWholeOption(graceMs, '--grace-ms', 0);
+  const graceMs = o.graceMs;
   if (isEmptyCriteria(c)) {
     throw new GpumemError('USAGE', 'gpumem kill needs pids or a filter', { hint: 'e.g. gpumem kill --gpu 0 --orphans --dry-run; see gpumem kill --help' });
   }
   const source = await openSourceFromContext(ctx);
   try {
-    if (typeof o.replay === 'string' && !o.dryRun) {
+    if (o.replay !== undefined && !o.dryRun) {
       throw new GpumemError('USAGE', 'a recording cannot be acted on', { hint: 'add --dry-run to see what would be selected' });
     }
     const sample = await source.readSample();
@@ -81,7 +80,7 @@ export const run: CommandHandler = async (ctx) => {
     }
     const killOptions = { devicePrefix: testDevicePrefix(ctx) };
     const rows = selectTargets(sample, c, {
-      uid: process.getuid?.() ?? -1, protectedPids: protectedPids(process.pid), allUsers: Boolean(o.allUsers), nowMs: Date.now(),
+      uid: process.getuid?.() ?? -1, protectedPids: protectedPids(process.pid), allUsers: o.allUsers, nowMs: Date.now(),
       gpuProof: (pid) => gpuProofReason(pid, killOptions),
     });
     const toEnd = new Set(rows.filter((r) => r.action === 'end').map((r) => r.pid));

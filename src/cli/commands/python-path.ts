@@ -1,10 +1,11 @@
 /** `gpumem python-path`: where the Python companion ships, for PYTHONPATH. */
 import { companionPythonDir, companionSiteDir } from '../../supervise/companion/index.js';
 import type { CommandHandler } from '../context.js';
+import type { PythonPathOptions } from '../options/files.js';
 
 export const PYTHON_PATH_SCHEMA_VERSION = 1;
 
-export const run: CommandHandler = async (ctx) => {
+export const run: CommandHandler<PythonPathOptions> = async (ctx) => {
   const pythonPath = companionPythonDir();
   const sitePath = companionSiteDir();
   if (ctx.args.options.json) {

@@ -2,12 +2,14 @@
 import { GpumemError, formatBytes, formatDuration, printable } from '../../core/index.js';
 import { getRun, listRuns, type RunRow } from '../../store/index.js';
 import type { CommandHandler } from '../context.js';
-import { checkWholeOption, type AttemptReport } from '../../supervise/index.js';
+import type { RunsOptions } from '../options/supervise.js';
+import type { AttemptReport } from '../../supervise/index.js';
 import { renderPytorch } from '../render/run-pytorch.js';
 import { painter, table, trimTo } from '../render/style.js';
 import { existingHistoryFor } from './history.js';
 
-export const RUNS_SCHEMA_VERSION = 1;
+export { RUNS_SCHEMA_VERSION } from '../../store/index.js';
+import { RUNS_SCHEMA_VERSION } from '../../store/index.js';
 
 function exitText(r: RunRow): string {
   if (r.unreadable) return 'unreadable';
@@ -15,7 +17,7 @@ function exitText(r: RunRow): string {
   return r.exitSignal ? r.exitSignal : String(r.exitCode ?? '?');
 }
 
-export const run: CommandHandler = async (ctx) => {
+export const run: CommandHandler<RunsOptions> = async (ctx) => {
   const [sub, idText, ...extra] = ctx.args.positionals;
   if (sub !== undefined && sub !== 'show') {
     throw new GpumemError('USAGE', `unknown "gpumem runs ${sub}"`, { hint: 'use gpumem runs, or gpumem runs show ID' });
@@ -23,8 +25,7 @@ export const run: CommandHandler = async (ctx) => {
   if (sub === 'show' && (idText === undefined || !/^\d+$/.test(idText) || extra.length > 0)) {
     throw new GpumemError('USAGE', 'gpumem runs show needs one run id', { hint: 'see the ids in gpumem runs' });
   }
-  const limit = typeof ctx.args.options.limit === 'number' ? ctx.args.options.limit : 20;
-  checkWholeOption(limit, '--limit', 1);
+  const limit = ctx.args.options.limit;
   const db = existingHistoryFor(ctx);
   try {
     if (sub === 'show') {
@@ -84,6 +85,6 @@ function renderShow(r: RunRow, report: unknown, color: boolean): string {
     for (const h of a.cleanup.heldByNothing ?? []) lines.push(`    GPU ${h.index}: ${formatBytes(h.bytes)} held by no process after the run`);
   }
   // Stored reports of this gpumem carry the companion's data under attempts[].plugins.
-  lines.push(...renderPytorch((rep?.attempts ?? []) as unknown as AttemptReport[], paint));
+  lines.push(...renderPytorch((rep?.attempts ?? []) as unknown as Array<Pick<AttemptReport, 'attempt' | 'plugins'>>, paint));
   return `${lines.join('\n')}\n`;
 }

@@ -7,21 +7,21 @@ import { basename, resolve } from 'node:path';
 import { GpumemError } from '../../core/index.js';
 import { buildReport, diffSnapshots } from '../../core/snapshot/index.js';
 import type { CommandHandler } from '../context.js';
+import type { SnapshotOptions } from '../options/files.js';
 import { renderSnapshotHtml } from '../render/snapshot-html.js';
 import { renderDiffText, renderSnapshotText } from '../render/snapshot-text.js';
 import { readSnapshotFile } from './snapshot-read.js';
+import { simulateSnapshot } from '../../core/allocator/index.js';
+import { renderSimulationText } from '../render/snapshot-simulation.js';
 
 /** JSON with wide integers (BigInt, e.g. a uint64 sentinel in allocator settings) written as strings. */
 function toJson(value: unknown): string {
   return `${JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2)}\n`;
 }
 
-export const run: CommandHandler = async (ctx) => {
+export const run: CommandHandler<SnapshotOptions> = async (ctx) => {
   const { positionals, options } = ctx.args;
-  const top = typeof options.top === 'number' ? options.top : 10;
-  if (!Number.isInteger(top) || top < 1) {
-    throw new GpumemError('BAD_OPTION_VALUE', `--top: "${String(options.top)}" is not a positive whole number`, { hint: 'e.g. --top 20' });
-  }
+  const top = options.top;
   const at = (p: string): string => resolve(ctx.cwd, p);
   if (positionals[0] === 'diff') {
     if (positionals.length !== 3) {
@@ -45,18 +45,29 @@ export const run: CommandHandler = async (ctx) => {
   }
   const file = positionals[0] as string;
   const snapshot = readSnapshotFile(at(file));
-  const requestBytes = typeof options.request === 'number' ? options.request : null;
+  const requestBytes = options.request ?? null;
   const report = buildReport(snapshot, { top, requestBytes });
-  if (typeof options.html === 'string') {
+  const whatIfs = options.whatIf ?? [];
+  const sims = whatIfs.length > 0 || options.simulate ? simulateSnapshot(snapshot, whatIfs, options.torchVersion ?? null) : null;
+  if (options.html !== undefined) {
+    // Rendered outside the try: a rendering fault is a bug and must not be reported as an unwritable path.
+    const page = renderSnapshotHtml(report, basename(file));
     try {
-      writeFileSync(at(options.html), renderSnapshotHtml(report, basename(file)));
+      writeFileSync(at(options.html), page);
     } catch (error) {
       // The path is the user's input, so a path that cannot be written is bad input (exit 2), not a failure.
-      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      if (typeof (error as NodeJS.ErrnoException).code !== 'string') throw error;
+      const code = (error as NodeJS.ErrnoException).code as string;
       throw new GpumemError('BAD_OPTION_VALUE', `--html: cannot write ${options.html} (${code})`, { hint: 'choose a writable path for --html', cause: error });
     }
   }
-  ctx.stdout.write(options.json ? toJson(report) : renderSnapshotText(report, ctx.stdout.columns, ctx.color));
-  if (typeof options.html === 'string' && !options.json) ctx.stdout.write(`HTML report: ${options.html}\n`);
+  if (options.json) {
+    const devices = sims ? report.devices.map((d) => ({ ...d, simulation: sims.find((x) => x.device === d.device) ?? null })) : report.devices;
+    ctx.stdout.write(toJson({ ...report, devices }));
+  } else {
+    ctx.stdout.write(renderSnapshotText(report, ctx.stdout.columns, ctx.color));
+    if (sims) ctx.stdout.write(renderSimulationText(sims, options.simulate));
+  }
+  if (options.html !== undefined && !options.json) ctx.stdout.write(`HTML report: ${options.html}\n`);
   return { kind: 'ok' };
 };

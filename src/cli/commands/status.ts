@@ -1,11 +1,12 @@
 /** `gpumem status`: one sample (or a refreshing view with --watch) of every GPU and its processes. */
 import type { Sample } from '../../core/index.js';
 import type { CommandHandler, CommandContext } from '../context.js';
+import type { StatusOptions } from '../options/gpus.js';
 import { openSourceFromContext } from '../open-source.js';
 import { renderStatus, statusJson } from '../render/status.js';
 import { untilInterrupted } from '../interrupt.js';
 
-function show(ctx: CommandContext, sample: Sample, watching: boolean): void {
+function show(ctx: CommandContext<StatusOptions>, sample: Sample, watching: boolean): void {
   if (ctx.args.options.json) {
     ctx.stdout.write(`${JSON.stringify(statusJson(sample))}\n`);
     return;
@@ -15,14 +16,14 @@ function show(ctx: CommandContext, sample: Sample, watching: boolean): void {
   ctx.stdout.write(watching && ctx.stdout.isTTY ? `\u001b[H\u001b[2J${text}` : text);
 }
 
-export const run: CommandHandler = async (ctx) => {
+export const run: CommandHandler<StatusOptions> = async (ctx) => {
   const source = await openSourceFromContext(ctx);
   try {
     if (!ctx.args.options.watch) {
       show(ctx, await source.readSample(), false);
       return { kind: 'ok' };
     }
-    const intervalMs = Math.max(50, Number(ctx.args.options.interval ?? 2000));
+    const intervalMs = ctx.args.options.interval;
     await untilInterrupted(async (stopped) => {
       let first = true;
       while (!stopped()) {

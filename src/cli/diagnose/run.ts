@@ -4,11 +4,12 @@
  */
 import { fileURLToPath } from 'node:url';
 import { diagnose, type DiagnoseReport } from '../../core/diagnose/index.js';
-import { GpumemError, isGpumemError } from '../../core/index.js';
+import { isGpumemError } from '../../core/index.js';
 import { sourceOptionsFromContext } from '../open-source.js';
 import type { CommandContext } from '../context.js';
+import type { DiagnoseOptions } from '../options/gpus.js';
 import type { Outcome } from '../exit-codes.js';
-import { collectWindow, type Collected } from './collect.js';
+import { collectWindow, type CollectOptions, type Collected } from '../../orchestrate/index.js';
 import type { Fallback } from './json.js';
 
 /** The bundled example recording (examples/ ships in the npm package). */
@@ -23,22 +24,12 @@ export interface Diagnosed {
   fallback: Fallback | null;
 }
 
-function windowMs(ctx: CommandContext): number {
-  const seconds = ctx.args.options.window ?? 3;
-  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0 || seconds > 3600) {
-    throw new GpumemError('BAD_OPTION_VALUE', `--window: ${String(seconds)} is not a number of seconds between 0 and 3600`, {
-      hint: 'e.g. --window 3 (0 takes a single sample)',
-    });
-  }
-  return Math.round(seconds * 1000);
-}
-
 /** Collects and diagnoses; with `fallbackToExample`, NO_GPU_ACCESS switches to the bundled recording. */
-export async function runDiagnosis(ctx: CommandContext, fallbackToExample: boolean): Promise<Diagnosed> {
+export async function runDiagnosis(ctx: CommandContext<DiagnoseOptions>, fallbackToExample: boolean, onSample?: CollectOptions['onSample']): Promise<Diagnosed> {
   const source = sourceOptionsFromContext(ctx);
-  const window = windowMs(ctx);
+  const window = Math.round(ctx.args.options.window * 1000);
   try {
-    const collected = await collectWindow({ windowMs: window, intervalMs: SAMPLE_INTERVAL_MS, source });
+    const collected = await collectWindow({ windowMs: window, intervalMs: SAMPLE_INTERVAL_MS, source, ...(onSample ? { onSample } : {}) });
     return { report: diagnose(collected.input), collected, fallback: null };
   } catch (error) {
     if (!fallbackToExample || !isGpumemError(error) || error.code !== 'NO_GPU_ACCESS' || source.replay !== undefined) throw error;

@@ -40,7 +40,7 @@ function numbers(e: OomEvent): string[] {
   if (second.length > 0) lines.push(second.join(' · '));
   for (const [field, why] of Object.entries(e.unavailable)) lines.push(`${field}: n/a (${printable(why)})`);
   if (e.otherProcesses.length > 0) {
-    lines.push(`other processes: ${e.otherProcesses.map((p) => `${p.pid} (${formatBytes(p.bytes)})`).join(', ')}`);
+    lines.push(`other processes: ${e.otherProcesses.map((p) => `${p.pid ?? 'pid not shown'} (${formatBytes(p.bytes)})`).join(', ')}`);
   }
   if (e.mps) {
     lines.push(`MPS allocated ${formatBytes(e.mps.mpsAllocatedBytes)} · other allocations ${formatBytes(e.mps.otherAllocationsBytes)}${e.mps.pool ? ` · ${printable(e.mps.pool)} pool` : ''}`);

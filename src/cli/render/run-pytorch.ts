@@ -5,19 +5,23 @@
  */
 import type { AllocatorAtOom } from '../../core/companion/index.js';
 import { formatBytes, printable } from '../../core/index.js';
-import type { AttemptReport, CompanionReport, LinkedOomFinding } from '../../supervise/index.js';
+import type { CompanionReport } from '../../core/companion/index.js';
+import type { AttemptReport, OomFinding } from '../../core/run/index.js';
 import { table, type Color } from './style.js';
 
 type Paint = (color: Color, text: string) => string;
 
-/** The companion's report of an attempt, when the companion ran. */
-export function companionOf(a: AttemptReport): CompanionReport | null {
-  const c = a.plugins?.companion as CompanionReport | undefined;
+/** The parts of an attempt this renders; a report read back from the history has them too. */
+type PytorchAttempt = Pick<AttemptReport, 'attempt' | 'plugins'>;
+
+/** The companion's report of an attempt, when the companion ran (checked: a stored report may predate it). */
+export function companionOf(a: PytorchAttempt): CompanionReport | null {
+  const c = a.plugins?.companion;
   return c && Array.isArray(c.gpus) ? c : null;
 }
 
 /** "allocator at the OOM: …" for a finding the companion matched, else null. */
-export function allocatorLine(f: LinkedOomFinding): string | null {
+export function allocatorLine(f: OomFinding): string | null {
   return f.allocator ? `    allocator at that instant: ${describeAllocator(f.allocator)}` : null;
 }
 
@@ -29,7 +33,7 @@ function describeAllocator(at: AllocatorAtOom): string {
 }
 
 /** Lines for the last attempt's PyTorch split, unprinted OOMs and snapshots; empty without companion data. */
-export function renderPytorch(attempts: readonly AttemptReport[], paint: Paint): string[] {
+export function renderPytorch(attempts: readonly PytorchAttempt[], paint: Paint): string[] {
   const out: string[] = [];
   const last = attempts[attempts.length - 1];
   const report = last ? companionOf(last) : null;

@@ -1,6 +1,6 @@
 /** Human rendering of a supervised run's report (stderr, after the child's own output). */
 import { formatBytes, formatDuration, printable } from '../../core/index.js';
-import type { AttemptReport, RunReport } from '../../supervise/index.js';
+import type { AttemptReport, RunReport } from '../../core/run/index.js';
 import { allocatorLine, renderPytorch } from './run-pytorch.js';
 import { painter } from './style.js';
 
@@ -21,6 +21,10 @@ export function renderRunReport(report: RunReport, color: boolean, runId: number
   const out: string[] = [];
   out.push(paint('bold', `gpumem run: ${paint(ok ? 'green' : 'red', exitText(report.exit))} after ${formatDuration(report.durationMs)}` +
     (report.retries > 0 ? `, ${report.retries} OOM retr${report.retries === 1 ? 'y' : 'ies'}` : '')));
+  if (report.startError !== null && report.startError !== undefined) {
+    out.push(paint('red', `  not started: ${report.startError}`));
+    return `${[...out, ...(runId !== null ? [paint('gray', `  stored as run ${runId} (gpumem runs show ${runId})`)] : [])].join('\n')}\n`;
+  }
   if (report.peaks.length === 0) out.push('  peak GPU memory of the process tree: none seen');
   for (const p of report.peaks) {
     const flag = p.chosen ? '' : paint('red', '  NOT CHOSEN');
@@ -35,11 +39,14 @@ export function renderRunReport(report: RunReport, color: boolean, runId: number
     for (const m of a.mismatches) {
       out.push(paint('red', `  device mismatch: pid ${m.pid} (${printable(m.comm ?? '?')}) used ${formatBytes(m.usedBytes)} on GPU ${m.index}, not chosen (first seen at ${formatDuration(m.firstSeenMs)})`));
     }
+    for (const p of a.appeared ?? []) {
+      out.push(paint('red', `  GPU ${p.index}: pid ${p.pid} appeared holding ${formatBytes(p.maxUsedBytes)} at ${formatDuration(p.firstSeenMs)}, not one of the run's processes (another user's job, or one that escaped the run)`));
+    }
     for (const o of a.ooms) {
       out.push(paint('yellow', `  OOM (attempt ${a.attempt}, line ${o.line}): ${printable(o.text.slice(0, 160))}`));
       const allocator = allocatorLine(o);
       if (allocator) out.push(allocator);
-      for (const c of o.causes.slice(0, 3)) out.push(`    likely: ${describeCause(c)}`);
+      for (const c of o.causes.slice(0, 3)) out.push(`    likely: ${c.title}`);
     }
     for (const l of a.cleanup.leftovers) {
       out.push(`  leftover pid ${l.pid} ${printable(l.cmdline?.join(' ').slice(0, 60) ?? l.comm ?? '')} (${formatBytes(l.gpuBytes)} on GPU): ${l.outcome} — ${printable(l.detail)}`);
@@ -57,13 +64,4 @@ export function renderRunReport(report: RunReport, color: boolean, runId: number
   }
   if (runId !== null) out.push(paint('gray', `  stored as run ${runId} (gpumem runs show ${runId})`));
   return `${out.join('\n')}\n`;
-}
-
-function describeCause(cause: unknown): string {
-  if (cause && typeof cause === 'object') {
-    const c = cause as Record<string, unknown>;
-    const text = c.title ?? c.summary ?? c.message ?? c.id;
-    if (typeof text === 'string') return text;
-  }
-  return JSON.stringify(cause);
 }

@@ -15,8 +15,8 @@ function deviceLines(d: DeviceReport, width: number, paint: ReturnType<typeof pa
   out.push(
     ...table(
       [
-        ['reserved', formatBytes(s.reservedBytes), `${s.segmentCount} segments (${Object.entries(s.segmentsByType).map(([t, v]) => `${v.count} ${t}`).join(', ')}; ${s.expandable.count} expandable)`],
-        ['allocated', formatBytes(s.allocatedBytes), `${s.blockCount} blocks`],
+        ['reserved', formatBytes(s.reservedBytes), segmentsText(s)],
+        ['allocated', formatBytes(s.allocatedBytes), `${s.allocatedBlockCount} blocks`],
         ['active', formatBytes(s.activeBytes), `${formatBytes(s.pendingFreeBytes)} awaiting a cross-stream free`],
         ['requested', formatBytes(s.requestedBytes), `rounding slack ${slack}`],
         ['free in segments', formatBytes(s.inactiveBytes), 'reserved but unallocated'],
@@ -51,6 +51,13 @@ function deviceLines(d: DeviceReport, width: number, paint: ReturnType<typeof pa
     }
   }
   return out;
+}
+
+/** "3 segments (2 large, 1 small; 0 expandable)", or just "0 segments" when there are none. */
+function segmentsText(s: DeviceReport['summary']): string {
+  if (s.segmentCount === 0) return '0 segments';
+  const types = Object.entries(s.segmentsByType).map(([t, v]) => `${v.count} ${t}`).join(', ');
+  return `${s.segmentCount} segments (${types}; ${s.expandable.count} expandable)`;
 }
 
 /** Text report for one snapshot. */

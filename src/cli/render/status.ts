@@ -90,10 +90,4 @@ export function renderStatus(sample: Sample, options: StatusRenderOptions): stri
   return `${lines.join('\n')}\n`;
 }
 
-/** The --json document of `gpumem status` (schema in docs/status.md). */
-export const STATUS_SCHEMA_VERSION = 1;
-
-/** Builds the versioned --json document for one sample. */
-export function statusJson(sample: Sample): Record<string, unknown> {
-  return { schemaVersion: STATUS_SCHEMA_VERSION, kind: 'gpumem.status', ...sample };
-}
+export { STATUS_SCHEMA_VERSION, statusJson } from '../../core/status-json.js';

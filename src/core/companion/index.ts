@@ -21,3 +21,4 @@ export {
   type LiveCompanionProcess,
   type LiveCompanionDevice,
 } from './live.js';
+export { companionReport, COMPANION_REPORT_SCHEMA_VERSION, type CompanionReport } from './report.js';

@@ -9,3 +9,4 @@ export { isKernelCommand, launcherName } from './classify.js';
 export { RULES, RULES as DIAGNOSE_RULES } from './rules/index.js';
 export { THRESHOLDS } from './thresholds.js';
 export type * from './types.js';
+export { reportJson, type Fallback } from './report-json.js';

@@ -2,8 +2,7 @@
  * The numbers the rules compare against, in one place so docs/diagnose.md can quote them and tests can
  * reach the edges. Each says why it has its value.
  */
-const MiB = 1024 ** 2;
-const GiB = 1024 ** 3;
+import { GiB, MiB } from '../units.js';
 
 export const THRESHOLDS = {
   /**

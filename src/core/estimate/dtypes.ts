@@ -28,11 +28,6 @@ const BITS: Record<string, number> = {
   F6_E3M2: 6,
 };
 
-/** True when `dtype` is a safetensors dtype name we know the size of. */
-export function isKnownDtype(dtype: string): boolean {
-  return BITS[dtype] !== undefined;
-}
-
 /**
  * Bytes taken by `elements` values of `dtype`, rounded up to whole bytes (sub-byte types pack). Throws an
  * input error for a dtype the format does not define, so a corrupt header is named rather than miscounted.

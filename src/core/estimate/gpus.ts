@@ -4,6 +4,7 @@
  * (test/fixtures/nvidia-smi and the shared fixture set); where reserved is unknown it is null.
  */
 import { GpumemError } from '../errors.js';
+import { MiB } from '../units.js';
 
 export type GpuGeneration = 'pascal' | 'volta' | 'turing' | 'ampere' | 'ada' | 'hopper' | 'blackwell';
 
@@ -15,8 +16,6 @@ export interface GpuModel {
   reservedBytes: number | null;
   generation: GpuGeneration;
 }
-
-const MiB = 1024 * 1024;
 
 export const GPU_CATALOGUE: readonly GpuModel[] = [
   { id: 'H100-80GB', totalBytes: 81559 * MiB, reservedBytes: 479 * MiB, generation: 'hopper' },

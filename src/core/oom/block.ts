@@ -66,9 +66,9 @@ export class Block {
     }
     if (TRACEBACK_LINE.test(line)) return false;
     const head = findHead(line, 0);
-    const callocLine = /^.{0,300}Failed to CUDA calloc \d/i.test(line);
-    if (wants === 'nccl') {
-      if (!callocLine) return false;
+    if (wants === 'nccl' || wants === 'ggml') {
+      const second = wants === 'nccl' ? /^.{0,300}Failed to CUDA calloc \d/i : /^.{0,300}failed to allocate (?!CPU)\w{1,24} buffer of size \d/i;
+      if (!second.test(line)) return false;
       this.append(line, ' ');
       return true;
     }
@@ -108,8 +108,17 @@ export class Block {
     this.blanks = 0;
   }
 
+  /** True when a message of the block reads numbers printed before it (then `preceding` must be set). */
+  get readsBefore(): boolean {
+    return this.recognized.some((r) => r.readBefore !== undefined);
+  }
+
+  /** The text before the block's first line, for messages that read numbers printed before them. */
+  preceding = '';
+
   /** The messages read from the block as it stands. */
   finish(): BlockResult {
+    for (const r of this.recognized) r.readBefore?.(this.preceding + this.text.slice(0, r.start));
     return { recognized: this.recognized, startLine: this.startLine, rank: this.rank, userFrame: this.userFrame };
   }
 }

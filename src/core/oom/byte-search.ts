@@ -38,26 +38,35 @@ function slot(bytes: Uint8Array, at: number): number {
  * SHIFT[slot]: how far the window may move when it ends in that triple: the distance from the last place the
  * triple occurs within the first SPAN bytes of any phrase to the window's end, or MAX_SHIFT. AFTER[slot]: the
  * same, not counting the window's end itself — the move after the phrases were compared there and failed.
+ * CANDIDATES[slot]: the phrases whose first SPAN bytes end in a triple of that slot (compared where SHIFT is 0).
+ * Built on the first search, not at load: commands that never scan a log (`gpumem --version`, `status`)
+ * should not pay for 64 K-entry tables.
  */
-const SHIFT = new Uint8Array(1 << 16).fill(MAX_SHIFT);
-const AFTER = new Uint8Array(1 << 16).fill(MAX_SHIFT);
-/** CANDIDATES[slot]: the phrases whose first SPAN bytes end in a triple of that slot (compared where SHIFT is 0). */
-const CANDIDATES: Array<readonly Uint8Array[]> = new Array<readonly Uint8Array[]>(1 << 16).fill([]);
-for (const phrase of PHRASES) {
-  for (let j = 2; j < SPAN; j++) {
-    const shift = SPAN - 1 - j;
-    for (const a of variants(phrase[j - 2] as number)) {
-      for (const b of variants(phrase[j - 1] as number)) {
-        for (const c of variants(phrase[j] as number)) {
-          const key = slot(Uint8Array.of(a, b, c), 2);
-          if (shift < (SHIFT[key] as number)) SHIFT[key] = shift;
-          if (shift > 0 && shift < (AFTER[key] as number)) AFTER[key] = shift;
-          const listed = CANDIDATES[key] as readonly Uint8Array[];
-          if (shift === 0 && !listed.includes(phrase)) CANDIDATES[key] = [...listed, phrase];
+let SHIFT = new Uint8Array(0);
+let AFTER = new Uint8Array(0);
+let CANDIDATES: Array<readonly Uint8Array[]> = [];
+
+function buildTables(): void {
+  const shiftTable = new Uint8Array(1 << 16).fill(MAX_SHIFT);
+  const afterTable = new Uint8Array(1 << 16).fill(MAX_SHIFT);
+  const candidates = new Array<readonly Uint8Array[]>(1 << 16).fill([]);
+  for (const phrase of PHRASES) {
+    for (let j = 2; j < SPAN; j++) {
+      const shift = SPAN - 1 - j;
+      for (const a of variants(phrase[j - 2] as number)) {
+        for (const b of variants(phrase[j - 1] as number)) {
+          for (const c of variants(phrase[j] as number)) {
+            const key = slot(Uint8Array.of(a, b, c), 2);
+            if (shift < (shiftTable[key] as number)) shiftTable[key] = shift;
+            if (shift > 0 && shift < (afterTable[key] as number)) afterTable[key] = shift;
+            const listed = candidates[key] as readonly Uint8Array[];
+            if (shift === 0 && !listed.includes(phrase)) candidates[key] = [...listed, phrase];
+          }
         }
       }
     }
   }
+  [SHIFT, AFTER, CANDIDATES] = [shiftTable, afterTable, candidates];
 }
 
 /** Below this many bytes per lane, one lane is used. */
@@ -72,6 +81,7 @@ const LANE_MIN_BYTES = 64;
  * the first lane's match is the answer, a later lane's match counts only when the lanes before it have none.
  */
 export function findMarker(bytes: Uint8Array, from: number, to: number, end: number): number {
+  if (SHIFT.length === 0) buildTables();
   // A phrase starting before `to` has its first SPAN bytes end before to + SPAN - 1.
   const stop = Math.min(end, to + SPAN - 1);
   if (to - from < 4 * LANE_MIN_BYTES) return scanLane(bytes, from + SPAN - 1, stop, end);

@@ -18,7 +18,8 @@ function keyOf(fields: OomFields): string {
   return JSON.stringify([
     fields.family, fields.gpuIndex, fields.requestedBytes, fields.totalBytes, fields.freeBytes, fields.processInUseBytes,
     fields.allocatedByPytorchBytes, fields.reservedUnallocatedBytes, fields.reservedTotalBytes, fields.allowedBytes,
-    fields.privatePoolBytes, fields.otherProcesses, fields.mps, fields.tensor, fields.requestMoreThan1EB,
+    fields.privatePoolBytes, fields.otherProcesses, fields.mps, fields.tensor, fields.requestMoreThan1EB, fields.kvCache,
+    fields.poolBytes, fields.backend,
   ], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
 }
 

@@ -9,12 +9,17 @@ import type { CauseRule } from './causes/helpers.js';
 import { deviceRemap, driverSentinel, fractionLimit } from './causes/limits.js';
 import { mpsOtherAllocations, outsideAllocator, preallocatingFrameworks } from './causes/other-families.js';
 import { otherProcesses, strayContexts } from './causes/processes.js';
+import { cupyPool, deepspeedWorkspace, mxnetPool, numbaDriver, onnxRuntimeArena, paddleAllocation, tensorRtMemory } from './causes/frameworks.js';
+import { partialMessage } from './causes/partial.js';
+import { llamaCppBuffer, vllmKvCache } from './causes/serving.js';
 import type { Cause, OomContext, OomEvent } from './types.js';
 
 /** Every rule, in no particular order (the score decides the ranking). */
 export const CAUSE_RULES: readonly CauseRule[] = [
   exceedsTotal, corruptSize, fragmentation, otherProcesses, strayContexts, nonPytorchMemory, privatePools,
   fullDevice, fractionLimit, driverSentinel, deviceRemap, outsideAllocator, mpsOtherAllocations, preallocatingFrameworks,
+  cupyPool, paddleAllocation, onnxRuntimeArena, tensorRtMemory, mxnetPool, numbaDriver, deepspeedWorkspace, llamaCppBuffer,
+  vllmKvCache, partialMessage,
 ];
 
 /**

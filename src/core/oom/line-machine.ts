@@ -43,8 +43,9 @@ export class LineMachine {
       if (this.block.offer(norm.text)) return;
       this.closeBlock();
     }
-    if (norm.text === '' || !findHead(norm.text, 0)) return;
+    if (norm.text === '' || !findHead(norm.text, 0, true)) return;
     this.block = new Block(norm.text, lineNo, norm.rank, userFrameBefore(before));
+    if (this.block.readsBefore) this.block.preceding = before(LOOKBACK);
   }
 
   /** Finishes the message being collected, if any. */
@@ -58,6 +59,16 @@ export class LineMachine {
   release(lineNo: number): OomEvent[] {
     return this.dedup.release(lineNo);
   }
+}
+
+/** An exception header whose message goes on below it ("RuntimeError: ResourceExhaustedError:"). */
+const HEADER_ONLY = /^[\w.]{1,200}(?:Error|Exception):(?: [\w.]{1,200}(?:Error|Exception):)?$/;
+const EXCEPTION_LINE = /^[\w.]{1,200}(?:Error|Exception|Interrupt)\b:/;
+
+/** True for a line that is the message of some exception: the traceback above it is that exception's. */
+function endsAnotherException(line: string): boolean {
+  if (HEADER_ONLY.test(line)) return false;
+  return EXCEPTION_LINE.test(line) || findHead(line, 0, true) !== null;
 }
 
 /**
@@ -88,7 +99,8 @@ function walkBack(text: string, complete: boolean): OomFrame | null | undefined 
     if (frame) {
       sinceFrame = 0;
       if (isUserFrame(frame)) return frame;
-    } else if (++sinceFrame > 6) {
+    } else if (++sinceFrame > 6 || endsAnotherException(line)) {
+      // Frames above another exception's message (an earlier OOM, a ValueError) belong to that one.
       return null;
     }
     if (nl < 0) return null;

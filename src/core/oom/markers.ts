@@ -17,6 +17,26 @@ export const MARKER_PHRASES: readonly string[] = [
   'failed to cuda calloc',
   'allocation on device',
   'invalid buffer size',
+  // Families whose words differ (each phrase at least 12 characters: the byte search moves by up to that much).
+  'allocating <= available',
+  'buffer of size',
+  'failed to allocate buffer',
+  'device memory allocation',
+  "'s max seq len",
+  'memory for the cache blocks',
+  'allocate request for',
+  'could not be allocated',
+  'code 2: outofmemory',
+  'no enough memory',
+  // Pieces of PyTorch's message pasted without its head.
+  'total capacity',
+  'total capacty',
+  'already allocated',
+  'reserved in total by pytorch',
+  'by pytorch but unallocated',
+  'is allocated by pytorch',
+  'memory in use',
+  'avoid fragmentation',
 ];
 
 function escape(phrase: string): string {
@@ -25,9 +45,3 @@ function escape(phrase: string): string {
 
 /** Global, case-insensitive regex over the marker phrases (reset `lastIndex` before use). */
 export const MARKER_RE = new RegExp(MARKER_PHRASES.map(escape).join('|'), 'gi');
-
-/** True when `text` contains a marker phrase. */
-export function hasMarker(text: string): boolean {
-  MARKER_RE.lastIndex = 0;
-  return MARKER_RE.test(text);
-}

@@ -13,9 +13,6 @@ const UNIT_POWER: Record<string, number> = {
   t: 4, tb: 4, tib: 4,
 };
 
-/** (2^64 − 1) / 2^30 as PyTorch prints it: NVML's "not available" or "no limit" (SIZE_MAX). */
-export const SENTINEL_TEXT = '17179869184.00 GiB';
-
 /** What a parsed size is: bytes, or the sentinel that means "not available / unlimited". */
 export type SizeValue = { kind: 'bytes'; bytes: bigint } | { kind: 'sentinel' };
 

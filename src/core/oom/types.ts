@@ -16,13 +16,38 @@ export type OomFamily =
   | 'cudnn'
   | 'nccl'
   | 'xla'
-  | 'tensorflow';
+  | 'tensorflow'
+  | 'cupy'
+  | 'paddle'
+  | 'ggml-cuda'
+  | 'ggml-metal'
+  | 'ggml-vulkan'
+  | 'vllm-kv-cache'
+  | 'onnxruntime'
+  | 'tensorrt'
+  | 'mxnet'
+  | 'numba'
+  | 'deepspeed';
 
-export type OomFramework = 'pytorch' | 'jax' | 'tensorflow' | 'nccl';
+export type OomFramework =
+  | 'pytorch'
+  | 'jax'
+  | 'tensorflow'
+  | 'nccl'
+  | 'cupy'
+  | 'paddle'
+  | 'llama.cpp'
+  | 'vllm'
+  | 'onnxruntime'
+  | 'tensorrt'
+  | 'mxnet'
+  | 'numba'
+  | 'deepspeed';
 
 /** Another process the message names: `Process 1234 has 1.19 GiB memory in use.` */
 export interface OomProcess {
-  pid: number;
+  /** Null when the pasted message had the pid removed ("Process has 14.37 GiB memory in use"). */
+  pid: number | null;
   /** Null when the driver printed its "not available" sentinel. */
   bytes: bigint | null;
 }
@@ -47,6 +72,20 @@ export interface OomMps {
   mpsAllocatedBytes: bigint | null;
   otherAllocationsBytes: bigint | null;
   pool: 'private' | 'shared' | null;
+}
+
+/** vLLM's KV-cache check at start-up: the longest sequence does not fit in the memory left for the cache. */
+export interface OomKvCache {
+  /** The configured max_model_len ("max seq len (N)"). */
+  maxModelLenTokens: number | null;
+  /** Tokens the cache can hold (v0 "stored in KV cache (N)"). */
+  cacheTokens: number | null;
+  /** KV-cache memory one max-length request needs (v1). */
+  neededBytes: bigint | null;
+  /** KV-cache memory left after weights and activations (v1). */
+  availableBytes: bigint | null;
+  /** The max_model_len vLLM estimates would fit (v1). */
+  estimatedMaxModelLenTokens: number | null;
 }
 
 export interface OomEvent {
@@ -85,6 +124,14 @@ export interface OomEvent {
   requestMoreThan1EB: boolean;
   mps: OomMps | null;
   tensor: OomTensor | null;
+  /** vLLM's KV-cache numbers, or null. */
+  kvCache: OomKvCache | null;
+  /** Memory the framework's own pool already held (CuPy "allocated so far", Paddle "has been allocated", DeepSpeed's workspace). */
+  poolBytes: bigint | null;
+  /** The device buffer a library names: llama.cpp "CUDA0"/"ROCm0"/"Metal"/"Vulkan0". */
+  backend: string | null;
+  /** True when the text is a piece of the message (cut at its start or end): the numbers it has are exact, the rest is missing. */
+  partial: boolean;
   /** The allocator-config variable the message's hint names (PYTORCH_CUDA_ALLOC_CONF, PYTORCH_HIP_ALLOC_CONF…). */
   hintVariable: string | null;
   /** Last traceback frame outside torch, site-packages and the standard library. */

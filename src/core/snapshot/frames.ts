@@ -12,9 +12,11 @@ export const NO_USER_FRAME = '(inside torch, no user frame)';
 
 const CPP_PREFIXES = ['PyEval_', 'unwind::', 'torch::', 'c10::', 'at::', '_PyEval', 'PyObject_'];
 
+const NATIVE_FILE = /(\.(so|cpp|cc|cxx|c|h|hpp|o|S)|\.so\.\d+)$/;
+
 /** True for a frame of torch itself or a native (C/C++) frame, which never names the user's code. */
 export function isTorchOrNative(filename: string, name: string): boolean {
-  if (filename === '??' || filename === '' || filename.endsWith('.so') || filename.endsWith('.cpp') || filename.endsWith('.h')) return true;
+  if (filename === '??' || filename === '' || NATIVE_FILE.test(filename) || name.includes('::')) return true;
   if (/[\\/]torch[\\/]/.test(filename) || filename.startsWith('torch/')) return true;
   return CPP_PREFIXES.some((p) => name.startsWith(p));
 }
@@ -38,9 +40,29 @@ export function frameText(frame: unknown): string | null {
   return `${frame.filename}:${line} (${name})`;
 }
 
-/** The allocation site of a raw frame list (see the module comment); never throws on odd elements. */
+/** A Python source frame (`.py`, or `<stdin>`-style pseudo files), as opposed to CPython's or torch's C++. */
+const isPythonFile = (filename: string): boolean => filename.endsWith('.py') || filename.startsWith('<');
+const BACKWARD_NODE = /torch::autograd::generated::(\w+Backward\d*)::/;
+
+/**
+ * The allocation site of a raw frame list (see the module comment); never throws on odd elements. With C++
+ * frames recorded (stacks="all") the innermost Python frame of user code wins over CPython and libc frames;
+ * a stack with no Python frame at all that runs an autograd node (the backward thread) is "backward of <node>".
+ */
 export function siteOf(frames: readonly unknown[]): string {
   if (frames.length === 0) return NO_STACK;
+  let anyPython = false;
+  let backwardNode: string | null = null;
+  for (const f of frames) {
+    if (!isDict(f) || typeof f.filename !== 'string') continue;
+    if (isPythonFile(f.filename)) {
+      anyPython = true;
+      if (!isTorchOrNative(f.filename, typeof f.name === 'string' ? f.name : '')) return frameText(f) as string;
+    } else if (backwardNode === null && typeof f.name === 'string') {
+      backwardNode = BACKWARD_NODE.exec(f.name)?.[1] ?? null;
+    }
+  }
+  if (!anyPython && backwardNode !== null) return `backward of ${backwardNode}`;
   for (const f of frames) {
     if (!isDict(f) || typeof f.filename !== 'string') continue;
     if (!isTorchOrNative(f.filename, typeof f.name === 'string' ? f.name : '')) return frameText(f) as string;

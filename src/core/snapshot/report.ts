@@ -51,7 +51,8 @@ export function buildReport(snapshot: MemorySnapshot, options: ReportOptions): S
     let trace: TraceAnalysis | null = null;
     if (raw && raw.length > 0) {
       trace = analyseTrace(raw, {
-        finalAllocatedBytes: hasSegments ? summary.allocatedBytes : null,
+        // Trace sizes are requested bytes, so the end is the requested total of allocated blocks (like with like).
+        finalAllocatedBytes: hasSegments ? requestedAllocated(snapshot.segments, device) ?? summary.allocatedBytes : null,
         finalReservedBytes: hasSegments ? summary.reservedBytes : null,
       });
       if (trace.peak) trace.peak.sites = cut(trace.peak.sites);
@@ -86,6 +87,20 @@ export interface SnapshotDiff {
   activeBytesAfter: number;
   /** Every site whose live bytes differ, largest growth first. */
   sites: SiteDelta[];
+}
+
+/** Σ requested bytes of the device's allocated blocks; null when a block does not record its request (2.0 files). */
+function requestedAllocated(segments: MemorySnapshot['segments'], device: number): number | null {
+  let total = 0;
+  for (const seg of segments) {
+    if (seg.device !== device) continue;
+    for (const b of seg.blocks) {
+      if (b.state !== 'active_allocated') continue;
+      if (b.requestedBytes === null) return null;
+      total += b.requestedBytes;
+    }
+  }
+  return total;
 }
 
 /** What grew between two snapshots of the same program, by allocation site, over all devices. */

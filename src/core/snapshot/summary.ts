@@ -7,8 +7,7 @@
 import { nameRecord } from '../records.js';
 import type { SnapshotSegment } from './model.js';
 import { SiteTally, type SiteTotal } from './sites.js';
-
-const MiB = 1024 * 1024;
+import { MiB } from '../units.js';
 
 export interface PoolFragmentation {
   /** `segment_pool_id` ("0,0" default pool; null in files before it existed). */
@@ -35,6 +34,8 @@ export interface DeviceSummary {
   inactiveBytes: number;
   segmentCount: number;
   blockCount: number;
+  /** Blocks in state active_allocated (blockCount counts every block, free ones included). */
+  allocatedBlockCount: number;
   segmentsByType: Record<string, { count: number; bytes: number }>;
   expandable: { count: number; bytes: number };
   pools: PoolFragmentation[];
@@ -64,7 +65,7 @@ export function devicesOf(segments: readonly SnapshotSegment[]): number[] {
 export function summarizeDevice(segments: readonly SnapshotSegment[], device: number): DeviceSummary {
   const s: DeviceSummary = {
     device, reservedBytes: 0, allocatedBytes: 0, activeBytes: 0, requestedBytes: 0, roundingSlackBytes: null,
-    pendingFreeBytes: 0, inactiveBytes: 0, segmentCount: 0, blockCount: 0, segmentsByType: nameRecord(),
+    pendingFreeBytes: 0, inactiveBytes: 0, segmentCount: 0, blockCount: 0, allocatedBlockCount: 0, segmentsByType: nameRecord(),
     expandable: { count: 0, bytes: 0 }, pools: [],
   };
   const pools = new Map<string, PoolFragmentation>();
@@ -97,7 +98,10 @@ export function summarizeDevice(segments: readonly SnapshotSegment[], device: nu
         continue;
       }
       s.activeBytes += b.sizeBytes;
-      if (b.state === 'active_allocated') s.allocatedBytes += b.sizeBytes;
+      if (b.state === 'active_allocated') {
+        s.allocatedBytes += b.sizeBytes;
+        s.allocatedBlockCount++;
+      }
       else if (b.state === 'active_pending_free') s.pendingFreeBytes += b.sizeBytes;
       if (b.requestedBytes === null) requestedKnown = false;
       else (s.requestedBytes as number) += b.requestedBytes;

@@ -4,8 +4,7 @@
  */
 import { GpumemError } from '../errors.js';
 import { opcodeName, TEXT_OPCODES, UNSAFE_OPCODES } from './opcodes.js';
-
-const MiB = 1024 * 1024;
+import { MiB } from '../units.js';
 
 /** Damaged or foreign data at `offset`. */
 export function malformedAt(message: string, offset: number): GpumemError {

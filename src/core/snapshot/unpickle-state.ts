@@ -12,8 +12,7 @@ import { badLength, malformedAt, underflow, wrongTarget } from './unpickle-error
 import { isDict, Special, type PickleDict, type PickleValue, type UnpickleLimits } from './unpickle-types.js';
 import { concat, copyOf } from './unpickle-read.js';
 import { Strings } from './unpickle-strings.js';
-
-const MiB = 1024 * 1024;
+import { MiB } from '../units.js';
 // Estimated V8 sizes as Node ships it (no pointer compression), calibrated on floods of each kind so that the
 // estimate is not below the resident memory: a tagged slot, a dict (56 bytes plus slack), an array, a string header.
 export const SLOT = 8;

@@ -30,8 +30,9 @@ export function missingReason(symbol: string): string {
 }
 
 /**
- * Calls `fn(handle, …args)` and returns its return code, or records why `field` is unavailable and
- * returns null. Throws DeviceUnreadable on GPU_IS_LOST.
+ * Calls `fn(…args)` (the device handle, when there is one, is the first argument) and returns true on
+ * NVML_SUCCESS; otherwise records why `field` is unavailable and returns false. Throws DeviceUnreadable on
+ * GPU_IS_LOST.
  */
 export function invoke(
   fn: NvmlCall | null,

@@ -73,7 +73,7 @@ export class NvmlSource implements GpuSource {
     }
   }
 
-  /** Which NVML calls were chosen at load, for `--verbose` output, docs and tests. */
+  /** Which NVML calls were chosen at load (the versioned variant or its fallback), for docs and tests. */
   describeApis(): { memory: 'v2' | 'v1'; memoryReason: string | null; compute: ProcessApiChoice & { symbol: string }; graphics: ProcessApiChoice & { symbol: string }; missing: string[] } {
     const { computeProcesses: c, graphicsProcesses: g } = this.lib.fns;
     return {

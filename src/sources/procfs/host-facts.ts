@@ -6,10 +6,9 @@
 import { readFileSync, readlinkSync } from 'node:fs';
 import type { HostFacts } from '../../core/index.js';
 import { parseBootTimeSec, parseCmdline, parseContainerId, parseCudaEnv, parsePasswd, parseProcStat, statusNumbers, type ProcStat } from './parse.js';
+import { readProcText, type ProcRootOptions } from './stat.js';
 
-export interface ProcOptions {
-  /** Default "/proc"; tests point it at a prepared tree. */
-  procRoot?: string;
+export interface ProcOptions extends ProcRootOptions {
   /** Default "/etc/passwd". */
   passwdPath?: string;
   /** USER_HZ; 100 on every mainstream Linux build (sysconf(_SC_CLK_TCK) is not reachable from Node). */
@@ -35,20 +34,6 @@ function tryRead<T>(fn: () => T): Read<T> {
 }
 
 const root = (o: ProcOptions): string => o.procRoot ?? '/proc';
-
-/** /proc/PID/stat parsed, or null when the pid is gone or unreadable. */
-export function readProcStat(pid: number, options: ProcOptions = {}): ProcStat | null {
-  const r = tryRead(() => readFileSync(`${root(options)}/${pid}/stat`, 'utf8'));
-  return r.ok ? parseProcStat(r.value) : null;
-}
-
-/**
- * The start time of `pid` in clock ticks after boot (/proc/PID/stat field 22), or null when it is gone.
- * Compare it with an earlier reading before signalling a pid: a different value means the pid was reused.
- */
-export function readStartTicks(pid: number, options: ProcOptions = {}): number | null {
-  return readProcStat(pid, options)?.startTicks ?? null;
-}
 
 let bootCache: { root: string; ms: number | null } | undefined;
 
@@ -123,7 +108,7 @@ export const NOT_HERE = 'pid not found in this PID namespace (gone, a host pid s
  * reason; an unreadable file nulls only its facts.
  */
 export function readHostFacts(pid: number, options: ProcOptions = {}): HostFacts {
-  const raw = tryRead(() => readFileSync(`${root(options)}/${pid}/stat`, 'utf8'));
+  const raw = tryRead(() => readProcText(`${root(options)}/${pid}/stat`));
   if (!raw.ok && raw.reason !== 'process gone') return { ...invisibleFacts(raw.reason), visible: true };
   const stat = raw.ok ? parseProcStat(raw.value) : null;
   if (!stat) return invisibleFacts(NOT_HERE);

@@ -64,7 +64,7 @@ export function parseQueryGpuCsv(csv: string): Device[] {
         memoryPct: num('utilization.memory', percent, 'utilization.memoryPct'),
       },
       temperatureC: num('temperature.gpu', plain, 'temperatureC'),
-      powerDrawMw: num('power.draw.average', watts, 'powerDrawMw') ?? num('power.draw', watts, 'powerDrawMw'),
+      powerDrawMw: num('power.draw.average', watts, 'powerDrawMw') ?? num('power.draw.instant', watts, 'powerDrawMw') ?? num('power.draw', watts, 'powerDrawMw'),
       powerLimitMw: num('enforced.power.limit', watts, 'powerLimitMw') ?? num('power.limit', watts, 'powerLimitMw'),
       computeMode: str('compute_mode', 'computeMode'),
       migMode,

@@ -27,6 +27,22 @@ function firstText(element: XmlElement | undefined, paths: readonly string[][]):
   return undefined;
 }
 
+/**
+ * Power draw as nvidia-smi's `power.draw` shows it: the averaged reading, and where the driver reports that
+ * as N/A (pre-Ampere GPUs on R530+ drivers) the instant one. Older drivers have a single `power_draw`.
+ */
+function readPowerDraw(power: XmlElement | undefined): Read<number> {
+  let first: Read<number> | undefined;
+  for (const name of ['power_draw', 'average_power_draw', 'instant_power_draw']) {
+    const text = textAt(power, name);
+    if (text === undefined) continue;
+    const read = readPowerMw(text);
+    if (read.value !== null) return read;
+    first ??= read;
+  }
+  return first ?? readPowerMw(undefined);
+}
+
 function readMemory(block: XmlElement | undefined, unavailable: Record<string, string>, prefix: string): DeviceMemory {
   const take = collector(unavailable);
   const reservedText = textAt(block, 'reserved');
@@ -89,7 +105,7 @@ function readDevice(gpu: XmlElement, index: number, driverVersion: string | null
       memoryPct: take(readNumber(textAt(gpu, 'utilization', 'memory_util'), ['%']), 'utilization.memoryPct'),
     },
     temperatureC: take(readNumber(textAt(gpu, 'temperature', 'gpu_temp'), ['C']), 'temperatureC'),
-    powerDrawMw: take(readPowerMw(firstText(power, [['power_draw'], ['average_power_draw'], ['instant_power_draw']])), 'powerDrawMw'),
+    powerDrawMw: take(readPowerDraw(power), 'powerDrawMw'),
     powerLimitMw: take(readPowerMw(firstText(power, [['enforced_power_limit'], ['current_power_limit'], ['power_limit']])), 'powerLimitMw'),
     computeMode: take(readText(textAt(gpu, 'compute_mode')), 'computeMode'),
     migMode,

@@ -1,46 +1,27 @@
 /**
  * Reading and writing run history. A run is inserted as "running" before the child starts and completed
  * in one transaction at the end, so a gpumem killed mid-run leaves a row that says so instead of nothing.
- * The shapes here are structural (the store sits below supervise/): a supervise RunReport fits them.
+ * The report's types come from core/run; OOM events stay values until written here, in their JSON form.
  */
+import type { CompanionReport } from '../../core/companion/index.js';
+import { oomFindingJson, type AttemptReport, type GpuPeak, type GpuRef, type ProcessOutcome, type RunReport } from '../../core/run/index.js';
 import type { Db } from './open.js';
 
-export interface HistoryAttempt {
-  attempt: number;
-  argv: string[];
-  batch: { batch: number; accum: number } | null;
-  durationMs: number;
-  exit: { code: number | null; signal: string | null };
-  peaks: Array<{ index: number; uuid: string; peakBytes: number; atMs: number; chosen: boolean }>;
-  ooms: Array<{ line: number; text: string; event: unknown; causes: unknown[] }>;
-  cleanup: { leftovers: Array<{ pid: number; cmdline: string[] | null; gpuBytes: number | null; outcome: string; detail: string }> };
-  timeline: Array<{ tMs: number; bytes: Record<string, number> }>;
-  /** Run plugins' data; the companion's per-GPU PyTorch summary is stored in pytorch_peaks. */
-  plugins?: Record<string, unknown>;
-}
+/** The parts of an attempt's report the history keeps (a supervise AttemptReport fits). */
+export type HistoryAttempt = Pick<AttemptReport, 'attempt' | 'argv' | 'batch' | 'durationMs' | 'exit' | 'timeline' | 'ooms'> & {
+  peaks: Array<Pick<GpuPeak, 'index' | 'uuid' | 'peakBytes' | 'atMs' | 'chosen'>>;
+  cleanup: { leftovers: Array<Pick<ProcessOutcome, 'pid' | 'cmdline' | 'gpuBytes' | 'outcome' | 'detail'>> };
+  /** Run plugins' data; the companion's per-GPU PyTorch summary is also stored as pytorch_peaks rows. */
+  plugins?: { companion?: Pick<CompanionReport, 'gpus'> };
+};
 
-/** The part of the companion's report the history keeps as rows (its shape is docs/run.md's `plugins.companion.gpus`). */
-interface PytorchPeakRow {
-  gpuIndex: number | null; gpuUuid: string; treeBytes: number | null; allocatedBytes: number | null; reservedBytes: number | null;
-  nonPytorchBytes: number | null; peakAllocatedBytes: number | null; peakReservedBytes: number | null; numAllocRetries: number | null; numOoms: number | null;
-}
-
-function pytorchRows(a: HistoryAttempt): PytorchPeakRow[] {
-  const gpus = (a.plugins?.companion as { gpus?: unknown } | undefined)?.gpus;
-  return Array.isArray(gpus) ? gpus.filter((g): g is PytorchPeakRow => typeof g === 'object' && g !== null && typeof (g as PytorchPeakRow).gpuUuid === 'string') : [];
-}
-
-export interface HistoryReport {
-  argv: string[];
-  cwd: string;
-  startedAtMs: number;
-  durationMs: number;
-  gpus: Array<{ index: number; uuid: string }> | null;
-  env: Array<{ name: string; value: string | null; previous: string | null; action: string; reason: string }>;
+/** The parts of a run's report the history keeps (a supervise RunReport fits). */
+export type HistoryReport = Pick<RunReport, 'argv' | 'cwd' | 'startedAtMs' | 'durationMs' | 'env' | 'retries' | 'exit'> & {
+  gpus: Array<Pick<GpuRef, 'index' | 'uuid'>> | null;
   attempts: HistoryAttempt[];
-  retries: number;
-  exit: { code: number | null; signal: string | null };
-}
+  /** Set when the program could not be started (stored as status "not-started"). */
+  startError?: string | null;
+};
 
 export interface RunRow {
   id: number;
@@ -51,7 +32,10 @@ export interface RunRow {
   gpus: Array<{ index: number; uuid: string }> | null;
   startedAtMs: number;
   durationMs: number | null;
-  /** "running" until completed; "ok", "failed", "signal" after; a "running" row of a dead gpumem stays so. */
+  /**
+   * "running" until completed; "ok", "failed", "signal" or "not-started" (the program could not be started)
+   * after; a "running" row of a dead gpumem stays so.
+   */
   status: string;
   exitCode: number | null;
   exitSignal: string | null;
@@ -70,16 +54,17 @@ export function beginRun(db: Db, run: { argv: string[]; cwd: string; startedAtMs
   return Number(info.lastInsertRowid);
 }
 
-function statusOf(exit: { code: number | null; signal: string | null }): string {
-  return exit.signal ? 'signal' : exit.code === 0 ? 'ok' : 'failed';
+function statusOf(report: HistoryReport): string {
+  if (report.startError) return 'not-started';
+  return report.exit.signal ? 'signal' : report.exit.code === 0 ? 'ok' : 'failed';
 }
 
 /** Stores the finished run's report and everything in it, in one transaction. */
 export function completeRun(db: Db, id: number, report: HistoryReport): void {
   db.transaction(() => {
     db.prepare('UPDATE runs SET gpus_json = ?, duration_ms = ?, status = ?, exit_code = ?, exit_signal = ?, retries = ?, report_json = ? WHERE id = ?').run(
-      report.gpus ? JSON.stringify(report.gpus) : null, report.durationMs, statusOf(report.exit), report.exit.code, report.exit.signal,
-      report.retries, JSON.stringify(report), id,
+      report.gpus ? JSON.stringify(report.gpus) : null, report.durationMs, statusOf(report), report.exit.code, report.exit.signal,
+      report.retries, JSON.stringify({ ...report, attempts: report.attempts.map((a) => ({ ...a, ooms: a.ooms.map(oomFindingJson) })) }), id,
     );
     const env = db.prepare('INSERT INTO env_decisions (run_id, name, value, previous, action, reason) VALUES (?, ?, ?, ?, ?, ?)');
     for (const d of report.env) env.run(id, d.name, d.value, d.previous, d.action, d.reason);
@@ -93,9 +78,9 @@ export function completeRun(db: Db, id: number, report: HistoryReport): void {
       att.run(id, a.attempt, JSON.stringify(a.argv), a.batch?.batch ?? null, a.batch?.accum ?? null, a.durationMs, a.exit.code, a.exit.signal);
       for (const p of a.peaks) peak.run(id, a.attempt, p.index, p.uuid, p.peakBytes, p.atMs, p.chosen ? 1 : 0);
       for (const t of a.timeline) for (const [uuid, bytes] of Object.entries(t.bytes)) sample.run(id, a.attempt, t.tMs, uuid, bytes);
-      for (const o of a.ooms) oom.run(id, a.attempt, o.line, o.text, o.event === null ? null : JSON.stringify({ event: o.event, causes: o.causes }));
+      for (const o of a.ooms.map(oomFindingJson)) oom.run(id, a.attempt, o.line, o.text, JSON.stringify({ event: o.event, causes: o.causes }));
       for (const l of a.cleanup.leftovers) left.run(id, a.attempt, l.pid, l.cmdline?.join(' ') ?? null, l.gpuBytes, l.outcome, l.detail);
-      for (const g of pytorchRows(a)) {
+      for (const g of a.plugins?.companion?.gpus ?? []) {
         torch.run(id, a.attempt, g.gpuIndex, g.gpuUuid, g.treeBytes, g.allocatedBytes, g.reservedBytes, g.nonPytorchBytes, g.peakAllocatedBytes, g.peakReservedBytes, g.numAllocRetries, g.numOoms);
       }
     }
@@ -179,4 +164,14 @@ export function beginPipeline(db: Db, file: string, startedAtMs: number): number
 /** Stores a finished pipeline's report. */
 export function completePipeline(db: Db, id: number, status: string, durationMs: number, report: unknown): void {
   db.prepare('UPDATE pipelines SET status = ?, duration_ms = ?, report_json = ? WHERE id = ?').run(status, durationMs, JSON.stringify(report), id);
+}
+
+/** Schema version of the run-history documents (`gpumem runs --json`, the server's /api/v1/runs). */
+export const RUNS_SCHEMA_VERSION = 1;
+
+/** How many runs are in each state and how many OOM events the history holds (for /metrics). */
+export function historySummary(db: Db): { byStatus: Record<string, number>; oomEvents: number } {
+  const rows = db.prepare('SELECT status, COUNT(*) AS n FROM runs GROUP BY status').all() as Array<{ status: string; n: number }>;
+  const ooms = db.prepare('SELECT COUNT(*) AS n FROM oom_events').get() as { n: number };
+  return { byStatus: Object.fromEntries(rows.map((r) => [r.status, r.n])), oomEvents: ooms.n };
 }

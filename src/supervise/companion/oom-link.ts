@@ -4,15 +4,15 @@
  * instead of the printed, rounded sizes.
  */
 import { allocatorAtOom, withAllocatorNumbers, type AllocatorAtOom, type CompanionState, type OomMessage } from '../../core/companion/index.js';
-import { explainOom, oomEventToJson, parseOomText, type OomContext } from '../../core/index.js';
-import type { OomFinding } from '../report.js';
+import { explainOom, type OomContext } from '../../core/index.js';
+import type { OomFinding } from '../../core/run/index.js';
 
-/** A finding with the allocator's numbers attached (docs/run.md). */
-export type LinkedOomFinding = OomFinding & { allocator?: AllocatorAtOom };
+/** A finding with the allocator's numbers attached (docs/run.md); every finding may carry them. */
+export type LinkedOomFinding = OomFinding;
 
 function requestedOf(f: OomFinding): number | null {
-  const v = (f.event as { requestedBytes?: unknown } | null)?.requestedBytes;
-  return typeof v === 'number' ? v : null;
+  const v = f.event.requestedBytes;
+  return v === null ? null : Number(v);
 }
 
 // The printed request is rounded to two decimals of its unit: within 0.5 % (or 10 KiB) it is the same one.
@@ -23,18 +23,9 @@ function sameRequest(printed: number | null, exact: number | null): boolean {
 
 function relink(finding: LinkedOomFinding, at: AllocatorAtOom, memoryFraction: number | null, context: OomContext): void {
   finding.allocator = at;
-  const json = finding.event as { message?: unknown; line?: unknown; lines?: unknown } | null;
-  if (!json || typeof json.message !== 'string') return;
-  const event = parseOomText(json.message)[0];
-  if (!event) return;
-  const exact = withAllocatorNumbers(
-    { ...event, line: typeof json.line === 'number' ? json.line : event.line, lines: Array.isArray(json.lines) ? (json.lines as number[]) : event.lines },
-    at, memoryFraction,
-  );
-  const causes = explainOom(exact, context);
-  const { causes: ranked, ...rest } = oomEventToJson(exact, causes);
-  finding.event = rest;
-  finding.causes = (ranked as unknown[] | undefined) ?? [];
+  const exact = withAllocatorNumbers(finding.event, at, memoryFraction);
+  finding.event = exact;
+  finding.causes = explainOom(exact, context);
 }
 
 /**

@@ -18,51 +18,13 @@ import {
   type OomMessage,
   type PytorchGpuSummary,
 } from '../../core/companion/index.js';
-import { allocatorAtOom } from '../../core/companion/index.js';
+import { allocatorAtOom, companionReport, type CompanionReport } from '../../core/companion/index.js';
 import type { GpuProcess } from '../../core/index.js';
 import type { RunPlugin } from '../options.js';
 import { helloLine, oomLine, retriesLine, splitLine } from './live-lines.js';
 import { createLivePublisher, type LivePublisher } from './live-publish.js';
 import { linkCompanionOoms, type LinkedOomFinding } from './oom-link.js';
 import { CompanionServer, type CompanionServerOptions } from './server.js';
-
-export const COMPANION_REPORT_SCHEMA_VERSION = 1;
-
-/** What the plugin stores under `plugins.companion` of an attempt's report (docs/run.md, docs/companion.md). */
-export interface CompanionReport {
-  schemaVersion: number;
-  processes: Array<{
-    pid: number;
-    torchVersion: string | null;
-    ended: boolean;
-    devices: Array<{
-      device: number;
-      gpuUuid: string | null;
-      allocatedBytes: number | null;
-      reservedBytes: number | null;
-      maxPeakAllocatedBytes: number | null;
-      maxPeakReservedBytes: number | null;
-      numAllocRetries: number | null;
-      numOoms: number | null;
-    }>;
-    ooms: OomMessage[];
-    oomExceptions: string[];
-    /** OOM reports beyond the ones kept in `ooms` (a program catching OOMs in a loop): counted, not stored. */
-    oomsNotKept: number;
-    companionErrors: Record<string, string>;
-    droppedMessages: number;
-  }>;
-  /** The split at the last monitor tick that had both NVML and companion numbers. */
-  lastSplit: { processes: MemorySplit[]; gpus: GpuSplit[] } | null;
-  /** Per GPU: the split at the tree's peak, with the allocator's peaks, retries and OOMs over the attempt. */
-  gpus: PytorchGpuSummary[];
-  /** OOMs the allocator saw that no printed message matched (the program caught them without printing). */
-  unprintedOoms: AllocatorAtOom[];
-  /** Memory snapshots written on OOM, for `gpumem snapshot FILE`. */
-  snapshots: string[];
-  /** Lines from the channel that could not be read. */
-  problems: string[];
-}
 
 export interface CompanionPlugin extends RunPlugin {
   /** The per-pid state of the running attempt (empty before the first spawn). */
@@ -79,45 +41,6 @@ export interface CompanionPluginOptions extends Omit<CompanionServerOptions, 'cu
   /** Publish the latest statistics here for `gpumem diagnose` (store/live); null or omitted = do not. */
   livePath?: string | null;
   now?: () => number;
-}
-
-/** Builds the report from the state (exported for tests and for `gpumem runs show`). */
-export function companionReport(
-  state: CompanionState,
-  lastSplit: CompanionReport['lastSplit'],
-  problems: string[],
-  gpus: PytorchGpuSummary[] = [],
-  unprintedOoms: AllocatorAtOom[] = [],
-): CompanionReport {
-  const processes = [...state.values()];
-  return {
-    schemaVersion: COMPANION_REPORT_SCHEMA_VERSION,
-    processes: processes.map((p) => ({
-      pid: p.pid,
-      torchVersion: p.hello?.torchVersion ?? null,
-      ended: p.ended,
-      devices: [...p.devices.values()].map((d) => ({
-        device: d.device,
-        gpuUuid: d.gpuUuid,
-        allocatedBytes: d.latest.allocatedBytes,
-        reservedBytes: d.latest.reservedBytes,
-        maxPeakAllocatedBytes: d.maxPeakAllocatedBytes,
-        maxPeakReservedBytes: d.maxPeakReservedBytes,
-        numAllocRetries: d.maxNumAllocRetries,
-        numOoms: d.latest.numOoms,
-      })),
-      ooms: p.ooms,
-      oomExceptions: p.oomExceptions,
-      oomsNotKept: p.oomsNotKept,
-      companionErrors: Object.fromEntries(p.errors),
-      droppedMessages: p.droppedMessages,
-    })),
-    lastSplit,
-    gpus,
-    unprintedOoms,
-    snapshots: processes.flatMap((p) => p.ooms.map((o) => o.snapshotPath).filter((s): s is string => s !== null)),
-    problems,
-  };
 }
 
 /**

@@ -4,9 +4,8 @@
  * hold an NVIDIA device node open — otherwise it is skipped with the reason. Then TERM, grace, KILL, with one
  * outcome per pid.
  */
-import { readNvidiaDeviceFds, type GpuSource } from '../../sources/index.js';
+import { readNvidiaDeviceFds, readProcStat, type GpuSource } from '../../sources/index.js';
 import { endProcesses, type EndResult } from '../terminate.js';
-import { readProcEntry } from '../proc-table.js';
 import type { KillRow } from './select.js';
 
 export interface KillOutcome {
@@ -72,7 +71,7 @@ export function protectedPids(selfPid: number): Set<number> {
   const out = new Set<number>([1, selfPid]);
   let pid = selfPid;
   for (let i = 0; i < 4096; i++) {
-    const entry = readProcEntry(pid);
+    const entry = readProcStat(pid);
     if (!entry || entry.ppid <= 1) break;
     out.add(entry.ppid);
     pid = entry.ppid;

@@ -1,28 +1,24 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { deeplabV3Resnet50 } from '../../core/estimate/deeplab.js';
 import { encodeSafetensors } from '../../core/estimate/helpers.js';
+import { gpumemInProcess, type CliResult } from '../../helpers/cli.js';
 
-const BIN = join(__dirname, '../../../dist/cli/bin.js');
 const SEED = join(__dirname, '../../fixtures/estimate/deeplabv3_resnet50.header.safetensors');
 const DOC = readFileSync(join(__dirname, '../../../docs/estimate.md'), 'utf8');
 const tmp = mkdtempSync(join(tmpdir(), 'gpumem-estimate-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-function gpumem(...args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, 'estimate', '--no-color', ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const gpumem = (...args: string[]): Promise<CliResult> => gpumemInProcess(['estimate', '--no-color', ...args]);
 
 describe('gpumem estimate (CLI)', () => {
-  it('counts a written safetensors file exactly, reading only its header', () => {
+  it('counts a written safetensors file exactly, reading only its header', async () => {
     // A file with real data after the header: the count must come from the header alone.
     const file = join(tmp, 'model.safetensors');
     writeFileSync(file, encodeSafetensors([{ name: 'a.weight', dtype: 'BF16', shape: [300, 7] }, { name: 'b.bias', dtype: 'F32', shape: [11] }], true));
-    const r = gpumem(file, '--json');
+    const r = await gpumem(file, '--json');
     expect(r.code).toBe(0);
     const j = JSON.parse(r.stdout) as { schemaVersion: number; model: { totalParams: number; paramsByDtype: Record<string, number> } };
     expect(j.schemaVersion).toBe(1);
@@ -30,20 +26,20 @@ describe('gpumem estimate (CLI)', () => {
     expect(j.model.paramsByDtype).toEqual({ BF16: 2100, F32: 11 });
   });
 
-  it('reads a sharded folder through its index', () => {
+  it('reads a sharded folder through its index', async () => {
     const dir = join(tmp, 'sharded');
     mkdirSync(dir);
     writeFileSync(join(dir, 's1.safetensors'), encodeSafetensors([{ name: 'x.weight', dtype: 'F16', shape: [10, 10] }]));
     writeFileSync(join(dir, 's2.safetensors'), encodeSafetensors([{ name: 'y.weight', dtype: 'F16', shape: [5] }]));
     writeFileSync(join(dir, 'model.safetensors.index.json'), JSON.stringify({ weight_map: { 'x.weight': 's1.safetensors', 'y.weight': 's2.safetensors' } }));
-    const j = JSON.parse(gpumem(dir, '--json').stdout) as { model: { totalParams: number; source: string } };
+    const j = JSON.parse((await gpumem(dir, '--json')).stdout) as { model: { totalParams: number; source: string } };
     expect(j.model).toMatchObject({ totalParams: 105, source: 'sharded' });
   });
 
-  it('derives GPT-2 from its config and finds a max batch on a named GPU', () => {
+  it('derives GPT-2 from its config and finds a max batch on a named GPU', async () => {
     const cfg = join(tmp, 'config.json');
     writeFileSync(cfg, JSON.stringify({ model_type: 'gpt2', n_embd: 768, n_layer: 12, n_head: 12, vocab_size: 50257, n_positions: 1024 }));
-    const r = gpumem(cfg, '--precision', 'amp-bf16', '--batch', '8', '--gpu', 'H100-80GB', '--effective-batch', '512', '--json');
+    const r = await gpumem(cfg, '--precision', 'amp-bf16', '--batch', '8', '--gpu', 'H100-80GB', '--effective-batch', '512', '--json');
     const j = JSON.parse(r.stdout) as { model: { totalParams: number }; fit: { maxBatch: number; peakAtMaxBytes: number; budgetBytes: number }; accumulation: { microBatch: number; steps: number } };
     expect(j.model.totalParams).toBe(124_439_808);
     expect(j.fit.maxBatch).toBeGreaterThan(8);
@@ -52,19 +48,19 @@ describe('gpumem estimate (CLI)', () => {
     expect(j.accumulation.microBatch).toBeLessThanOrEqual(j.fit.maxBatch);
   });
 
-  it('bad input: one error line and a hint, exit 2, no stack', () => {
+  it('bad input: one error line and a hint, exit 2, no stack', async () => {
     const junk = join(tmp, 'junk.safetensors');
     writeFileSync(junk, 'this is not a safetensors file at all');
-    const r = gpumem(junk);
+    const r = await gpumem(junk);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/error: .*junk\.safetensors/);
     expect(r.stderr).toMatch(/hint: /);
     expect(r.stderr).not.toMatch(/\n\s+at /);
-    expect(gpumem('--params', '7B', '--gpu', 'Z80').code).toBe(2);
-    expect(gpumem(join(tmp, 'missing.safetensors')).code).toBe(2);
+    expect((await gpumem('--params', '7B', '--gpu', 'Z80')).code).toBe(2);
+    expect((await gpumem(join(tmp, 'missing.safetensors'))).code).toBe(2);
   });
 
-  it('a zero, negative or fractional shape size, LoRA rank or parameter count is a usage error, not nonsense bytes', () => {
+  it('a zero, negative or fractional shape size, LoRA rank or parameter count is a usage error, not nonsense bytes', async () => {
     const shape = ['--params', '7B', '--layers', '2', '--hidden', '128'];
     const cases: string[][] = [
       [...shape, '--heads', '0'],
@@ -77,18 +73,18 @@ describe('gpumem estimate (CLI)', () => {
       ['--params', '0'],
     ];
     for (const args of cases) {
-      const r = gpumem(...args);
+      const r = await gpumem(...args);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/^gpumem: error: --(heads|vocab|layers|hidden|lora-rank|params): /);
       expect(r.stderr).toMatch(/hint: /);
       expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
     }
-    expect(gpumem(...shape, '--heads', '1').code).toBe(0);
+    expect((await gpumem(...shape, '--heads', '1')).code).toBe(0);
   });
 
-  it('the seed case in docs/estimate.md: stage 2 breaks, each fix fits, with the documented numbers', () => {
+  it('the seed case in docs/estimate.md: stage 2 breaks, each fix fits, with the documented numbers', async () => {
     const stages = 'stage1:freeze=backbone,batch=2,act=1040MiB stage2:full,batch=2,act=8456MiB';
-    const broken = gpumem(SEED, '--gpu', 'T4-16GB', '--stages', stages);
+    const broken = await gpumem(SEED, '--gpu', 'T4-16GB', '--stages', stages);
     expect(broken.code).toBe(1);
     const rows = broken.stdout.split('\n').filter((l) => /^\s+stage[12]\s+batch/.test(l));
     expect(rows).toHaveLength(2);
@@ -99,15 +95,15 @@ describe('gpumem estimate (CLI)', () => {
       ['stage2:full,batch=2,ckpt=full,act=3304MiB', '8.43 GiB'],
     ];
     for (const [stage2, peak] of fixes) {
-      const r = gpumem(SEED, '--gpu', 'T4-16GB', '--stages', `stage1:freeze=backbone,batch=2,act=1040MiB ${stage2}`);
+      const r = await gpumem(SEED, '--gpu', 'T4-16GB', '--stages', `stage1:freeze=backbone,batch=2,act=1040MiB ${stage2}`);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain(peak);
       expect(DOC).toContain(`| \`${stage2}\` | ${peak} | yes |`);
     }
   });
 
-  it('docs/estimate.md names every field of the --json document', () => {
-    const r = gpumem(SEED, '--gpu', 'T4-16GB', '--effective-batch', '8', '--activation-bytes-per-sample', '1GiB', '--unfreeze', 'backbone',
+  it('docs/estimate.md names every field of the --json document', async () => {
+    const r = await gpumem(SEED, '--gpu', 'T4-16GB', '--effective-batch', '8', '--activation-bytes-per-sample', '1GiB', '--unfreeze', 'backbone',
       '--stages', 'stage1:freeze=backbone,batch=2,act=1040MiB stage2:full,batch=2,act=8456MiB', '--json');
     const j = JSON.parse(r.stdout) as Record<string, Record<string, unknown> & { [k: string]: unknown }>;
     const section = DOC.slice(DOC.indexOf('## JSON (`--json`)'), DOC.indexOf('## Accuracy'));
@@ -123,8 +119,8 @@ describe('gpumem estimate (CLI)', () => {
     expect(section).toContain(`"schemaVersion": ${String(j.schemaVersion)}`);
   });
 
-  it('the same model file holds the 42,004,074 parameters torchvision publishes', () => {
+  it('the same model file holds the 42,004,074 parameters torchvision publishes', async () => {
     expect(readFileSync(SEED)).toEqual(Buffer.from(encodeSafetensors(deeplabV3Resnet50(), false, { format: 'pt', note: 'header only: shapes of torchvision deeplabv3_resnet50, no weights' })));
-    expect(gpumem(SEED).stdout).toContain('42,004,074 parameters');
+    expect((await gpumem(SEED)).stdout).toContain('42,004,074 parameters');
   });
 });

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../supervise/helpers/claims.js';
 import { startPump } from '../../supervise/helpers/pump.js';
+import { GiB } from '../../../src/core/units.js';
 
 const BIN = join(__dirname, '../../../dist/cli/bin.js');
 const TRAIN = join(__dirname, '../../fixtures/fit/fake-train.mjs');
-const GiB = 1024 ** 3;
 const cleanups: Array<() => void> = [];
 afterEach(() => cleanups.splice(0).forEach((f) => f()));
 

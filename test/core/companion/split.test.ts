@@ -10,8 +10,7 @@ import {
   type AllocatorStats,
 } from '../../../src/core/companion/index.js';
 import type { GpuProcess } from '../../../src/core/index.js';
-
-const MiB = 2 ** 20;
+import { MiB } from '../../../src/core/units.js';
 
 function stats(allocated: number | null, reserved: number | null, extra: Partial<AllocatorStats> = {}): AllocatorStats {
   return {

@@ -4,8 +4,7 @@ import {
   applyCompanionMessage, createCompanionState, finishPytorchSummary, foldPytorchSample, splitProcessMemory,
   type AllocatorStats, type PytorchGpuSummary,
 } from '../../../src/core/companion/index.js';
-
-const MiB = 2 ** 20;
+import { MiB } from '../../../src/core/units.js';
 const U = 'GPU-a';
 
 function stats(allocated: number, reserved: number, extra: Partial<AllocatorStats> = {}): AllocatorStats {

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { accountDevice, buildProcessViews, diagnose, PYTORCH_SPLIT_UNKNOWN } from '../../../src/core/diagnose/index.js';
 import { device, GiB, input, MiB, proc, sample } from './build.js';
+import { runs } from '../../helpers/fuzz.js';
 
 describe('accounting', () => {
   it('splits used into visible + not visible + residual, exactly', () => {
@@ -50,7 +51,7 @@ describe('accounting', () => {
           expect(acc.unknownPids).toEqual(unknown.map((r) => r.pid));
         }
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 });

@@ -2,9 +2,8 @@
 import type { CudaEnv, Device, GpuProcess, HostFacts, Sample } from '../../../src/core/index.js';
 import { buildContext, RULES } from '../../../src/core/diagnose/index.js';
 import type { DiagnoseInput, Finding } from '../../../src/core/diagnose/index.js';
-
-export const MiB = 1024 ** 2;
-export const GiB = 1024 ** 3;
+import { GiB, MiB } from '../../../src/core/units.js';
+export { GiB, MiB };
 /** An H100 80GB as nvidia-smi reports it: 81559 MiB total, 479 MiB reserved. */
 export const H100_TOTAL = 81559 * MiB;
 export const H100_RESERVED = 479 * MiB;

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { GpumemError } from '../../../src/core/errors.js';
 import { parseSafetensors, parseShardIndex, readHeaderLength, summarizeTensors, topLevelModule } from '../../../src/core/estimate/index.js';
 import { encodeSafetensors } from './helpers.js';
+import { runs } from '../../helpers/fuzz.js';
 
 describe('safetensors header', () => {
   it('counts parameters per dtype and top-level module exactly', () => {
@@ -52,7 +53,7 @@ describe('safetensors header', () => {
           expect(e).toBeInstanceOf(GpumemError);
         }
       }),
-      { numRuns: 400 },
+      { numRuns: runs(400) },
     );
   });
 
@@ -70,7 +71,7 @@ describe('safetensors header', () => {
           expect(e).toBeInstanceOf(GpumemError);
         }
       }),
-      { numRuns: 400 },
+      { numRuns: runs(400) },
     );
   });
 

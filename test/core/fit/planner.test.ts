@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_FIT_OPTIONS, fitLine, planFit, type Measure } from '../../../src/core/fit/index.js';
 import { CURVES, accelerateShrink, lightningBinsearch, lightningPower, survives, trueMax, type Curve } from '../../../bench/fit-peers.js';
-
-const GiB = 1024 ** 3;
+import { runs } from '../../helpers/fuzz.js';
+import { GiB, MiB } from '../../../src/core/units.js';
 
 function simulate(curve: Curve): { measure: Measure; calls: number[] } {
   const calls: number[] = [];
@@ -73,7 +73,6 @@ describe('fit planner on simulated memory curves', () => {
         fc.integer({ min: 0, max: 512 }), // step position
         fc.integer({ min: 0, max: 4096 }), // step MiB
         async (fixed, per, stepAt, step) => {
-          const MiB = 1024 ** 2;
           const curve: Curve = { name: 'p', peakBytes: (b) => (fixed + per * b + (b > stepAt ? step : 0)) * MiB, capacityBytes: 40 * GiB };
           const { measure } = simulate(curve);
           const r = await planFit(measure, { ...DEFAULT_FIT_OPTIONS, targetBytes: target(curve) });
@@ -85,7 +84,7 @@ describe('fit planner on simulated memory curves', () => {
           }
         },
       ),
-      { numRuns: 200 },
+      { numRuns: runs(200) },
     );
   });
 

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { findMarker } from '../../../src/core/oom/byte-search.js';
 import { MARKER_PHRASES, MARKER_RE } from '../../../src/core/oom/markers.js';
 import { createOomByteScanner, parseOomText, type OomEvent } from '../../../src/core/oom/index.js';
+import { runs } from '../../helpers/fuzz.js';
 
 const V5 = 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB. GPU 0 has a total capacity of 79.25 GiB of which 1.79 GiB is free. Including non-PyTorch memory, this process has 77.46 GiB memory in use. Of the allocated memory 76.04 GiB is allocated by PyTorch, and 13.88 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)';
 const V1 = 'RuntimeError: CUDA out of memory. Tried to allocate 12.50 MiB (GPU 0; 10.92 GiB total capacity; 8.57 MiB already allocated; 9.28 GiB free; 4.68 MiB cached)';
@@ -69,7 +70,7 @@ describe('byte marker search', () => {
         const want = hit ? Buffer.byteLength(text.slice(0, hit.index)) : -1;
         expect(findMarker(bytes, from, bytes.length, bytes.length)).toBe(want);
       }),
-      { numRuns: 400 },
+      { numRuns: runs(400) },
     );
   });
 
@@ -87,7 +88,7 @@ describe('byte marker search', () => {
         const hit = MARKER_RE.exec(text);
         expect(findMarker(bytes, from, bytes.length, bytes.length)).toBe(hit ? hit.index : -1);
       }),
-      { numRuns: 400 },
+      { numRuns: runs(400) },
     );
   });
 
@@ -122,7 +123,7 @@ describe('byte scanner', () => {
         const bytes = concat(parts);
         expect(json(scanBytes(bytes, sizes, asBuffer))).toBe(viaText(bytes));
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 
@@ -143,7 +144,7 @@ describe('byte scanner', () => {
         ]);
         expect(json(scanBytes(bytes, sizes, true))).toBe(viaText(bytes));
       }),
-      { numRuns: 80 },
+      { numRuns: runs(80) },
     );
   });
 

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { explainOom, oomEventToJson, parseOomText } from '../../../src/core/oom/index.js';
+import { runs } from '../../helpers/fuzz.js';
 
 const corpus = (JSON.parse(readFileSync(new URL('../../fixtures/oom/corpus-public.json', import.meta.url), 'utf8')) as Array<{ text: string }>).map((e) => e.text);
 
@@ -21,12 +22,12 @@ function check(text: string): void {
 
 describe('fuzz', () => {
   it('random bytes decoded with replacement', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 2000 }), (bytes) => check(new TextDecoder().decode(bytes))), { numRuns: 300 });
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 2000 }), (bytes) => check(new TextDecoder().decode(bytes))), { numRuns: runs(300) });
   });
 
   it('random unicode text with markers mixed in', () => {
     const piece = fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('out of memory', 'Tried to allocate ', '1.5 GiB', '(GPU 0;', '\n', '\r', '&gt;', 'Process 1 has ', 'NCCL WARN', ' bytes', 'Allocation on device'));
-    fc.assert(fc.property(fc.array(piece, { maxLength: 60 }), (parts) => check(parts.join(''))), { numRuns: 300 });
+    fc.assert(fc.property(fc.array(piece, { maxLength: 60 }), (parts) => check(parts.join(''))), { numRuns: runs(300) });
   });
 
   it('corpus messages with random cuts, insertions and duplications', () => {
@@ -40,7 +41,7 @@ describe('fuzz', () => {
         if (op === 'wrap') return text.slice(0, i) + '\n' + text.slice(i);
         return text + '\n' + text.slice(i);
       });
-    fc.assert(fc.property(mutated, (text) => check(text)), { numRuns: 500 });
+    fc.assert(fc.property(mutated, (text) => check(text)), { numRuns: runs(500) });
   });
 
   it('a corpus message hard-wrapped anywhere still gives every number', () => {
@@ -54,7 +55,7 @@ describe('fuzz', () => {
       fc.property(fc.integer({ min: 40, max: text.length - 1 }), (at) => {
         expect(numbers(`${text.slice(0, at)}\n${text.slice(at)}`)).toBe(want);
       }),
-      { numRuns: 100 },
+      { numRuns: runs(100) },
     );
   });
 });

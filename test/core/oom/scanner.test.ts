@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createOomScanner, parseOomText, type OomEvent } from '../../../src/core/oom/index.js';
+import { runs } from '../../helpers/fuzz.js';
 
 const V5 = 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB. GPU 0 has a total capacity of 79.25 GiB of which 1.79 GiB is free. Including non-PyTorch memory, this process has 77.46 GiB memory in use. Of the allocated memory 76.04 GiB is allocated by PyTorch, and 13.88 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)';
 
@@ -53,7 +54,7 @@ describe('scanner', () => {
         const got = JSON.stringify(scanInChunks(text, sizes), (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
         expect(got).toBe(expected);
       }),
-      { numRuns: 60 },
+      { numRuns: runs(60) },
     );
   });
 

@@ -11,6 +11,7 @@ import {
   buildReport, readSnapshot, readSnapshotPickle, siteOf, SnapshotReader, unpickle, type MemorySnapshot, type TraceColumns,
 } from '../../../src/core/snapshot/index.js';
 import { DIR, fixtureNames } from './fixtures.js';
+import { runs } from '../../helpers/fuzz.js';
 
 const bytes = (...parts: Array<number[] | string>): Uint8Array =>
   Uint8Array.from(parts.flatMap((p) => (typeof p === 'string' ? [...Buffer.from(p, 'latin1')] : p)));
@@ -140,11 +141,11 @@ describe('columnar fuzzing', () => {
           agree(cut === null ? data : data.subarray(0, cut % data.length));
         },
       ),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 
   it('random bytes after a protocol header', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), (tail) => agree(Uint8Array.from([0x80, 4, ...tail]))), { numRuns: 2000 });
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), (tail) => agree(Uint8Array.from([0x80, 4, ...tail]))), { numRuns: runs(2000) });
   });
 });

@@ -2,6 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AddrMap, PairMap } from '../../../src/core/snapshot/hash-maps.js';
+import { runs } from '../../helpers/fuzz.js';
 
 // Few distinct keys, so sequences collide, delete and reinsert; addresses like PyTorch's, plus NaN and 0/-0.
 const key = fc.oneof(
@@ -46,7 +47,7 @@ describe('AddrMap', () => {
         map.forEach((k, v) => seen.set(k, v));
         expect(seen).toEqual(ref);
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 });
@@ -61,7 +62,7 @@ describe('PairMap', () => {
         expect(map.get(3001, 0)).toBe(-1);
         expect(map.size).toBe(pairs.length);
       }),
-      { numRuns: 50 },
+      { numRuns: runs(50) },
     );
   });
 });

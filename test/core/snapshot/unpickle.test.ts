@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { GpumemError } from '../../../src/core/errors.js';
 import { buildReport, readSnapshot, unpickle, Unpickler, UNSAFE_OPCODES } from '../../../src/core/snapshot/index.js';
 import { DIR, fixtureNames } from './fixtures.js';
+import { runs } from '../../helpers/fuzz.js';
 
 const bytes = (...parts: Array<number[] | string>): Uint8Array =>
   Uint8Array.from(parts.flatMap((p) => (typeof p === 'string' ? [...Buffer.from(p, 'latin1')] : p)));
@@ -127,7 +128,7 @@ describe('fuzzing', () => {
   }
 
   it('random bytes after a protocol header', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), (tail) => pipeline(Uint8Array.from([0x80, 4, ...tail]))), { numRuns: 3000 });
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), (tail) => pipeline(Uint8Array.from([0x80, 4, ...tail]))), { numRuns: runs(3000) });
   });
 
   it('mutated and truncated real snapshots', () => {
@@ -142,7 +143,7 @@ describe('fuzzing', () => {
           pipeline(cut === null ? data : data.subarray(0, cut % data.length));
         },
       ),
-      { numRuns: 150 },
+      { numRuns: runs(150) },
     );
   });
 });

@@ -12,8 +12,7 @@ import { GpumemError } from '../../../src/core/index.js';
 import { openNvmlSource } from '../../../src/sources/nvml/index.js';
 import { ListBuffer, readProcessList } from '../../../src/sources/nvml/processes.js';
 import { fakeH100, fakeNvmlLib, writeScenario, type FakeScenario } from '../../fake-nvml/scenario.js';
-
-const MiB = 1024 * 1024;
+import { MiB } from '../../../src/core/units.js';
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-nvml-fail-'));
 let n = 0;
 function withScenario(scenario: FakeScenario): string {

@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openNvmlSource } from '../../../src/sources/nvml/index.js';
 import { FAKE_ERAS, fakeH100, fakeNvmlLib, writeScenario, type FakeEra, type FakeScenario } from '../../fake-nvml/scenario.js';
-
-const MiB = 1024 * 1024;
+import { MiB } from '../../../src/core/units.js';
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-nvml-'));
 let child: ChildProcess;
 let realPid: number;

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { detectPidNamespace } from '../../../src/cli/diagnose/collect.js';
+import { detectPidNamespace } from '../../../src/orchestrate/index.js';
 import { detectContainer } from '../../../src/sources/procfs/index.js';
 
 const root = mkdtempSync(join(tmpdir(), 'gpumem-container-'));

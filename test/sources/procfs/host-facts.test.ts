@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Sample } from '../../../src/core/index.js';
-import { createHostEnricher, listChildren, listDescendants, readHostFacts, readStartTicks } from '../../../src/sources/procfs/index.js';
+import { createHostEnricher, childrenByParent, descendantsOf, readHostFacts, readProcTable, readStartTicks } from '../../../src/sources/procfs/index.js';
 
 const children: ChildProcess[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-procfs-'));
@@ -60,7 +60,7 @@ describe('readHostFacts on real processes', () => {
     // sh forks a short sleep, then becomes a long sleep, which never reaps it: the child stays a zombie.
     const parent = start('/bin/sh', ['-c', `${SLEEP} 0.01 & exec ${SLEEP} 30`]);
     const zombie = await until(() => {
-      const kids = listChildren(parent.pid!);
+      const kids = childrenByParent(readProcTable()).get(parent.pid!) ?? [];
       return kids.find((k) => readHostFacts(k).state === 'Z');
     }, 'a zombie child');
     const facts = readHostFacts(zombie);
@@ -68,7 +68,7 @@ describe('readHostFacts on real processes', () => {
     expect(facts.ppid).toBe(parent.pid);
     expect(facts.cmdline).toBeNull();
     expect(facts.unavailable.cmdline).toMatch(/zombie/);
-    expect(listDescendants(process.pid)).toEqual(expect.arrayContaining([parent.pid, zombie]));
+    expect(descendantsOf(readProcTable(), process.pid)).toEqual(expect.arrayContaining([parent.pid, zombie]));
   });
 
   it('a gone pid is marked not visible with every fact null and the reason', async () => {

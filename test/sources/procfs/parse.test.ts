@@ -7,12 +7,12 @@ const statLine = (comm: string, state = 'S', ppid = 1, start = 12345): string =>
 
 describe('parseProcStat', () => {
   it('reads fields after the last ")" so comm may hold spaces and parentheses', () => {
-    expect(parseProcStat(statLine('a) (b c) S 9 9'))).toEqual({ pid: 4242, comm: 'a) (b c) S 9 9', state: 'S', ppid: 1, startTicks: 12345 });
+    expect(parseProcStat(statLine('a) (b c) S 9 9'))).toEqual({ pid: 4242, comm: 'a) (b c) S 9 9', state: 'S', ppid: 1, pgid: 4242, startTicks: 12345 });
   });
   it('any comm round-trips (property)', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 15 }).filter((s) => !s.includes('\n')), fc.constantFrom('R', 'S', 'D', 'Z'), fc.nat(), fc.nat(), (comm, state, ppid, start) => {
-        expect(parseProcStat(statLine(comm, state, ppid, start))).toEqual({ pid: 4242, comm, state, ppid, startTicks: start });
+        expect(parseProcStat(statLine(comm, state, ppid, start))).toEqual({ pid: 4242, comm, state, ppid, pgid: 4242, startTicks: start });
       }),
     );
   });

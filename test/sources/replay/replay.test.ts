@@ -13,6 +13,7 @@ import { parseSmiXml } from '../../../src/sources/smi/index.js';
 import { createRecordingWriter } from '../../../src/store/recording/index.js';
 import { runSourceContract } from '../contract.js';
 import { MiB } from '../smi/expected.js';
+import { runs } from '../../helpers/fuzz.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-replay-'));
 const fixture = (name: string): string => readFileSync(fileURLToPath(new URL(`../../fixtures/nvidia-smi/${name}`, import.meta.url)), 'utf8');
@@ -172,7 +173,7 @@ describe('recorded samples are checked field by field', () => {
         renderStatus(asReplaySample(sample), { columns: 100, color: false });
         diagnose({ samples: [asReplaySample(sample)], viewer: null, pidNamespace: 'unknown', ancestors: {} });
       }),
-      { numRuns: 400 },
+      { numRuns: runs(400) },
     );
   });
 });

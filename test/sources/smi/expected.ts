@@ -2,7 +2,8 @@
  * Ground truth per fixture, transcribed by hand from the fixture text (MiB as nvidia-smi printed them);
  * the tests turn MiB into bytes with exact integer arithmetic. `reserved: null` = a pre-R510 driver.
  */
-export const MiB = 1024 * 1024;
+import { MiB } from '../../../src/core/units.js';
+export { MiB };
 
 export interface ExpectedGpu {
   uuid: string;

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GpumemError } from '../../../src/core/index.js';
 import { parseComputeAppsCsv, parseQueryGpuCsv, parseSmiXml } from '../../../src/sources/smi/index.js';
+import { runs } from '../../helpers/fuzz.js';
 
 const dir = new URL('../../fixtures/nvidia-smi/', import.meta.url);
 const files = readdirSync(dir).filter((f) => /\.(xml|csv)$/.test(f));
@@ -29,7 +30,7 @@ describe('parser robustness', () => {
       fc.property(fc.constantFrom(...texts), fc.double({ min: 0, max: 1, noNaN: true }), ({ f, text }, at) => {
         onlyGpumemErrors(parserFor(f), text.slice(0, Math.floor(text.length * at)));
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 
@@ -39,7 +40,7 @@ describe('parser robustness', () => {
       fc.property(fc.constantFrom(...xmls), fc.double({ min: 0.05, max: 0.95, noNaN: true }), ({ text }, at) => {
         expect(() => parseSmiXml(text.slice(0, Math.floor(text.length * at)))).toThrow(/nvidia-smi XML: (output ends inside <\w+>|tag cut off)/);
       }),
-      { numRuns: 100 },
+      { numRuns: runs(100) },
     );
   });
 
@@ -57,7 +58,7 @@ describe('parser robustness', () => {
           onlyGpumemErrors(parserFor(f), t);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 
@@ -68,7 +69,7 @@ describe('parser robustness', () => {
         onlyGpumemErrors(parseQueryGpuCsv, s);
         onlyGpumemErrors((t) => parseComputeAppsCsv(t), s);
       }),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     );
   });
 

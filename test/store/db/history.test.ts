@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseOomText } from '../../../src/core/index.js';
 import { HISTORY_SCHEMA_VERSION, beginRun, completeRun, defaultDbPath, getRun, listRuns, openHistory, type HistoryReport } from '../../../src/store/index.js';
 
 const dirs: string[] = [];
@@ -14,13 +15,15 @@ function tmp(): string {
   return d;
 }
 
+const OOM = parseOomText('torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.50 GiB is free.')[0]!;
+
 const report = (peak: number, code: number | null): HistoryReport => ({
   argv: ['python', 'train.py'], cwd: '/w', startedAtMs: 1000, durationMs: 5000, gpus: [{ index: 1, uuid: 'GPU-b' }],
   env: [{ name: 'CUDA_DEVICE_ORDER', value: 'PCI_BUS_ID', previous: null, action: 'set', reason: 'r' }],
   attempts: [{
     attempt: 1, argv: ['python', 'train.py'], batch: null, durationMs: 5000, exit: { code, signal: null },
     peaks: [{ index: 1, uuid: 'GPU-b', peakBytes: peak, atMs: 10, chosen: true }, { index: 2, uuid: 'GPU-c', peakBytes: 7, atMs: 11, chosen: false }],
-    ooms: [{ line: 3, text: 'CUDA out of memory', event: null, causes: [] }],
+    ooms: [{ line: 3, text: 'CUDA out of memory', event: OOM, causes: [] }],
     cleanup: { leftovers: [{ pid: 42, cmdline: ['w'], gpuBytes: 5, outcome: 'killed', detail: 'd' }] },
     timeline: [{ tMs: 0, bytes: { 'GPU-b': peak } }],
   }],

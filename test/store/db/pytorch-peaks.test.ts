@@ -19,7 +19,7 @@ const report: HistoryReport = {
   argv: ['python', 'train.py'], cwd: '/w', startedAtMs: 1000, durationMs: 5000, gpus: [{ index: 1, uuid: 'GPU-b' }], env: [],
   attempts: [{
     attempt: 1, argv: ['python', 'train.py'], batch: null, durationMs: 5000, exit: { code: 1, signal: null },
-    peaks: [], ooms: [], cleanup: { leftovers: [] }, timeline: [], plugins: { companion: { schemaVersion: 1, gpus: [gpu] } },
+    peaks: [], ooms: [], cleanup: { leftovers: [] }, timeline: [], plugins: { companion: { gpus: [gpu] } },
   }],
   retries: 0, exit: { code: 1, signal: null },
 };

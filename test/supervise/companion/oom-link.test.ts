@@ -3,9 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { applyCompanionMessage, createCompanionState, type OomMessage } from '../../../src/core/companion/index.js';
 import { linkCompanionOoms, type LinkedOomFinding } from '../../../src/supervise/companion/index.js';
 import { createOomWatcher } from '../../../src/supervise/oom-watch.js';
-
-const MiB = 2 ** 20;
-const GiB = 2 ** 30;
+import { GiB, MiB } from '../../../src/core/units.js';
 const TEXT = 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.06 GiB is free. ' +
   'Including non-PyTorch memory, this process has 78.12 GiB memory in use. Of the allocated memory 70.02 GiB is allocated by PyTorch, and 7.50 GiB is reserved by PyTorch but unallocated.\n';
 
@@ -34,9 +32,9 @@ describe('linkCompanionOoms', () => {
     expect(unmatched.map((u) => u.requestedBytes)).toEqual([512 * MiB]);
     const f = findings[0] as LinkedOomFinding;
     expect(f.allocator).toMatchObject({ pid: 9, requestedBytes: 2 * GiB, allocatedBytes: exactAllocated, unallocatedBytes: 7.5 * GiB, numAllocRetries: 4 });
-    const event = f.event as { allocatedByPytorchBytes: number; line: number };
-    expect(event.allocatedByPytorchBytes).toBe(exactAllocated);
+    const event = f.event;
+    expect(event.allocatedByPytorchBytes).toBe(BigInt(exactAllocated));
     expect(event.line).toBe(f.line);
-    expect((f.causes as Array<{ id: string }>).map((c) => c.id)).toContain('fragmentation');
+    expect(f.causes.map((c) => c.id)).toContain('fragmentation');
   });
 });

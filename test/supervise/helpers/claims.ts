@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Device, GpuProcess, Sample } from '../../../src/core/index.js';
 import type { GpuSource } from '../../../src/sources/index.js';
-import { readProcEntry } from '../../../src/supervise/index.js';
-
-export const GiB = 1024 ** 3;
+import { readProcStat as readProcEntry } from '../../../src/sources/index.js';
+import { GiB } from '../../../src/core/units.js';
+export { GiB };
 export const PROCS = fileURLToPath(new URL('../../fixtures/procs', import.meta.url));
 
 export interface ClaimGpu {

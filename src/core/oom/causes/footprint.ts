@@ -7,7 +7,8 @@ import { b, GiB, MiB, pct, shortfallOf, unallocatedOf, type CauseRule } from './
 
 export const fullDevice: CauseRule = (event) => {
   const { requestedBytes: req, freeBytes: free, totalBytes: total } = event;
-  if (req === null || free === null || total === null || req > total) return null;
+  // DeepSpeed's inference workspace has its own rule; training advice does not fit it.
+  if (req === null || free === null || total === null || req > total || event.family === 'deepspeed') return null;
   const short = shortfallOf(event);
   if (short === null) return null;
   const small = req <= 20n * MiB;

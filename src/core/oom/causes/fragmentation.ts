@@ -11,8 +11,13 @@ export const fragmentation: CauseRule = (event, context) => {
   const allocated = event.allocatedByPytorchBytes;
   if (!unallocated || req === null) return null;
   const covers = unallocated.bytes >= req;
+  // What PyTorch's hint says: with expandable segments the cached pieces and the free memory can serve the request together.
+  const free = event.freeBytes;
+  const withFree = free !== null && unallocated.bytes + free >= req;
+  // Under a memory fraction that the request would cross, growing is not allowed: the limit is the cause then.
+  const capped = event.allowedBytes !== null && (allocated ?? 0n) + req > event.allowedBytes;
   const large = allocated !== null && allocated > 0n && unallocated.bytes * 4n >= allocated && unallocated.bytes >= 256n * MiB;
-  if (!covers && !large) return null;
+  if (!covers && !large && !withFree) return null;
   const already = expandableOn(context);
   const variable = allocConfVariable(event);
   const modern = event.era === null || !/^1\.|^≤0/.test(event.era.version);
@@ -20,7 +25,7 @@ export const fragmentation: CauseRule = (event, context) => {
     ? `reserved in total ${b(event.reservedTotalBytes)} − allocated ${b(allocated)} = ${b(unallocated.bytes)} (±10 MiB from rounding)`
     : `${b(unallocated.bytes)} reserved by PyTorch but unallocated`;
   const detail =
-    `${how}, ${covers ? `enough for the ${b(req)} request on its own` : `${pct(unallocated.bytes, allocated ?? 1n)} of the ${b(allocated)} allocated`}: ` +
+    `${how}, ${covers ? `enough for the ${b(req)} request on its own` : withFree ? `which with the ${b(free)} free covers the ${b(req)} request` : `${pct(unallocated.bytes, allocated ?? 1n)} of the ${b(allocated)} allocated`}: ` +
     'free memory is split into pieces too small for the request.';
   let fix: string;
   if (event.family === 'pytorch-xpu') {
@@ -34,14 +39,19 @@ export const fragmentation: CauseRule = (event, context) => {
   }
   return {
     id: 'fragmentation',
-    score: covers ? (already ? 60 : 85) : 55,
-    title: covers ? 'Fragmentation: PyTorch already holds enough free memory, but in pieces' : 'Fragmentation: a large share of reserved memory is unusable',
+    // Ranked first (above other processes and a full device) when the memory to serve the request is there.
+    score: already ? (covers ? 60 : 55) : (covers || withFree) && !capped ? 92 : covers ? 85 : 55,
+    title: covers
+      ? 'Fragmentation: PyTorch already holds enough free memory, but in pieces'
+      : withFree ? 'Fragmentation: free plus cached memory covers the request, but not in one piece' : 'Fragmentation: a large share of reserved memory is unusable',
     evidence: {
       reservedUnallocatedBytes: unallocated.bytes,
       derived: unallocated.derived,
       requestedBytes: req,
       allocatedByPytorchBytes: allocated,
       expandableSegmentsOn: already,
+      freeBytes: free,
+      freePlusUnallocatedCovers: withFree,
     },
     detail,
     fix,

@@ -34,22 +34,25 @@ export const otherProcesses: CauseRule = (event, context) => {
       score: 20,
       title: 'The one process listed is probably this process itself (container pid)',
       evidence: { pid: single.pid, bytes: single.bytes, pytorchHeldBytes: ownPytorch },
-      detail: `Process ${single.pid} holds ${b(single.bytes)}, at least the ${b(ownPytorch)} PyTorch holds here, and no "this process" line was printed: inside a container NVML shows the host pid of the process itself.`,
+      detail: `Process ${single.pid ?? '(pid not shown)'} holds ${b(single.bytes)}, at least the ${b(ownPytorch)} PyTorch holds here, and no "this process" line was printed: inside a container NVML shows the host pid of the process itself.`,
       fix: 'Treat it as this process: the other causes listed apply to your own memory use.',
     };
   }
   const req = event.requestedBytes;
   const significant = (req !== null && total >= req) || (event.totalBytes !== null && total * 10n >= event.totalBytes);
   if (!significant) return null;
-  const list = others.map((p) => `${p.pid}: ${b(p.bytes)}${liveNote(p.pid, context)}`).join('; ');
-  const pids = others.map((p) => p.pid).join(' ');
+  const list = others.map((p) => (p.pid === null ? `pid not shown: ${b(p.bytes)}` : `${p.pid}: ${b(p.bytes)}${liveNote(p.pid, context)}`)).join('; ');
+  const pids = others.flatMap((p) => (p.pid === null ? [] : [p.pid])).join(' ');
+  const kill = pids === ''
+    ? 'The pasted message has no pids: find the processes with `gpumem status` and, if they are leftovers of earlier runs, end them with `gpumem kill PID` (it checks ownership and that they still hold the GPU)'
+    : `If they are leftovers of earlier runs, end them with \`gpumem kill ${pids}\` (it checks ownership and that they still hold the GPU)`;
   return {
     id: 'other-processes',
     score: req !== null && total >= req ? 80 : 50,
     title: `Other processes hold ${b(total)} on this GPU`,
     evidence: { otherProcessesBytes: total, count: others.length, requestedBytes: req, totalBytes: event.totalBytes },
     detail: `${others.length} other process(es) hold ${b(total)}${event.totalBytes !== null ? ` (${pct(total, event.totalBytes)} of ${b(event.totalBytes)})` : ''}${req !== null && total >= req ? `, more than the ${b(req)} requested` : ''}: ${list}.`,
-    fix: `If they are leftovers of earlier runs, end them with \`gpumem kill ${pids}\` (it checks ownership and that they still hold the GPU); otherwise run on a GPU they do not use (\`gpumem status\` shows free ones).`,
+    fix: `${kill}; otherwise run on a GPU they do not use (\`gpumem status\` shows free ones).`,
   };
 };
 

@@ -11,9 +11,9 @@ export type OomFields = Omit<OomEvent, 'line' | 'lines' | 'ranks' | 'userFrame'>
 /**
  * What a block still accepts from the next line: `any` (the message is cut short, a wrapped line may
  * follow), `hint` (only a wrapped piece of the allocator hint), `nccl` (the calloc line, after blanks),
- * `none` (complete).
+ * `ggml` (llama.cpp's "failed to allocate X buffer of size N" line), `none` (complete).
  */
-export type Wants = 'any' | 'hint' | 'nccl' | 'none';
+export type Wants = 'any' | 'hint' | 'nccl' | 'ggml' | 'none';
 
 export interface Recognized {
   fields: OomFields;
@@ -23,6 +23,11 @@ export interface Recognized {
   /** How many fields were read: lets the scanner pick the better of two ways to join a wrapped line. */
   fieldCount: number;
   wants: Wants;
+  /**
+   * Reads numbers a library prints on the lines before its message (DeepSpeed's Requested/Free/Total): given
+   * the text before the message, fills them in. Absent for families that print everything in the message.
+   */
+  readBefore?: (preceding: string) => void;
 }
 
 export interface Recognizer {
@@ -44,7 +49,24 @@ const FRAMEWORK: Record<OomFamily, OomFramework> = {
   nccl: 'nccl',
   xla: 'jax',
   tensorflow: 'tensorflow',
+  cupy: 'cupy',
+  paddle: 'paddle',
+  'ggml-cuda': 'llama.cpp',
+  'ggml-metal': 'llama.cpp',
+  'ggml-vulkan': 'llama.cpp',
+  'vllm-kv-cache': 'vllm',
+  onnxruntime: 'onnxruntime',
+  tensorrt: 'tensorrt',
+  mxnet: 'mxnet',
+  numba: 'numba',
+  deepspeed: 'deepspeed',
 };
+
+/** Moves a record to another family (and that family's framework) once its text shows which. */
+export function setFamily(fields: OomFields, family: OomFamily): void {
+  fields.family = family;
+  fields.framework = FRAMEWORK[family];
+}
 
 /** A record of `family` with every number unknown. */
 export function blankFields(family: OomFamily): OomFields {
@@ -68,6 +90,10 @@ export function blankFields(family: OomFamily): OomFields {
     requestMoreThan1EB: false,
     mps: null,
     tensor: null,
+    kvCache: null,
+    poolBytes: null,
+    backend: null,
+    partial: false,
     hintVariable: null,
     message: '',
   };
@@ -80,7 +106,7 @@ export function searchFrom(re: RegExp, text: string, from: number): RegExpExecAr
 }
 
 const EXCEPTION_RE =
-  /(torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError|torch\.AcceleratorError|torch\.distributed\.DistBackendError|jaxlib\.xla_extension\.XlaRuntimeError|XlaRuntimeError|ResourceExhaustedError|OutOfMemoryError|AcceleratorError|RuntimeError)\b/g;
+  /(cupy\.cuda\.memory\.OutOfMemoryError|numba\.cuda\.cudadrv\.driver\.CudaAPIError|mxnet\.base\.MXNetError|paddle\.fluid\.core\.EnforceNotMet|onnxruntime\.capi\.onnxruntime_pybind11_state\.RuntimeException|torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError|torch\.AcceleratorError|torch\.distributed\.DistBackendError|jaxlib\.xla_extension\.XlaRuntimeError|XlaRuntimeError|ResourceExhaustedError|OutOfMemoryError|AcceleratorError|CudaAPIError|MXNetError|EnforceNotMet|RuntimeException|ValueError|RuntimeError)\b/g;
 
 /** The last Python exception class printed in the 120 characters before `start`. */
 export function exceptionBefore(text: string, start: number): string | null {
@@ -91,9 +117,47 @@ export function exceptionBefore(text: string, start: number): string | null {
   return last;
 }
 
+/** A whole number printed with optional thousands separators ("25,600,000") as bigint. */
+export function wholeBytes(printed: string): bigint {
+  return BigInt(printed.replace(/,/g, ''));
+}
+
 /** Caps the stored message so one event never holds a pathological line. */
 export function clip(text: string, start: number, end: number): string {
   return text.slice(start, Math.min(end, start + 4096)).trim();
+}
+
+/** What a one-regex recognizer reports beyond its fields: how many it read and, when not the head's end, where the message ends. */
+export interface HeadRead {
+  count: number;
+  end?: number;
+  wants?: Wants;
+  readBefore?: (preceding: string) => void;
+}
+
+/**
+ * A recognizer for a message whose head regex carries most of its numbers: `fill` reads the match (and any
+ * field after it, up to `limit`) into a blank record of `family`.
+ */
+export function headRecognizer(
+  re: RegExp,
+  family: OomFamily,
+  fill: (m: RegExpExecArray, fields: OomFields, text: string, start: number, limit: number) => HeadRead,
+): Recognizer {
+  return {
+    findHead: headFinder(re),
+    read(text, start, limit): Recognized {
+      const m = searchFrom(re, text, start) as RegExpExecArray;
+      const fields = blankFields(family);
+      fields.exceptionClass = exceptionBefore(text, start);
+      const got = fill(m, fields, text, start, limit);
+      const end = got.end ?? m.index + m[0].length;
+      fields.message = clip(text, start, limit);
+      const result: Recognized = { fields, start, end, fieldCount: 1 + got.count, wants: got.wants ?? 'none' };
+      if (got.readBefore) result.readBefore = got.readBefore;
+      return result;
+    },
+  };
 }
 
 /** A recognizer's `findHead`: the offset of the next match of `re` at or after `from`, or -1. */
@@ -127,6 +191,11 @@ export class FieldCursor {
     const m = within(re, this.text, this.start, this.limit);
     if (m) this.note(m);
     return m;
+  }
+
+  /** Extends the message over a match without counting it as a field (numbers read from a cut sentence). */
+  extend(m: RegExpExecArray): void {
+    this.end = Math.max(this.end, m.index + m[0].length);
   }
 
   /** Notes a match found another way (e.g. a loop over repeated process lines). */

@@ -6,8 +6,8 @@
 import { blankFields, clip, exceptionBefore, headFinder, searchFrom, type Recognized, type Recognizer } from './base.js';
 
 const RUNTIME_HEAD = /CUDA (?:driver )?error: ?out of memory|CUDA_ERROR_OUT_OF_MEMORY/gi;
-const CUBLAS_HEAD = /CUBLAS_STATUS_ALLOC_FAILED/g;
-const CUDNN_HEAD = /CUDNN_STATUS_ALLOC_FAILED/g;
+const CUBLAS_HEAD = /CUBLAS_STATUS_ALLOC_FAILED/gi;
+const CUDNN_HEAD = /CUDNN_STATUS_ALLOC_FAILED/gi;
 const NCCL_HEAD = /Cuda failure (?:\d{1,4} )?'out of memory'|Failed to CUDA calloc (\d{1,20}) bytes/gi;
 const NCCL_CALLOC = /Failed to CUDA calloc (\d{1,20}) bytes/gi;
 const NCCL_DEVICE = /\[(\d{1,3})\] [^ ]{0,200} ?NCCL WARN/g;

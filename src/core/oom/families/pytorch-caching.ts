@@ -9,9 +9,10 @@ import { SIZE_SOURCE } from '../size.js';
 import type { OomFamily } from '../types.js';
 import { blankFields, clip, exceptionBefore, FieldCursor, headFinder, searchFrom, within, type Recognized, type Recognizer, type Wants } from './base.js';
 import { readSize } from './size-field.js';
+import { OTHER_PROCESS, readPieces } from './pytorch-pieces.js';
 
 const S = SIZE_SOURCE;
-const HEAD = new RegExp(String.raw`(?:(CUDA|HIP|XPU) out of memory ?\.? ?|(?<!out of memory ?\.? ?))Tried to allocate (?:(more than 1EB)|${S}(?! on (?:private|shared) pool))|\b(CUDA|HIP|XPU) out of memory|cuda runtime error ?\(2\) ?: ?out of memory`, 'gi');
+const HEAD = new RegExp(String.raw`(?:(CUDA|HIP|XPU) out of memory ?\.? ?|(?<!(?:CUDA|HIP|XPU) )out of memory ?\.? ?|(?<!out of memory ?\.? ?))Tried to allocate (?:(more than 1EB)|${S}(?! on (?:private|shared) pool))|\b(CUDA|HIP|XPU) out of memory|cuda runtime error ?\(2\) ?: ?out of memory`, 'gi');
 const GPU_OLD = /\(GPU (\d{1,3});/gi;
 const TOTAL_OLD = new RegExp(String.raw`; ?${S} total capacity`, 'gi');
 const ALLOCATED_OLD = new RegExp(String.raw`; ?${S} already allocated`, 'gi');
@@ -21,7 +22,6 @@ const RESERVED_OLD = new RegExp(String.raw`; ?${S} reserved in total by PyTorch`
 const ALLOWED = new RegExp(String.raw`[;.] ?${S} allowed;`, 'gi');
 const CAPACITY_NEW = new RegExp(String.raw`GPU (\d{1,3}) has a total (capacity|capacty) of ${S} of which ${S} is free`, 'gi');
 const THIS_PROCESS = new RegExp(String.raw`this process has ${S} memory in use`, 'gi');
-const OTHER_PROCESS = new RegExp(String.raw`Process (\d{1,10}) has ${S} memory in use`, 'gi');
 const ALLOCATED_NEW = new RegExp(String.raw`Of the allocated memory ${S} is allocated by PyTorch`, 'gi');
 const PRIVATE_POOLS = new RegExp(String.raw`with ${S} allocated in private pools`, 'gi');
 const UNALLOCATED_NEW = new RegExp(String.raw`and ${S} is reserved by PyTorch but unallocated`, 'gi');
@@ -40,7 +40,7 @@ export const pytorchCaching: Recognizer = {
 
   read(text, start, limit): Recognized {
     const head = searchFrom(HEAD, text, start) as RegExpExecArray;
-    const fields = blankFields(familyOf(head[1] ?? head[6]));
+    const fields = blankFields(familyOf(head[1] ?? head[5]));
     fields.exceptionClass = exceptionBefore(text, start);
     const cur = new FieldCursor(text, start, limit, head.index + head[0].length);
     const take = (re: RegExp): RegExpExecArray | null => cur.take(re);
@@ -50,12 +50,15 @@ export const pytorchCaching: Recognizer = {
       return read.bytes;
     };
 
+    // "Tried to allocate" without "CUDA out of memory." before it: the paste starts inside the message.
+    const cutStart = head[1] === undefined && (head[2] !== undefined || head[3] !== undefined);
     if (/cuda runtime error/i.test(head[0])) {
       fields.era = { version: '≤0.4', evidence: 'THC "cuda runtime error (2)" wording' };
       return { fields, start, end: cur.end, fieldCount: 1, wants: 'none' };
     }
     if (head[2]) {
       fields.requestMoreThan1EB = true;
+      fields.partial = cutStart;
       fields.requestedBytes = 1n << 60n;
       fields.message = clip(text, start, cur.end + 8);
       return { fields, start, end: cur.end, fieldCount: 1, wants: 'none' };
@@ -92,8 +95,8 @@ export const pytorchCaching: Recognizer = {
       for (let m = within(OTHER_PROCESS, text, start, limit); m; m = within(OTHER_PROCESS, text, m.index + m[0].length, limit)) {
         cur.note(m);
         const read = readSize(m[2], m[3]);
-        fields.otherProcesses.push({ pid: Number(m[1]), bytes: read.bytes });
-        if (read.sentinel) fields.unavailable[`otherProcesses.${m[1]}`] = 'printed as 17179869184.00 GiB (the "not available" sentinel)';
+        fields.otherProcesses.push({ pid: m[1] === undefined ? null : Number(m[1]), bytes: read.bytes });
+        if (read.sentinel) fields.unavailable[`otherProcesses.${m[1] ?? 'hidden'}`] = 'printed as 17179869184.00 GiB (the "not available" sentinel)';
       }
       const allocated = take(ALLOCATED_NEW);
       const pools = take(PRIVATE_POOLS);
@@ -103,6 +106,8 @@ export const pytorchCaching: Recognizer = {
       if (unallocated) fields.reservedUnallocatedBytes = size(unallocated[1], unallocated[2], 'reservedUnallocatedBytes');
       core = Boolean(unallocated);
     }
+    // A message cut inside a sentence ("… a total capacity of 23.64 GiB of wh"): keep the numbers still there.
+    if (!core) readPieces(text, head.index + head[0].length, limit, fields, cur);
     const hint = take(HINT_VAR);
     if (hint) fields.hintVariable = (hint[1] as string).toUpperCase();
     const body = text.slice(start, limit);
@@ -112,6 +117,10 @@ export const pytorchCaching: Recognizer = {
     const end = done ? start + hintFrom + done.index + done[0].length : cur.end;
     fields.era = eraOf(body, fields.exceptionClass, capacity?.[2] ?? null, Boolean(gpuOld));
     fields.message = clip(text, start, end);
+    // Whole when the hint's closing words were read, or (v1–v3, no hint) the field list closed with ")".
+    // (A hint begun after the ")" but not finished is a cut one.)
+    const closed = done !== null || (gpuOld !== null && core && /^\)(?!\s*If\b)/i.test(text.slice(cur.end, cur.end + 8)));
+    fields.partial = cutStart || (!closed && fields.era?.version !== '2.3');
     const wants: Wants = done ? 'none' : core ? 'hint' : 'any';
     return { fields, start, end, fieldCount: cur.count, wants };
   },

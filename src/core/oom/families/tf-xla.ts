@@ -4,13 +4,23 @@
  * `ran out of memory trying to allocate 120.70MiB`, and the driver's `failed to allocate 4.00G (N bytes)`).
  */
 import { SIZE_SOURCE } from '../size.js';
-import { blankFields, clip, exceptionBefore, headFinder, searchFrom, type Recognized, type Recognizer } from './base.js';
+import { blankFields, clip, exceptionBefore, headFinder, searchFrom, setFamily, within, type Recognized, type Recognizer, type Wants } from './base.js';
 import { readSize } from './size-field.js';
 
-const XLA_HEAD = /(?:RESOURCE_EXHAUSTED|Resource exhausted): ?(?:Out of memory (?:while trying to allocate|allocating) (\d{1,20}) ?bytes|XLA:\w{1,10} compile permanent error\. Ran out of memory in memory space (\w{1,20}))/gi;
+const XLA_HEAD = new RegExp(
+  String.raw`(?:RESOURCE_EXHAUSTED|Resource exhausted): ?(?:Out of memory (?:while trying to allocate|allocating) (\d{1,20}) ?bytes|XLA:\w{1,10} compile permanent error\. Ran out of memory in memory space (\w{1,20}))` +
+    // Older jaxlib (and a paste that starts at the failing call): the PJRT allocator's request with exact bytes.
+    String.raw`|Failed to allocate request for ${SIZE_SOURCE} \((\d{1,20})B\)(?: on device ordinal (\d{1,3}))?` +
+    // XLA's cudaMallocAsync allocator; the driver's free/total follow on the next line.
+    String.raw`|cuMemAllocAsync failed to allocate (\d{1,20}) bytes(?:: ?RESOURCE_EXHAUSTED: ?:? ?CUDA_ERROR_OUT_OF_MEMORY(?:: out of memory)?)?` +
+    // A line that ends inside the words (a hard wrap after "Resource exhausted: Out"): the next line completes it.
+    String.raw`|(?:RESOURCE_EXHAUSTED|Resource exhausted):(?: ?Out(?: of)?)? ?$`,
+  'gi',
+);
+const ASYNC_FREE_TOTAL = /Free memory\/Total memory: ?(\d{1,20})\/(\d{1,20})/gi;
 const TF_HEAD = new RegExp(
   String.raw`OOM when allocating tensor with shape ?\[([\d, ]{0,200})\] and type (\w{1,20})(?: on [^ ]{0,200}?device:GPU:(\d{1,3}))?(?: by allocator (\w{1,40}))?` +
-    String.raw`|Allocator \((\w{1,40})\) ran out of memory trying to allocate ${SIZE_SOURCE}` +
+    String.raw`|Allocator \((\w{1,40})\) ran out of memory trying to allocate ${SIZE_SOURCE}(?: ?\(rounded to (\d{1,20})\))?` +
     String.raw`|failed to allocate ${SIZE_SOURCE} \((\d{1,20}) bytes\) from device: ?CUDA_ERROR_OUT_OF_MEMORY(?:: out of memory)?`,
   'gi',
 );
@@ -34,10 +44,36 @@ function recognizer(re: RegExp, read: (m: RegExpExecArray, text: string, start: 
 export const xla = recognizer(XLA_HEAD, (m, text, start, limit) => {
   const fields = blankFields('xla');
   fields.exceptionClass = exceptionBefore(text, start);
-  if (m[1] !== undefined) fields.requestedBytes = BigInt(m[1]);
-  const end = m.index + m[0].length;
+  let end = m.index + m[0].length;
+  let count = 1;
+  let wants: Wants = 'none';
+  if (m[1] !== undefined) {
+    fields.requestedBytes = BigInt(m[1]);
+    count++;
+  } else if (m[5] !== undefined) {
+    fields.requestedBytes = BigInt(m[5]);
+    if (m[6] !== undefined) fields.gpuIndex = Number(m[6]);
+    fields.era = { version: 'jaxlib ≤0.3', evidence: '"Failed to allocate request for" wording' };
+    fields.partial = !/(?:RESOURCE_EXHAUSTED|Resource exhausted): ?$/i.test(text.slice(Math.max(0, m.index - 24), m.index));
+    count += m[6] !== undefined ? 2 : 1;
+  } else if (m[1] === undefined && m[2] === undefined && m[7] === undefined) {
+    fields.partial = true;
+    wants = 'any';
+  } else if (m[7] !== undefined) {
+    fields.requestedBytes = BigInt(m[7]);
+    count++;
+    const freeTotal = within(ASYNC_FREE_TOTAL, text, end, limit);
+    if (freeTotal) {
+      fields.freeBytes = BigInt(freeTotal[1] as string);
+      fields.totalBytes = BigInt(freeTotal[2] as string);
+      end = freeTotal.index + freeTotal[0].length;
+      count += 2;
+    } else {
+      wants = 'any';
+    }
+  }
   fields.message = clip(text, start, limit);
-  return { fields, start, end, fieldCount: m[1] !== undefined ? 2 : 1, wants: 'none' };
+  return { fields, start, end, fieldCount: count, wants };
 });
 
 export const tensorflow = recognizer(TF_HEAD, (m, text, start, limit) => {
@@ -53,12 +89,15 @@ export const tensorflow = recognizer(TF_HEAD, (m, text, start, limit) => {
     if (m[3] !== undefined) fields.gpuIndex = Number(m[3]);
     count += 1 + (m[3] !== undefined ? 1 : 0);
   } else if (m[5] !== undefined) {
-    fields.requestedBytes = readSize(m[6], m[7]).bytes;
+    // "(rounded to N)" is the exact size the BFC allocator asked for; the unit figure is rounded.
+    fields.requestedBytes = m[8] !== undefined ? BigInt(m[8]) : readSize(m[6], m[7]).bytes;
     const gpu = /GPU_(\d{1,3})_bfc/i.exec(m[5]);
     if (gpu) fields.gpuIndex = Number(gpu[1]);
+    // JAX vendors the same BFC allocator; its log lines name XLA's copy of the source.
+    if (/external\/org_tensorflow|external\/xla|xla\/tsl/i.test(text.slice(Math.max(0, start - 300), start))) setFamily(fields, 'xla');
     count++;
-  } else if (m[10] !== undefined) {
-    fields.requestedBytes = BigInt(m[10]);
+  } else if (m[11] !== undefined) {
+    fields.requestedBytes = BigInt(m[11]);
     count++;
   }
   const end = m.index + m[0].length;

@@ -1,0 +1,67 @@
+/** `gpumem serve`: the page, JSON API and /metrics until Ctrl-C (docs/serve.md). */
+import { GpumemError } from '../../core/index.js';
+import { LiveSampler } from '../../orchestrate/index.js';
+import { createApp, isLoopbackAddress, listen, newToken, ServerState } from '../../server/index.js';
+import { defaultDbPath } from '../../store/index.js';
+import type { CommandHandler } from '../context.js';
+import type { ServeOptions } from '../options/serve.js';
+import { untilInterrupted } from '../interrupt.js';
+import { openSourceFromContext } from '../open-source.js';
+import { painter } from '../render/style.js';
+
+export const run: CommandHandler<ServeOptions> = async (ctx) => {
+  const o = ctx.args.options;
+  const { host, port } = o;
+  const intervalMs = o.interval;
+  const given = o.token ?? ctx.env.GPUMEM_SERVE_TOKEN;
+  if (given !== undefined && !/^[A-Za-z0-9._~+/=-]{16,256}$/.test(given)) {
+    throw new GpumemError('BAD_OPTION_VALUE', '--token: needs 16 to 256 characters of A–Z, a–z, 0–9, ._~+/=-', { hint: 'or leave it out for a random one' });
+  }
+  const token = o.readonly ? null : (given ?? newToken());
+
+  const source = await openSourceFromContext(ctx);
+  const sampler = new LiveSampler(source, {
+    intervalMs,
+    onError: (error) => ctx.stderr.write(`gpumem serve: warning: sampling failed: ${(error as Error).message ?? String(error)}\n`),
+  });
+  const state = new ServerState({ sampler, env: ctx.env, dbPath: o.db ?? defaultDbPath(ctx.env) });
+  const app = createApp({
+    state, bindAddress: host, token,
+    kill: { graceMs: 5000, killOptions: { devicePrefix: ctx.env.GPUMEM_DEVICE_PREFIX || undefined } },
+    onError: (error) => ctx.stderr.write(`gpumem serve: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
+  });
+  try {
+    await sampler.start();
+    let bound: Awaited<ReturnType<typeof listen>>;
+    try {
+      bound = await listen(app, host, port);
+    } catch (error) {
+      throw new GpumemError('BAD_OPTION_VALUE', `cannot listen on ${host}:${port}: ${(error as Error).message}`, {
+        hint: 'choose another --port (0 picks a free one) or --host', cause: error,
+      });
+    }
+    const paint = painter(ctx.color);
+    const shown = host.includes(':') ? `[${host}]` : host;
+    const base = `http://${shown}:${bound.port}/`;
+    ctx.stdout.write(`gpumem serve: ${base}  (metrics ${base}metrics, API ${base}api/v1/)\n`);
+    if (token !== null) ctx.stdout.write(`actions token: ${token}  (page with actions: ${base}#token=${token})\n`);
+    else ctx.stdout.write('read-only: processes cannot be ended from the page or the API\n');
+    if (!isLoopbackAddress(host)) {
+      ctx.stderr.write(paint('red', `WARNING: listening on ${host}, not loopback: anyone who can reach this address sees every GPU process, its user and full command line${token === null ? '' : ', and with the token can end processes'}.\n`));
+    }
+    await untilInterrupted(async (stopped) => {
+      while (!stopped()) await stopped.sleep(3_600_000);
+    });
+    await new Promise<void>((resolve) => {
+      app.close();
+      bound.server.close(() => resolve());
+      bound.server.closeAllConnections();
+    });
+    return { kind: 'ok' };
+  } finally {
+    app.close();
+    await sampler.stop();
+    state.close();
+    source.close();
+  }
+};

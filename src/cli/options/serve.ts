@@ -1,0 +1,30 @@
+/** Options of `gpumem serve` (format: cli/spec.ts). */
+import { defineCommand } from '../spec.js';
+import { DB_TABLE, MAX_MS, SOURCE_TABLE, type HistoryOptions, type SourceOptions } from './shared.js';
+
+export interface ServeOptions extends SourceOptions, HistoryOptions {
+  host: string;
+  port: number;
+  interval: number;
+  readonly: boolean;
+  token: string | undefined;
+}
+
+export const SERVE = defineCommand<ServeOptions>({
+  name: 'serve',
+  summary: 'web page, JSON API and Prometheus /metrics (dcgm-exporter names) for this machine',
+  usage: 'serve [options]',
+  description:
+    'Samples the GPUs continuously (memory bounded by a ring buffer) and serves a page with live GPUs, processes, charts and findings, the run history with timelines, a JSON API under /api/v1/ with the documents of the CLI\'s --json, server-sent events, and /metrics in the Prometheus or OpenMetrics format with dcgm-exporter\'s metric names plus gpumem_ ones. Listens on 127.0.0.1 only unless --host says otherwise. Ending a process from the page needs the token printed at start and goes through the checks of gpumem kill. See docs/serve.md.',
+  options: {
+    host: { type: 'string', value: 'ADDR', default: '127.0.0.1', description: 'address to listen on (anything but loopback exposes process command lines to the network)' },
+    port: { type: 'number', value: 'N', integer: true, min: 0, max: 65535, default: 9488, description: 'port to listen on (0: any free port)' },
+    interval: { type: 'number', value: 'MS', integer: true, min: 50, max: MAX_MS, default: 1000, description: 'time between GPU samples, in milliseconds' },
+    readonly: { type: 'boolean', description: 'no actions: the page and API cannot end processes' },
+    token: { type: 'string', value: 'TEXT', description: 'the action token (default: a random one, printed at start; also GPUMEM_SERVE_TOKEN)' },
+    ...DB_TABLE,
+    ...SOURCE_TABLE,
+  },
+  examples: ['gpumem serve', 'gpumem serve --port 9488 --readonly', 'gpumem serve --host 0.0.0.0 --readonly'],
+  exits: ['3 when no GPU can be read', '2 when the address is in use or cannot be bound'],
+});

@@ -1,0 +1,193 @@
+// gpumem's page. Every string from the machine (process command lines, user names, findings) is placed
+// with textContent, never as markup; data comes only from this origin (Content-Security-Policy).
+'use strict';
+
+const POINTS = 300;
+const GiB = 1024 * 1024 * 1024;
+const token = new URLSearchParams(location.hash.slice(1)).get('token');
+let readonly = true;
+
+function el(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (className) node.className = className;
+  return node;
+}
+
+function row(cells) {
+  const tr = document.createElement('tr');
+  for (const cell of cells) tr.append(cell instanceof Node ? cell : el('td', cell));
+  return tr;
+}
+
+// Charts: one series per GPU, the newest POINTS samples.
+const series = { times: [], memory: new Map(), util: new Map() };
+const charts = { memory: null, util: null, gpuCount: -1 };
+
+function chartData(kind) {
+  const keys = [...series[kind].keys()].sort((a, b) => a - b);
+  return [series.times, ...keys.map((k) => series[kind].get(k))];
+}
+
+function makeChart(kind, target, keys) {
+  const width = Math.max(320, target.clientWidth || 480);
+  const opts = {
+    width, height: 200,
+    series: [{}, ...keys.map((k, i) => ({ label: `GPU ${k}`, stroke: `hsl(${(i * 67) % 360} 70% 45%)`, width: 1.5 }))],
+    scales: kind === 'util' ? { y: { range: [0, 100] } } : {},
+    axes: [{}, {}],
+  };
+  target.replaceChildren();
+  return new uPlot(opts, chartData(kind), target);
+}
+
+function addLive(live) {
+  series.times.push(live.timeMs / 1000);
+  const seen = new Set();
+  for (const d of live.devices) {
+    seen.add(d.index);
+    for (const kind of ['memory', 'util']) {
+      if (!series[kind].has(d.index)) series[kind].set(d.index, series.times.slice(0, -1).map(() => null));
+    }
+    series.memory.get(d.index).push(d.usedBytes === null ? null : d.usedBytes / GiB);
+    series.util.get(d.index).push(d.gpuPct);
+  }
+  for (const kind of ['memory', 'util']) {
+    for (const [k, values] of series[kind]) if (!seen.has(k)) values.push(null);
+  }
+  if (series.times.length > POINTS) {
+    series.times.shift();
+    for (const kind of ['memory', 'util']) for (const values of series[kind].values()) values.shift();
+  }
+}
+
+function drawCharts() {
+  if (typeof uPlot === 'undefined') return;
+  const count = series.memory.size;
+  if (count !== charts.gpuCount) {
+    const keys = [...series.memory.keys()].sort((a, b) => a - b);
+    charts.memory = makeChart('memory', document.getElementById('chart-memory'), keys);
+    charts.util = makeChart('util', document.getElementById('chart-util'), keys);
+    charts.gpuCount = count;
+    return;
+  }
+  charts.memory.setData(chartData('memory'));
+  charts.util.setData(chartData('util'));
+}
+
+async function killPid(pid, button) {
+  if (!confirm(`End process ${pid}? (SIGTERM, then SIGKILL)`)) return;
+  button.disabled = true;
+  const res = await fetch(`/api/v1/processes/${pid}/kill`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
+  const doc = await res.json().catch(() => ({}));
+  const outcome = (doc.outcomes || []).map((o) => `${o.outcome}: ${o.detail}`).join('; ') || (doc.error && doc.error.message) || res.statusText;
+  button.replaceWith(el('span', outcome, 'muted'));
+}
+
+function showView(view) {
+  document.getElementById('source').textContent = `via ${view.source.kind}${view.source.note ? ` (${view.source.note})` : ''}`;
+  document.getElementById('updated').textContent = new Date(view.timeMs).toLocaleTimeString();
+  const gpus = document.getElementById('gpus');
+  gpus.replaceChildren(...view.gpus.map((g) => {
+    const card = el('div', null, 'gpu');
+    card.dataset.index = String(g.index);
+    card.append(el('div', `[${g.index}] ${g.name}`, 'name'));
+    const bar = el('div', null, 'bar');
+    const fill = el('div');
+    fill.style.width = `${Math.round((g.usedFraction || 0) * 100)}%`;
+    bar.append(fill);
+    card.append(bar, el('div', `${g.usedText} / ${g.totalText} · util ${g.utilText} · ${g.tempText} · ${g.powerText}`, 'mem'));
+    return card;
+  }));
+  const tbody = document.querySelector('#processes tbody');
+  tbody.replaceChildren(...view.processes.map((p) => {
+    const action = el('td');
+    if (!readonly && token && p.visible) {
+      const button = el('button', 'end');
+      button.addEventListener('click', () => killPid(p.pid, button));
+      action.append(button);
+    }
+    const tr = row([p.gpu === null ? '?' : String(p.gpu), String(p.pid), p.user, el('td', p.memText, 'num'), el('td', p.command, 'cmd'), p.container, action]);
+    tr.dataset.pid = String(p.pid);
+    return tr;
+  }));
+  const findings = document.getElementById('findings');
+  findings.replaceChildren(...(view.findings.length === 0 ? [el('li', 'no findings', 'muted')] : view.findings.map((f) => {
+    const li = el('li');
+    li.append(el('span', f.severity.toUpperCase(), `sev-${f.severity}`), document.createTextNode(` ${f.title}`), el('div', `fix: ${f.fix}`, 'fix'));
+    return li;
+  })));
+}
+
+async function loadLive() {
+  const server = await (await fetch('/api/v1/server')).json();
+  readonly = server.readonly;
+  document.getElementById('host').textContent = server.hostname;
+  const live = await (await fetch(`/api/v1/live?last=${POINTS}`)).json();
+  for (const s of live.samples) addLive(s);
+  drawCharts();
+  const events = new EventSource('/api/v1/events');
+  let first = true;
+  events.addEventListener('sample', (e) => {
+    const msg = JSON.parse(e.data);
+    // The first message repeats the newest sample the history already holds.
+    if (!(first && series.times[series.times.length - 1] === msg.live.timeMs / 1000)) addLive(msg.live);
+    first = false;
+    showView(msg.view);
+    drawCharts();
+  });
+  events.addEventListener('error', () => { document.getElementById('updated').textContent = 'disconnected, retrying…'; });
+}
+
+async function showRun(id) {
+  const doc = await (await fetch(`/api/v1/runs/${id}/samples`)).json();
+  const detail = document.getElementById('run-detail');
+  detail.hidden = false;
+  document.getElementById('run-title').textContent = `Run ${id}: memory per GPU (GiB) over time`;
+  const uuids = [...new Set(doc.attempts.flatMap((a) => a.timeline.flatMap((t) => Object.keys(t.bytes))))];
+  const times = [];
+  const values = uuids.map(() => []);
+  let offset = 0;
+  for (const a of doc.attempts) {
+    let last = 0;
+    for (const t of a.timeline) {
+      times.push((offset + t.tMs) / 1000);
+      uuids.forEach((u, i) => values[i].push(t.bytes[u] === undefined ? null : t.bytes[u] / GiB));
+      last = t.tMs;
+    }
+    offset += last + 1;
+  }
+  const target = document.getElementById('chart-run');
+  target.replaceChildren();
+  if (times.length > 0 && typeof uPlot !== 'undefined') {
+    new uPlot({
+      width: Math.max(320, target.clientWidth || 640), height: 220,
+      scales: { x: { time: false } },
+      series: [{ label: 's' }, ...uuids.map((u, i) => ({ label: u, stroke: `hsl(${(i * 67) % 360} 70% 45%)` }))],
+    }, [times, ...values], target);
+  } else target.append(el('p', 'no timeline recorded', 'muted'));
+  const ooms = document.getElementById('run-ooms');
+  ooms.replaceChildren(...doc.attempts.flatMap((a) => a.ooms.map((o) => el('li', `attempt ${a.attempt}, line ${o.line}: ${o.text}`))));
+}
+
+async function loadRuns() {
+  const doc = await (await fetch('/api/v1/page/runs')).json();
+  const tbody = document.querySelector('#runs tbody');
+  tbody.replaceChildren(...doc.runs.map((r) => {
+    const tr = row([String(r.id), r.started, r.duration, r.status, r.peak, el('td', r.command, 'cmd')]);
+    tr.addEventListener('click', () => void showRun(r.id));
+    return tr;
+  }));
+  if (doc.runs.length === 0) tbody.append(row(['', 'no runs recorded yet (gpumem run -- CMD records one)']));
+}
+
+function route() {
+  const runs = location.hash.startsWith('#runs');
+  document.getElementById('live-view').hidden = runs;
+  document.getElementById('runs-view').hidden = !runs;
+  if (runs) void loadRuns();
+}
+
+window.addEventListener('hashchange', route);
+route();
+void loadLive();

@@ -1,0 +1,47 @@
+/**
+ * POST /api/v1/processes/PID/kill: ends one GPU process through exactly the checks of `gpumem kill PID`
+ * (never pid 1, gpumem or its ancestors, another user's process, a pid not visible here, one whose start
+ * time is unknown or that holds no NVIDIA device; re-checked right before the signal). Needs the token;
+ * refused with --readonly and on a recording.
+ */
+import type { ServerResponse } from 'node:http';
+import type { GpuSource } from '../../sources/index.js';
+import { executeKill, gpuProofReason, protectedPids, selectTargets, type KillOptions } from '../../supervise/index.js';
+import { sendError, sendJson } from '../http/respond.js';
+import type { ServerState } from '../state.js';
+import { SERVE_SCHEMA_VERSION } from './api.js';
+
+export interface KillSettings {
+  graceMs: number;
+  killOptions: KillOptions;
+}
+
+/** Ends `pid` when every check passes; answers with the rows and outcomes `gpumem kill --json` prints. */
+export async function killProcess(res: ServerResponse, pid: number, state: ServerState, settings: KillSettings): Promise<void> {
+  const sample = await state.sampler.sampleNow();
+  if (!sample) {
+    sendError(res, 503, 'NO_SAMPLE', 'GPU state could not be read');
+    return;
+  }
+  if (sample.source.kind === 'replay') {
+    sendError(res, 409, 'RECORDING', 'a recording cannot be acted on');
+    return;
+  }
+  const rows = selectTargets(sample, { pids: [pid], gpus: [], orphans: false, zombieHolders: false, user: null, idle: false, olderThanMs: null }, {
+    uid: process.getuid?.() ?? -1, protectedPids: protectedPids(process.pid), allUsers: false, nowMs: Date.now(),
+    gpuProof: (p) => gpuProofReason(p, settings.killOptions),
+  });
+  if (rows.length === 0) {
+    sendError(res, 404, 'NOT_A_GPU_PROCESS', `pid ${pid} is not on any GPU`);
+    return;
+  }
+  // executeKill re-reads GPU state right before signalling; the sampler's reading is that fresh state.
+  const fresh: GpuSource = {
+    kind: sample.source.kind,
+    readSample: async () => (await state.sampler.sampleNow()) ?? sample,
+    close: () => undefined,
+  };
+  const outcomes = await executeKill(rows, fresh, settings.graceMs, settings.killOptions);
+  const ended = outcomes.some((o) => o.pid === pid && (o.outcome === 'exited' || o.outcome === 'terminated' || o.outcome === 'killed'));
+  sendJson(res, ended ? 200 : 409, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.kill', rows, outcomes });
+}

@@ -1,0 +1,106 @@
+/**
+ * /api/v1: the JSON API. Documents are the ones the CLI prints with --json (status, diagnose, runs), so a
+ * script can switch between `gpumem … --json` and the server freely. docs/serve.openapi.json lists them.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { reportJson } from '../../core/diagnose/index.js';
+import { statusJson } from '../../core/status-json.js';
+import type { Sample } from '../../core/index.js';
+import { getRun, listRuns, RUNS_SCHEMA_VERSION } from '../../store/index.js';
+import { sendError, sendJson } from '../http/respond.js';
+import type { ServerState } from '../state.js';
+import { runsView } from '../view.js';
+
+/** Schema version of the server's own documents (live series, server facts). */
+export const SERVE_SCHEMA_VERSION = 1;
+
+/** The compact per-sample numbers the page's charts plot. */
+export function liveRow(sample: Sample): Record<string, unknown> {
+  return {
+    timeMs: sample.timeMs,
+    devices: sample.devices.map((d) => ({
+      index: d.index, usedBytes: d.memory.usedBytes, totalBytes: d.memory.totalBytes, gpuPct: d.utilization.gpuPct, memoryPct: d.utilization.memoryPct,
+    })),
+  };
+}
+
+function whole(text: string | null, fallback: number, max: number): number | null {
+  if (text === null) return fallback;
+  if (!/^\d{1,9}$/.test(text)) return null;
+  return Math.min(Number(text), max);
+}
+
+/** Handles GET /api/v1/…; returns false when the path is not an API read. */
+export function handleApiRead(req: IncomingMessage, res: ServerResponse, url: URL, state: ServerState, facts: Record<string, unknown>): boolean {
+  const path = url.pathname;
+  const latest = state.latest();
+  const needSample = (): Sample | null => {
+    if (latest) return latest;
+    sendError(res, 503, 'NO_SAMPLE_YET', 'the first GPU sample is not in yet; retry in a moment');
+    return null;
+  };
+  if (path === '/api/v1/server') {
+    sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.server', hostname: state.hostname, ...facts });
+    return true;
+  }
+  if (path === '/api/v1/status') {
+    const s = needSample();
+    if (s) sendJson(res, 200, statusJson(s));
+    return true;
+  }
+  if (path === '/api/v1/processes') {
+    const s = needSample();
+    if (s) sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.processes', timeMs: s.timeMs, processes: s.processes });
+    return true;
+  }
+  if (path === '/api/v1/diagnosis' || path === '/api/v1/findings') {
+    const report = state.diagnosis();
+    if (!report) sendError(res, 503, 'NO_SAMPLE_YET', 'the first GPU sample is not in yet; retry in a moment');
+    else if (path === '/api/v1/findings') sendJson(res, 200, { schemaVersion: report.schemaVersion, kind: 'gpumem.findings', timeMs: report.timeMs, findings: report.findings });
+    else sendJson(res, 200, reportJson(report, 'diagnose', null, null));
+    return true;
+  }
+  if (path === '/api/v1/live') {
+    const last = whole(url.searchParams.get('last'), 300, 100_000);
+    if (last === null) sendError(res, 400, 'BAD_QUERY', 'last must be a whole number');
+    else sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.live', samples: state.sampler.history(last).map(liveRow) });
+    return true;
+  }
+  if (path === '/api/v1/runs') {
+    const limit = whole(url.searchParams.get('limit'), 20, 1000);
+    if (limit === null) sendError(res, 400, 'BAD_QUERY', 'limit must be a whole number');
+    else {
+      const db = state.history();
+      sendJson(res, 200, { schemaVersion: RUNS_SCHEMA_VERSION, runs: db ? listRuns(db, Math.max(1, limit)) : [] });
+    }
+    return true;
+  }
+  if (path === '/api/v1/page/runs') {
+    const db = state.history();
+    sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.page-runs', runs: runsView(db ? listRuns(db, 50) : []) });
+    return true;
+  }
+  const run = /^\/api\/v1\/runs\/(\d{1,12})(\/samples)?$/.exec(path);
+  if (run) {
+    const db = state.history();
+    const found = db ? getRun(db, Number(run[1])) : null;
+    if (!found) sendError(res, 404, 'NOT_FOUND', `no run ${run[1]} in the history`);
+    else if (run[2]) sendJson(res, 200, { schemaVersion: RUNS_SCHEMA_VERSION, kind: 'gpumem.run-samples', runId: found.run.id, attempts: attemptSeries(found.report) });
+    else sendJson(res, 200, { schemaVersion: RUNS_SCHEMA_VERSION, run: found.run, report: found.report });
+    return true;
+  }
+  return false;
+}
+
+/** Each attempt's memory timeline and PyTorch summary from a stored report (docs/run.md). */
+function attemptSeries(report: unknown): unknown[] {
+  const attempts = (report as { attempts?: unknown } | null)?.attempts;
+  if (!Array.isArray(attempts)) return [];
+  return attempts.map((a: { attempt?: unknown; timeline?: unknown; ooms?: unknown; peaks?: unknown; plugins?: { companion?: { gpus?: unknown } } }) => ({
+    attempt: a.attempt ?? null,
+    timeline: Array.isArray(a.timeline) ? a.timeline : [],
+    peaks: Array.isArray(a.peaks) ? a.peaks : [],
+    ooms: Array.isArray(a.ooms) ? a.ooms : [],
+    pytorch: Array.isArray(a.plugins?.companion?.gpus) ? a.plugins.companion.gpus : [],
+  }));
+}

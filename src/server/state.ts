@@ -1,0 +1,125 @@
+/**
+ * The server's view of the machine: the shared live sampler plus what changes more slowly (PyTorch numbers
+ * from running supervisors, the diagnosis, the run history), each cached for a short time so a burst of
+ * requests costs one read. Nothing here grows with uptime: samples live in the sampler's ring buffer.
+ */
+import { existsSync } from 'node:fs';
+import { hostname as osHostname, userInfo } from 'node:os';
+import { diagnose, type DiagnoseReport } from '../core/diagnose/index.js';
+import type { Sample } from '../core/index.js';
+import { detectPidNamespace, readAncestors, type LiveSampler } from '../orchestrate/index.js';
+import type { ProcOptions } from '../sources/index.js';
+import { historySummary, listRuns, openHistory, readLiveCompanion, type Db, type LiveCompanionEntry } from '../store/index.js';
+import type { RunSummary, ServerSnapshot } from './snapshot.js';
+
+export interface ServerStateOptions {
+  sampler: LiveSampler;
+  env: Readonly<Record<string, string | undefined>>;
+  /** The run history; null: none (runs are not shown). */
+  dbPath: string | null;
+  /** Samples in a diagnosis window (default 6: with a 500 ms interval, 3 s like `gpumem diagnose`). */
+  windowSamples?: number;
+  /** How long derived values are reused (default 5000 ms). */
+  cacheMs?: number;
+  hostname?: string;
+  proc?: ProcOptions;
+  now?: () => number;
+}
+
+/** One value reused for `maxAgeMs`, and only while its key (e.g. the newest sample's time) is the same. */
+class Cached<T> {
+  private atMs = -Infinity;
+  private key: unknown = undefined;
+  private value: T | undefined;
+
+  constructor(private readonly maxAgeMs: number, private readonly now: () => number) {}
+
+  get(key: unknown, compute: () => T): T {
+    const nowMs = this.now();
+    if (this.value !== undefined && nowMs - this.atMs < this.maxAgeMs && this.key === key) return this.value;
+    this.value = compute();
+    this.atMs = nowMs;
+    this.key = key;
+    return this.value;
+  }
+}
+
+export class ServerState {
+  readonly hostname: string;
+  private readonly now: () => number;
+  private readonly cacheMs: number;
+  private db: Db | null = null;
+  private readonly companionCache: Cached<LiveCompanionEntry[]>;
+  private readonly diagnosisCache: Cached<DiagnoseReport>;
+  private readonly runsCache: Cached<RunSummary | null>;
+
+  constructor(private readonly options: ServerStateOptions) {
+    this.hostname = options.hostname ?? osHostname();
+    this.now = options.now ?? Date.now;
+    this.cacheMs = options.cacheMs ?? 5000;
+    this.companionCache = new Cached(1000, this.now);
+    this.diagnosisCache = new Cached(this.cacheMs, this.now);
+    this.runsCache = new Cached(this.cacheMs, this.now);
+  }
+
+  get sampler(): LiveSampler {
+    return this.options.sampler;
+  }
+
+  latest(): Sample | undefined {
+    return this.options.sampler.latest();
+  }
+
+  /** Everything /metrics and the page show, or undefined before the first sample. */
+  snapshot(): ServerSnapshot | undefined {
+    const sample = this.latest();
+    if (!sample) return undefined;
+    return { sample, hostname: this.hostname, companion: this.companion(), findings: this.diagnosis()?.findings ?? [], runs: this.runs() };
+  }
+
+  /** PyTorch statistics published by running `gpumem run` supervisors (re-read at most once a second). */
+  companion(): LiveCompanionEntry[] {
+    return this.companionCache.get(null, () => [...readLiveCompanion(this.options.env, this.options.proc).values()]);
+  }
+
+  /** `gpumem diagnose` over the newest samples (recomputed when a new sample is in and the cache is old). */
+  diagnosis(): DiagnoseReport | undefined {
+    const samples = this.options.sampler.history(this.options.windowSamples ?? 6);
+    const latest = samples[samples.length - 1];
+    if (!latest) return undefined;
+    return this.diagnosisCache.get(latest.timeMs, () => {
+      const live = latest.source.kind !== 'replay';
+      const info = userInfo();
+      return diagnose({
+        samples,
+        viewer: live ? { uid: info.uid, user: info.username } : null,
+        pidNamespace: live ? detectPidNamespace(this.options.proc?.procRoot) : 'unknown',
+        ancestors: live ? readAncestors(latest, this.options.proc) : {},
+        companion: Object.fromEntries(this.companion().map((c) => [c.pid, c])),
+      });
+    });
+  }
+
+  /** The history's summary; null when there is no history file. */
+  runs(): RunSummary | null {
+    return this.runsCache.get(null, () => {
+      const db = this.history();
+      if (!db) return null;
+      return { ...historySummary(db), recent: listRuns(db, 20) };
+    });
+  }
+
+  /** The open history database, opened when its file exists (never created by the server). */
+  history(): Db | null {
+    if (this.db) return this.db;
+    const path = this.options.dbPath;
+    if (path === null || !existsSync(path)) return null;
+    this.db = openHistory(path);
+    return this.db;
+  }
+
+  close(): void {
+    this.db?.close();
+    this.db = null;
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * The page's view of a snapshot: the same numbers as the JSON API with every size and duration already
+ * formatted by core/units, so the page only places text (always as text, never as markup).
+ */
+import { formatBytes, formatDuration, formatPercent, type GpuProcess, type Sample } from '../core/index.js';
+import type { Finding } from '../core/diagnose/index.js';
+import type { RunRow } from '../store/index.js';
+
+/** The full command line as argv joined by spaces, else the driver's process name. */
+export function commandLine(p: GpuProcess): string {
+  if (p.host?.cmdline && p.host.cmdline.length > 0) return p.host.cmdline.join(' ');
+  return p.name ?? '';
+}
+
+const orDash = (text: string): string => (text === 'n/a' ? '–' : text);
+
+/** GPUs, processes and findings of one sample, ready to show. */
+export function pageView(sample: Sample, findings: readonly Finding[]): Record<string, unknown> {
+  return {
+    timeMs: sample.timeMs,
+    source: sample.source,
+    gpus: sample.devices.map((d) => ({
+      index: d.index,
+      name: d.name ?? 'unknown GPU',
+      uuid: d.uuid ?? '',
+      usedText: formatBytes(d.memory.usedBytes),
+      totalText: formatBytes(d.memory.totalBytes),
+      usedFraction: d.memory.usedBytes !== null && d.memory.totalBytes ? d.memory.usedBytes / d.memory.totalBytes : null,
+      utilText: orDash(formatPercent(d.utilization.gpuPct)),
+      tempText: d.temperatureC === null ? '–' : `${d.temperatureC}°C`,
+      powerText: d.powerDrawMw === null ? '–' : `${Math.round(d.powerDrawMw / 1000)} W`,
+    })),
+    processes: sample.processes.map((p) => ({
+      gpu: p.gpuIndex,
+      pid: p.pid,
+      user: p.host?.user ?? '',
+      memText: formatBytes(p.usedBytes),
+      command: commandLine(p),
+      container: p.host?.containerId?.slice(0, 12) ?? '',
+      visible: p.host?.visible ?? false,
+    })),
+    findings: findings.map((f) => ({ id: f.id, severity: f.severity, title: f.title, fix: f.fix })),
+  };
+}
+
+/** The history rows the page lists. */
+export function runsView(rows: readonly RunRow[]): Record<string, unknown>[] {
+  return rows.map((r) => ({
+    id: r.id,
+    started: new Date(r.startedAtMs).toISOString().replace('T', ' ').slice(0, 19),
+    duration: r.durationMs === null ? '–' : formatDuration(r.durationMs),
+    status: r.status === 'ok' || r.status === 'running' ? r.status : `${r.status} ${r.exitSignal ?? r.exitCode ?? ''}`.trim(),
+    peak: formatBytes(r.peakBytes),
+    command: `${r.stage ? `[${r.stage}] ` : ''}${r.argv.join(' ')}`,
+  }));
+}

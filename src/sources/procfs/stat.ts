@@ -1,0 +1,158 @@
+/**
+ * The one reader of /proc/PID/stat and of the process table built from it. The host-fact enricher, the
+ * supervisor's process tree, kill's pid-reuse check and cleanup all read parent, group, state and start
+ * ticks here, so a pid judged "the same process" by one is judged the same by every other.
+ */
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { parseCmdline, parseProcStat, type ProcStat } from './parse.js';
+
+export interface ProcRootOptions {
+  /** Default "/proc"; tests point it at a prepared tree. */
+  procRoot?: string;
+}
+
+// A stat line is a few hundred bytes. Reading it into one reused buffer costs open + read + close, where
+// readFileSync adds an fstat, a second read to find the end of a size-0 file, and a fresh buffer per pid.
+const statBuffer = Buffer.allocUnsafe(4096);
+
+/**
+ * The text of a small /proc file read with one read into a shared buffer; throws the filesystem error
+ * (ENOENT for a gone pid, EACCES under hidepid) as readFileSync would. Falls back to readFileSync for a
+ * file that fills the buffer.
+ */
+export function readProcText(path: string): string {
+  const fd = openSync(path, 'r');
+  let bytes: number;
+  try {
+    bytes = readSync(fd, statBuffer, 0, statBuffer.length, null);
+  } finally {
+    closeSync(fd);
+  }
+  return bytes < statBuffer.length ? statBuffer.toString('utf8', 0, bytes) : readFileSync(path, 'utf8');
+}
+
+/**
+ * An open /proc/PID/stat that can be read again and again (a watch loop's per-sample read: one pread instead
+ * of open, read and close). The descriptor is bound to the process, not to the number: once the process has
+ * exited a read fails (ESRCH) even if the kernel has given its pid to another process.
+ */
+export interface StatHandle {
+  /** The stat line now, or null once the process is gone (then the handle is closed). */
+  read(): ProcStat | null;
+  close(): void;
+}
+
+/** Opens /proc/PID/stat for repeated reads; throws the filesystem error like readFileSync. */
+export function openStatHandle(pid: number, options: ProcRootOptions = {}): StatHandle {
+  let fd: number | null = openSync(`${options.procRoot ?? '/proc'}/${pid}/stat`, 'r');
+  const close = (): void => {
+    if (fd !== null) closeSync(fd);
+    fd = null;
+  };
+  return {
+    read() {
+      if (fd === null) return null;
+      try {
+        const bytes = readSync(fd, statBuffer, 0, statBuffer.length, 0);
+        const stat = bytes > 0 && bytes < statBuffer.length ? parseProcStat(statBuffer.toString('utf8', 0, bytes)) : null;
+        if (stat === null) close();
+        return stat;
+      } catch {
+        close();
+        return null;
+      }
+    },
+    close,
+  };
+}
+
+/** /proc/PID/stat parsed, or null when the pid is gone or unreadable. */
+export function readProcStat(pid: number, options: ProcRootOptions = {}): ProcStat | null {
+  try {
+    return parseProcStat(readProcText(`${options.procRoot ?? '/proc'}/${pid}/stat`));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The start time of `pid` in clock ticks after boot (/proc/PID/stat field 22), or null when it is gone.
+ * Compare it with an earlier reading before signalling a pid: a different value means the pid was reused.
+ */
+export function readStartTicks(pid: number, options: ProcRootOptions = {}): number | null {
+  return readProcStat(pid, options)?.startTicks ?? null;
+}
+
+/** Every pid visible in /proc now. */
+export function listPids(options: ProcRootOptions = {}): number[] {
+  let names: string[];
+  try {
+    names = readdirSync(options.procRoot ?? '/proc');
+  } catch {
+    return [];
+  }
+  const pids: number[] = [];
+  for (const name of names) {
+    const first = name.charCodeAt(0);
+    if (first >= 48 && first <= 57) pids.push(Number(name));
+  }
+  return pids;
+}
+
+/** Every process visible in our PID namespace, by pid. Processes that exit mid-scan are skipped. */
+export function readProcTable(options: ProcRootOptions = {}): Map<number, ProcStat> {
+  const table = new Map<number, ProcStat>();
+  for (const pid of listPids(options)) {
+    const stat = readProcStat(pid, options);
+    if (stat) table.set(pid, stat);
+  }
+  return table;
+}
+
+/** pid → its direct children, from one process table. */
+export function childrenByParent(table: ReadonlyMap<number, ProcStat>): Map<number, number[]> {
+  const children = new Map<number, number[]>();
+  for (const entry of table.values()) {
+    const list = children.get(entry.ppid);
+    if (list) list.push(entry.pid);
+    else children.set(entry.ppid, [entry.pid]);
+  }
+  return children;
+}
+
+/** All descendants of `pid` in `table`, parents before children. */
+export function descendantsOf(table: ReadonlyMap<number, ProcStat>, pid: number): number[] {
+  const children = childrenByParent(table);
+  const out: number[] = [];
+  const seen = new Set<number>();
+  const queue = [...(children.get(pid) ?? [])];
+  for (let i = 0; i < queue.length; i++) {
+    const next = queue[i]!;
+    if (seen.has(next)) continue;
+    seen.add(next);
+    out.push(next);
+    queue.push(...(children.get(next) ?? []));
+  }
+  return out;
+}
+
+/** /proc/PID/cmdline as argv; null when unreadable or empty (zombie, kernel thread). */
+export function readCmdline(pid: number, options: ProcRootOptions = {}): string[] | null {
+  try {
+    return parseCmdline(readFileSync(`${options.procRoot ?? '/proc'}/${pid}/cmdline`, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * /proc/PID/environ (NUL-separated "NAME=value" entries, as the process was started); null when it cannot
+ * be read (another user's process, or gone).
+ */
+export function readEnviron(pid: number, options: ProcRootOptions = {}): string | null {
+  try {
+    return readFileSync(`${options.procRoot ?? '/proc'}/${pid}/environ`, 'utf8');
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * A real Prometheus (Debian's package) on loopback scrapes the server every 250 ms and answers PromQL over
+ * its HTTP API with the fake driver scenario's numbers. Prometheus asks for OpenMetrics first, so this also
+ * proves that format parses in the real scraper.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, MiB, type Harness } from './harness.js';
+
+const PROMETHEUS = '/usr/bin/prometheus';
+let h: Harness;
+let prom: ChildProcess;
+let promBase: string;
+let dir: string;
+let log = '';
+const accepts: string[] = [];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+interface VectorResult {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+
+async function query(expr: string): Promise<VectorResult[]> {
+  const res = await fetch(`${promBase}/api/v1/query?query=${encodeURIComponent(expr)}`);
+  const doc = (await res.json()) as { status: string; data: { result: VectorResult[] } };
+  expect(doc.status).toBe('success');
+  return doc.data.result;
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const got = await probe().catch(() => undefined);
+    if (got !== undefined) return got;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; prometheus log:\n${log.slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+beforeAll(async () => {
+  expect(existsSync(PROMETHEUS), `${PROMETHEUS} is missing: apt-get install -y prometheus`).toBe(true);
+  h = await startHarness();
+  const handle = h.app.handle;
+  h.app.handle = (req, res) => {
+    if (req.url === '/metrics') accepts.push(req.headers.accept ?? '');
+    handle(req, res);
+  };
+  dir = mkdtempSync(join(tmpdir(), 'gpumem-prom-'));
+  const config = join(dir, 'prometheus.yml');
+  writeFileSync(config, [
+    'global:', '  scrape_interval: 250ms', '  scrape_timeout: 200ms',
+    'scrape_configs:', '  - job_name: gpumem', '    static_configs:', `      - targets: ['127.0.0.1:${h.port}']`, '',
+  ].join('\n'));
+  const port = await freePort();
+  promBase = `http://127.0.0.1:${port}`;
+  prom = spawn(PROMETHEUS, [
+    `--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`,
+  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  prom.stdout?.on('data', (b: Buffer) => { log += b.toString(); });
+  prom.stderr?.on('data', (b: Buffer) => { log += b.toString(); });
+  await until('the first successful scrape', async () => {
+    const up = await query('up{job="gpumem"}');
+    return up[0]?.value[1] === '1' ? true : undefined;
+  }, 40_000);
+}, 60_000);
+
+afterAll(async () => {
+  prom?.kill('SIGTERM');
+  await h?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a real Prometheus scraping gpumem serve', () => {
+  it('answers PromQL with the scenario\'s framebuffer, utilisation and power numbers', async () => {
+    const used = await query('DCGM_FI_DEV_FB_USED{gpu="0"}');
+    expect(used).toHaveLength(1);
+    expect(used[0]!.value[1]).toBe('20000');
+    expect(used[0]!.metric).toMatchObject({ UUID: 'GPU-00000000-0000-4000-8000-000000000000', modelName: 'NVIDIA H100 80GB HBM3', Hostname: 'testhost', device: 'nvidia0' });
+    expect((await query('DCGM_FI_DEV_GPU_UTIL{gpu="0"}'))[0]!.value[1]).toBe('87');
+    expect((await query('sum(DCGM_FI_DEV_POWER_USAGE)'))[0]!.value[1]).toBe('481.345');
+  });
+
+  it('answers per-process memory by command', async () => {
+    const rows = await query('sum by (command) (gpumem_process_gpu_memory_bytes)');
+    const byCommand = Object.fromEntries(rows.map((r) => [r.metric.command, Number(r.value[1])]));
+    expect(byCommand).toEqual({ sleep: (20_000 - 1024) * MiB, sh: 1024 * MiB });
+  });
+
+  it('saw the scrape as OpenMetrics (the format Prometheus asks for first)', async () => {
+    const targets = (await (await fetch(`${promBase}/api/v1/targets`)).json()) as { data: { activeTargets: Array<{ health: string; lastError: string }> } };
+    expect(targets.data.activeTargets.map((t) => [t.health, t.lastError])).toEqual([['up', '']]);
+    expect(accepts.length).toBeGreaterThan(0);
+    expect(accepts.every((a) => a.startsWith('application/openmetrics-text'))).toBe(true);
+    expect(await query('gpumem_scrape_duration_seconds')).toHaveLength(1);
+  });
+});

@@ -79,12 +79,13 @@ function summarise(points: Array<{ timeMs: number; pct: number }>, basis: Proces
 
 /** CPU ticks `row`'s process used over the window: latest reading minus the earliest of the same process. */
 function cpuTicksInWindow(row: GpuProcess, samples: readonly Sample[]): number | null {
+  // Recordings may lack the field or carry anything in it: only whole tick counts are compared.
   const now = row.host?.cpuTicks;
-  if (now === null || now === undefined || samples.length < 2) return null;
+  if (!Number.isSafeInteger(now) || samples.length < 2) return null;
   for (const sample of samples) {
     const host = rowsByPid(sample).get(row.pid)?.[0]?.host;
-    if (host?.cpuTicks === null || host?.cpuTicks === undefined || host.startTicks !== row.host?.startTicks) continue;
-    return sample === samples[samples.length - 1] ? null : now - host.cpuTicks;
+    if (!Number.isSafeInteger(host?.cpuTicks) || host?.startTicks !== row.host?.startTicks) continue;
+    return sample === samples[samples.length - 1] ? null : (now as number) - (host?.cpuTicks as number);
   }
   return null;
 }

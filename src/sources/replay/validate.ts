@@ -94,7 +94,7 @@ export const NULLABLE_PROCESS_FIELDS: ReadonlySet<string> = new Set(Object.entri
 const HOST: Schema = {
   visible: req('bool'), uid: opt('int'), user: opt('str'), ppid: opt('int'), cmdline: opt('strs'), exe: opt('str'),
   startTimeMs: opt('time'), startTicks: opt('num'), state: opt(['R', 'S', 'D', 'Z', 'T', 't', 'X', 'I', 'W', 'P', 'K']),
-  containerId: opt('str'), nspid: opt('ints'), cudaEnv: opt('strMap'), cpuTicks: opt('int'),
+  containerId: opt('str'), nspid: opt('ints'), cudaEnv: opt('strMap'),
 };
 
 /** Checks a nested object field: present, an object, and fitting its schema. */

@@ -3,7 +3,7 @@
  * output, verify cleanup, and build the attempt's report. A program that cannot be started gives a
  * not-started report (exit 127/126) instead of an exception.
  */
-import { formatBytes, isGpumemError } from '../core/index.js';
+import { appendAll, formatBytes, isGpumemError } from '../core/index.js';
 import { startChild } from './child.js';
 import { verifyCleanup } from './cleanup.js';
 import { Monitor } from './monitor.js';
@@ -56,7 +56,7 @@ export async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
     child = await startChild({
       argv: a.argv, env: a.env, cwd: o.cwd ?? process.cwd(),
       stdout: o.stdout ?? process.stdout, stderr: o.stderr ?? process.stderr,
-      tailBytes: o.tailBytes ?? 16384, onOutput: (text) => ooms.push(...oom.push(text)),
+      tailBytes: o.tailBytes ?? 16384, onOutput: (text) => appendAll(ooms, oom.push(text)),
     });
   } catch (error) {
     if (!isGpumemError(error) || error.code !== 'CHILD_FAILED') throw error;
@@ -96,7 +96,7 @@ export async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   await child.drain(1000);
   a.watchdog?.groupEnded(child.pgid);
   a.setCurrent(null);
-  ooms.push(...oom.end());
+  appendAll(ooms, oom.end());
   for (const l of cleanup.leftovers) log(`leftover pid ${l.pid} (${l.cmdline?.join(' ') ?? l.comm}) holding ${formatBytes(l.gpuBytes)}: ${l.outcome} — ${l.detail}`);
   if (!cleanup.memoryReleased) log(`warning: the run's processes still held GPU memory after ${cleanup.waitedMs} ms`);
   for (const h of cleanup.heldByNothing) log(`warning: GPU ${h.index}: ${formatBytes(h.bytes)} is held by no process after the run (was not before)`);

@@ -4,9 +4,9 @@
  * asking, and whether this PID namespace is the host's.
  */
 import { userInfo } from 'node:os';
-import type { HostFacts, Sample } from '../core/index.js';
-import type { DiagnoseInput, PidNamespace } from '../core/diagnose/index.js';
-import { GpumemError } from '../core/index.js';
+import type { HostFacts, Sample } from '../core/types.js';
+import type { DiagnoseInput, PidNamespace } from '../core/diagnose/types.js';
+import { GpumemError } from '../core/errors.js';
 import { detectContainer, openSource, readHostFacts, readRecording, type OpenSourceOptions, type ProcOptions } from '../sources/index.js';
 import { readLiveCompanion } from '../store/index.js';
 

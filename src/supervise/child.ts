@@ -4,7 +4,7 @@
  * TERM, then KILL, each after a grace period, always to the whole group.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { GpumemError } from '../core/index.js';
+import { GpumemError } from '../core/errors.js';
 import type { ChildExit } from './report.js';
 
 export interface ChildOptions {

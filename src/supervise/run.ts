@@ -2,7 +2,7 @@
  * `superviseRun`: the programmatic core of `gpumem run`. Pre-flight, environment, spawn, watch at 10 Hz,
  * forward signals, detect OOMs, verify cleanup, retry with a smaller batch — and return one RunReport.
  */
-import { formatBytes } from '../core/index.js';
+import { formatBytes } from '../core/units.js';
 import { verifyCleanup } from './cleanup.js';
 import { startChild } from './child.js';
 import { formatDecision, planEnv, type EnvDecision } from './env.js';

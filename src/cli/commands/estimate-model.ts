@@ -4,19 +4,12 @@
  */
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { GpumemError } from '../../core/index.js';
-import {
-  modelFromConfig,
-  modelFromParams,
-  parseHeaderJson,
-  parseParamCount,
-  parseShardIndex,
-  readHeaderLength,
-  type ModelInput,
-  type ShapeHints,
-  type TensorInfo,
-  type TransformerShape,
-} from '../../core/estimate/index.js';
+import { GpumemError } from '../../core/errors.js';
+import { modelFromConfig, type TransformerShape } from '../../core/estimate/architectures.js';
+import { modelFromParams, parseParamCount, type ShapeHints } from '../../core/estimate/params.js';
+import { parseHeaderJson, readHeaderLength, type TensorInfo } from '../../core/estimate/safetensors.js';
+import { parseShardIndex } from '../../core/estimate/tensors.js';
+import type { ModelInput } from '../../core/estimate/setup.js';
 
 export interface LoadedModel {
   model: ModelInput;

@@ -5,7 +5,7 @@
  */
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { GpumemError } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
 
 export const CHUNK_BYTES = 1 << 20;
 

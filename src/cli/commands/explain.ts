@@ -4,15 +4,11 @@
  * message names) and this shell's allocator environment. Exit 0 when no OOM is found, 1 when one is.
  */
 import { closeSync, fstatSync } from 'node:fs';
-import {
-  createOomByteScanner,
-  explainOom,
-  GpumemError,
-  OOM_SCHEMA_VERSION,
-  oomEventToJson,
-  type OomContext,
-  type OomEvent,
-} from '../../core/index.js';
+import { createOomByteScanner } from '../../core/oom/byte-scanner.js';
+import { explainOom } from '../../core/oom/explain.js';
+import { GpumemError } from '../../core/errors.js';
+import { OOM_SCHEMA_VERSION, eventToJson as oomEventToJson } from '../../core/oom/json.js';
+import type { OomContext, OomEvent } from '../../core/oom/types.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import type { ExplainOptions } from '../options/files.js';
 import { untilInterrupted } from '../interrupt.js';

@@ -1,7 +1,9 @@
 /** `gpumem pipeline FILE.yaml`: stages with verified cleanup between them (docs/pipeline.md). */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { GpumemError, formatBytes, formatDuration, printable } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
+import { formatBytes, formatDuration } from '../../core/units.js';
+import { printable } from '../../core/text.js';
 import { openSourceFromContext } from '../open-source.js';
 import { beginPipeline, beginRun, completePipeline, completeRun } from '../../store/index.js';
 import { parsePipeline, pipelineReportJson, runPipeline, type PipelineReport } from '../../supervise/index.js';

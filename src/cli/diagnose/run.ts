@@ -3,8 +3,8 @@
  * back to the bundled example recording when there is no GPU access at all), diagnose, and decide the outcome.
  */
 import { fileURLToPath } from 'node:url';
-import { diagnose, type DiagnoseReport } from '../../core/diagnose/index.js';
-import { isGpumemError } from '../../core/index.js';
+import { diagnose, type DiagnoseReport } from '../../core/diagnose/engine.js';
+import { isGpumemError } from '../../core/errors.js';
 import { sourceOptionsFromContext } from '../open-source.js';
 import type { CommandContext } from '../context.js';
 import type { DiagnoseOptions } from '../options/gpus.js';

@@ -1,6 +1,6 @@
 /** Text for `gpumem snapshot --simulate / --what-if`: one block per device, the recorded settings first. */
 import { formatBytes } from '../../core/units.js';
-import type { DeviceSimulation, SimulationRun } from '../../core/allocator/index.js';
+import type { DeviceSimulation, SimulationRun } from '../../core/allocator/simulate-snapshot.js';
 
 function runLine(label: string, r: SimulationRun): string {
   const oom = r.oomAvoided === null ? '' : r.oomAvoided ? `; the OOM request succeeds${r.oomSpareBytes !== null ? ` with ${formatBytes(r.oomSpareBytes)} to spare` : ''}` : '; the OOM still happens';

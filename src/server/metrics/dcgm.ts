@@ -3,7 +3,7 @@
  * dashboards built for dcgm-exporter read gpumem unchanged. Each value equals the nvidia-smi field named
  * in its help; a value gpumem could not read is left out (no sample), never exported as 0.
  */
-import type { Device } from '../../core/index.js';
+import type { Device } from '../../core/types.js';
 import type { ServerSnapshot } from '../snapshot.js';
 import type { MetricDef, Row } from './define.js';
 import { MiB } from '../../core/units.js';

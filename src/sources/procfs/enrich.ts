@@ -2,7 +2,7 @@
  * Attaching host facts to the processes of a sample. The enricher caches the facts that cannot change while a process lives, keyed by pid
  * and start ticks, so a watch loop re-reads only /proc/PID/stat per process.
  */
-import type { HostFacts, Sample } from '../../core/index.js';
+import type { HostFacts, Sample } from '../../core/types.js';
 import { NOT_HERE, invisibleFacts, readStableFacts, readHostFacts, type ProcOptions } from './host-facts.js';
 import { readProcStat } from './stat.js';
 

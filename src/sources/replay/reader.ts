@@ -1,6 +1,7 @@
 /** Reading recordings: all at once (diagnose windows) or one sample per readSample (a replay source). */
 import { readFileSync, statSync } from 'node:fs';
-import { GpumemError, type Sample } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
+import type { Sample } from '../../core/types.js';
 import type { GpuSource } from '../source.js';
 import { parseRecordedSample, parseRecordingHeader, type RecordingHeader } from './format.js';
 

@@ -3,7 +3,7 @@
  * each runs in its own transaction, so a crash mid-migration leaves the previous version. Append new
  * migrations; never edit an applied one.
  */
-import { GpumemError } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
 import type { Db } from './open.js';
 
 const MIGRATIONS: readonly string[] = [

@@ -49,8 +49,13 @@ export async function run(): Promise<void> {
     if (check.processes.length !== GPUS * PROCS_PER_GPU) throw new Error(`expected ${GPUS * PROCS_PER_GPU} processes, got ${check.processes.length}`);
     const nvmlOnly = await timeEach(NVML_SAMPLES, () => nvml.readSample());
     const nvmlFull = await timeEach(NVML_SAMPLES, async () => enrich(await nvml.readSample()));
-    // The /proc part alone: one sample read once, enriched again and again as a watch loop would.
+    // The /proc part alone: one sample read once, enriched again and again as a watch loop would. CPU time
+    // (user + system of this process) is steadier than wall time on a machine shared with other work.
     const procOnly = await timeEach(NVML_SAMPLES, async () => enrich(check));
+    const cpuBefore = process.cpuUsage();
+    for (let i = 0; i < NVML_SAMPLES; i++) enrich(check);
+    const cpu = process.cpuUsage(cpuBefore);
+    const procCpuMs = (cpu.user + cpu.system) / NVML_SAMPLES / 1000;
     nvml.close();
 
     const smiPath = fileURLToPath(new URL('../test/fake-smi/nvidia-smi', import.meta.url));
@@ -65,7 +70,7 @@ export async function run(): Promise<void> {
         `fake driver: ${GPUS} GPUs × ${PROCS_PER_GPU} processes (real pids); these figures are gpumem's own overhead, not a driver's`,
         `NVML: devices + ${GPUS * PROCS_PER_GPU} process rows      median ${fmt(a)}  (${NVML_SAMPLES} samples; target ≤ 1 ms)`,
         `NVML + /proc host facts for ${GPUS * PROCS_PER_GPU} pids  median ${fmt(b)}  (the /proc reads dominate)`,
-        `/proc host facts alone, ${GPUS * PROCS_PER_GPU} pids      median ${fmt(median(procOnly))}  (per sample, stable facts cached per pid and start time)`,
+        `/proc host facts alone, ${GPUS * PROCS_PER_GPU} pids      median ${fmt(median(procOnly))}, CPU ${fmt(procCpuMs)} per sample (${(procCpuMs / 10).toFixed(2)} % of a core at 1 Hz)`,
         `nvidia-smi -q -x: spawn + parse    median ${fmt(c)}  (${SMI_SAMPLES} samples; fake nvidia-smi printing an 8-GPU, 8-process XML)`,
         `nvidia-smi -q -x + /proc facts     median ${fmt(d)}`,
         `ratio smi / NVML, GPU read only    ${(c / a).toFixed(0)}×  (smi had 64× fewer rows; a real nvidia-smi adds its driver time)`,

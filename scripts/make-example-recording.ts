@@ -11,7 +11,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { Device, GpuProcess, HostFacts, Sample } from '../src/core/index.js';
-import { RECORDING_FORMAT, RECORDING_VERSION, type RecordingHeader } from '../src/sources/replay/index.js';
+import { RECORDING_FORMAT, type RecordingHeader } from '../src/sources/replay/index.js';
 
 const MiB = 1024 ** 2;
 const TOTAL = 81559 * MiB;
@@ -115,7 +115,8 @@ function device(index: number, i: number): Device {
 export function buildExampleRecording(): { header: RecordingHeader; samples: Sample[] } {
   const header: RecordingHeader = {
     format: RECORDING_FORMAT,
-    version: RECORDING_VERSION,
+    // Written in format version 1 (full host facts in every sample) so every reader stays tested on a v1 file.
+    version: 1,
     createdMs: CREATED_MS,
     writer: 'scripts/make-example-recording.ts',
     host: { hostname: 'example-node', platform: 'linux', kernel: null, inContainer: false },

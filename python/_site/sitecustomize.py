@@ -13,12 +13,18 @@ def _gpumem_here():
 
 
 def _gpumem_install():
-    if not os.environ.get("GPUMEM_COMPANION_CHANNEL"):
+    tracing = bool(os.environ.get("GPUMEM_ESTIMATE_TRACE"))
+    if not os.environ.get("GPUMEM_COMPANION_CHANNEL") and not tracing:
         return
     root = os.path.dirname(_gpumem_here())
     try:
         if root not in sys.path:
             sys.path.append(root)
+        if tracing:
+            # gpumem estimate: the program runs on fake tensors, so the live companion has nothing to watch.
+            from gpumem_torch.trace import install
+            install()
+            return
         from gpumem_torch._import_hook import install_companion
         install_companion()
     except Exception as exc:

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 /** Entry point of the `gpumem` executable: the only module that ends the process or sets its exit status. */
+import { brokenPipeEndsGpumem } from './broken-pipe.js';
 import { main } from './main.js';
 
-// `gpumem status --watch | head`: the reader went away, which is the user's choice, not a failure.
+// `gpumem status --watch | head`: the reader went away (see broken-pipe.ts for supervised runs).
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
-    process.exit(0);
+    if (brokenPipeEndsGpumem(error)) process.exit(0);
   });
 }
 

@@ -25,6 +25,7 @@ export const EXIT_CODE_DOCS: ReadonlyArray<{ code: string; meaning: string }> = 
   { code: '1', meaning: 'findings or OOMs found, or an action failed (also: an internal error, printed with its stack)' },
   { code: '2', meaning: 'usage error: bad option, argument or input file' },
   { code: '3', meaning: 'no GPU access: no NVIDIA driver, NVML or nvidia-smi could not be used' },
+  { code: '126/127', meaning: '`run`/`pipeline`: the command was found but could not be executed (126) or was not found (127), as in a shell; the run is recorded as not-started' },
   { code: '128+n', meaning: '`run`/`pipeline`: the child was killed by signal n; otherwise the child\'s own exit code is passed on' },
 ];
 

@@ -16,6 +16,11 @@ export interface CollectOptions {
   /** Time between live samples. */
   intervalMs: number;
   source: OpenSourceOptions;
+  /**
+   * Told after each live sample is read (`index` from 0 of `count`), so a command can show the first
+   * sample at once instead of staying silent for the whole window. Not called for a recording.
+   */
+  onSample?: (sample: Sample, index: number, count: number) => void;
 }
 
 export interface Collected {
@@ -79,7 +84,9 @@ export async function collectWindow(options: CollectOptions): Promise<Collected>
     const started = Date.now();
     for (let k = 0; k < count; k++) {
       await sleep(Math.max(0, started + k * options.intervalMs - Date.now()));
-      samples.push(await source.readSample());
+      const sample = await source.readSample();
+      samples.push(sample);
+      options.onSample?.(sample, k, count);
     }
   } finally {
     source.close();

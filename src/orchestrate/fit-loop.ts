@@ -52,12 +52,14 @@ export async function runFitLoop(o: FitLoopOptions): Promise<FitReport> {
   const measure = async (batch: number): Promise<Measurement> => {
     o.onRun?.(batch, o.steps);
     const report = await superviseRun({
-      argv: withSteps, source: o.source, cwd: o.cwd, env: o.env, gpus: o.gpus, batch, accum: 1, retryOom: 0,
+      argv: withSteps, source: o.source, cwd: o.cwd, env: o.env, gpus: o.gpus, batch, accum: 1, retryOom: 0, subreaper: true,
       extraEnv: { GPUMEM_STEPS: String(o.steps) }, intervalMs: o.intervalMs,
       graceMs: 2000, cleanupTimeoutMs: 10000, stdout: sink(), stderr: sink(), log: () => undefined,
       // Statistics only at the end: the companion is here to count OOMs the program catches itself.
       plugins: o.companion ? [companionPlugin({ rateHz: 0 })] : [],
     });
+    // A program that cannot start will not start with another batch either.
+    if (report.startError !== null) throw new GpumemError('CHILD_FAILED', report.startError, { hint: 'check the program name and PATH' });
     const attempt = report.attempts[report.attempts.length - 1];
     const companion = attempt?.plugins.companion;
     const caught = (companion?.gpus ?? []).some((g) => (g.numOoms ?? 0) > 0);

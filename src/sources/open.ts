@@ -40,7 +40,10 @@ function withHostFacts(source: GpuSource, proc: ProcOptions | undefined): GpuSou
   return {
     kind: source.kind,
     readSample: async () => enrich(await source.readSample()),
-    close: () => source.close(),
+    close: () => {
+      enrich.close();
+      source.close();
+    },
   };
 }
 

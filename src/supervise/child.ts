@@ -1,10 +1,13 @@
 /**
  * Spawns the user's command in its own process group, passes its stdout/stderr through unchanged while
  * keeping a bounded tail for the report, and escalates signals: the signal gpumem received first, then
- * TERM, then KILL, each after a grace period, always to the whole group.
+ * TERM, then KILL, each after a grace period, always to the whole group. Output is forwarded with
+ * backpressure (a reader that stops reading pauses the child's stream, so gpumem's memory stays bounded)
+ * and a reader that goes away (`| head`) only stops the forwarding: the child runs on, supervised.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { GpumemError } from '../core/errors.js';
+import { forwarder } from './forward.js';
 import type { ChildExit } from './report.js';
 
 export interface ChildOptions {
@@ -51,9 +54,13 @@ export async function startChild(options: ChildOptions): Promise<RunningChild> {
     tail += text;
     if (tail.length > options.tailBytes * 2) tail = tail.slice(-options.tailBytes);
   };
+  const detach: Array<() => void> = [];
   const pipe = (from: NodeJS.ReadableStream | null, to: NodeJS.WritableStream): void => {
-    from?.on('data', (chunk: Buffer) => {
-      to.write(chunk);
+    if (!from) return;
+    const forward = forwarder(from, to);
+    detach.push(forward.detach);
+    from.on('data', (chunk: Buffer) => {
+      forward.write(chunk);
       const text = chunk.toString('utf8');
       keep(text);
       options.onOutput(text);
@@ -105,6 +112,7 @@ export async function startChild(options: ChildOptions): Promise<RunningChild> {
       clearTimeout(timer);
       child.stdout?.destroy();
       child.stderr?.destroy();
+      for (const d of detach.splice(0)) d();
     },
     tail: () => (tail.length > options.tailBytes ? tail.slice(-options.tailBytes) : tail),
   };

@@ -21,11 +21,16 @@ function listPresent(devices: readonly Device[]): string {
 
 /**
  * Resolves a `--gpus` value against the devices of a sample. `spec` undefined means "all GPUs, as CUDA
- * would see them without us" and returns null (no pinning). Unknown indexes or UUIDs, duplicates, or more
- * GPUs than present are refused with the list of GPUs present.
+ * would see them without us" and returns null (no pinning). An empty value, unknown indexes or UUIDs,
+ * duplicates, or more GPUs than present are refused with the list of GPUs present.
  */
 export function chooseGpus(spec: string | undefined, sample: Sample): GpuChoice | null {
-  if (spec === undefined || spec.trim() === '') return null;
+  if (spec === undefined) return null;
+  // An empty value is almost always an unset shell variable (--gpus "$GPU"): running on every GPU instead
+  // would silently land on someone else's.
+  if (spec.trim() === '') {
+    throw new GpumemError('BAD_OPTION_VALUE', '--gpus: the value is empty', { hint: `give GPU indexes or UUIDs (e.g. --gpus 0 or --gpus auto), or leave --gpus out to use every GPU; ${listPresent(sample.devices)}` });
+  }
   const devices = [...sample.devices].sort((a, b) => a.index - b.index);
   const text = spec.trim();
   const auto = /^auto(?::(\d+))?$/i.exec(text);

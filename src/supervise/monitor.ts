@@ -6,7 +6,7 @@
 import type { Device, GpuProcess, Sample } from '../core/types.js';
 import type { GpuSource } from '../sources/index.js';
 import type { ProcessTree } from './proc-tree.js';
-import type { DeviceMismatch, GpuPeak } from './report.js';
+import type { AppearedProcess, DeviceMismatch, GpuPeak } from './report.js';
 
 export interface MonitorTick {
   tMs: number;
@@ -28,6 +28,10 @@ export interface MonitorOptions {
   onMismatch?: (mismatch: DeviceMismatch) => void;
   /** Called when reading a sample fails; sampling continues. */
   onError?: (error: unknown) => void;
+  /** Pids on the GPUs before the run: memory they hold is not news. */
+  knownPids?: ReadonlySet<number>;
+  /** A process outside the tree and the baseline first seen holding memory on a chosen GPU. */
+  onAppeared?: (appeared: AppearedProcess) => void;
 }
 
 const TIMELINE_POINTS = 300;
@@ -35,6 +39,7 @@ const TIMELINE_POINTS = 300;
 export class Monitor {
   private readonly peaks = new Map<string, GpuPeak>();
   private readonly mismatches = new Map<string, DeviceMismatch>();
+  private readonly appeared = new Map<string, AppearedProcess>();
   private readonly ticks: Array<{ tMs: number; bytes: Record<string, number> }> = [];
   private readonly startMs: number;
   private running = false;
@@ -101,6 +106,7 @@ export class Monitor {
       if (p.usedBytes === null) unknown.add(uuid);
       if (chosen && !chosen.has(uuid)) this.noteMismatch(p, uuid, byUuid.get(uuid), tMs);
     }
+    this.noteAppeared(sample, byUuid, tMs);
     for (const [uuid, bytes] of Object.entries(treeBytes)) {
       const device = byUuid.get(uuid);
       const prev = this.peaks.get(uuid);
@@ -137,6 +143,34 @@ export class Monitor {
     };
     this.mismatches.set(key, mismatch);
     this.options.onMismatch?.(mismatch);
+  }
+
+  /**
+   * Memory on a chosen GPU held by a process that is neither in the tree nor was there before the run:
+   * another user's new job, or a process of the run that escaped every way of finding it. Either way the
+   * run's numbers do not include it, so it is reported rather than silently left out.
+   */
+  private noteAppeared(sample: Sample, byUuid: Map<string, Device>, tMs: number): void {
+    const { tree, chosen, knownPids } = this.options;
+    if (!knownPids) return;
+    for (const p of sample.processes) {
+      if (tree.has(p.pid) || knownPids.has(p.pid) || !p.gpuUuid || (chosen && !chosen.has(p.gpuUuid))) continue;
+      const key = `${p.pid}/${p.gpuUuid}`;
+      const known = this.appeared.get(key);
+      if (known) {
+        known.maxUsedBytes = Math.max(known.maxUsedBytes ?? 0, p.usedBytes ?? 0);
+        continue;
+      }
+      const device = byUuid.get(p.gpuUuid);
+      const entry: AppearedProcess = { index: device?.index ?? p.gpuIndex ?? -1, uuid: p.gpuUuid, name: device?.name ?? null, pid: p.pid, processName: p.name, maxUsedBytes: p.usedBytes, firstSeenMs: tMs };
+      this.appeared.set(key, entry);
+      this.options.onAppeared?.(entry);
+    }
+  }
+
+  /** Processes outside the run that appeared on its GPUs while it ran. */
+  appearedList(): AppearedProcess[] {
+    return [...this.appeared.values()];
   }
 
   /** Samples taken so far. */

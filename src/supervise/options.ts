@@ -77,6 +77,15 @@ export interface SuperviseOptions {
   /** Aborting interrupts the child like SIGTERM would (`abort('SIGINT')`: like Ctrl-C). */
   signal?: AbortSignal;
   plugins?: RunPlugin[];
+  /** Make gpumem a child subreaper (Linux prctl), so orphans of the run are re-parented to it. The CLI sets it. */
+  subreaper?: boolean;
+  /** False: no parent-death watchdog (it ends the run's processes if gpumem dies). Default true. */
+  watchdog?: boolean;
+  /**
+   * Called once the run is accepted (GPUs resolved, pre-flight passed), right before the first spawn:
+   * the place to record the run, so that a refused one leaves nothing behind. May return more plugins.
+   */
+  onReady?: () => RunPlugin[] | void;
   now?: () => number;
 }
 

@@ -5,10 +5,24 @@
  * (pid, start ticks) — a recycled pid never inherits membership. The same holds for the child's own pid
  * and its process group: once the child has been reaped its pid (and so the group id) is free for reuse,
  * and an unrelated process given that number must never be taken for the child — cleanup ends members.
+ *
+ * A process that leaves the tree on purpose (double fork + setsid before the first scan) is still found
+ * two ways: it carries the run's environment marker (GPUMEM_RUN_MARK, checked once per new process in
+ * /proc/PID/environ), and with gpumem a child subreaper it is re-parented to gpumem instead of init, where
+ * `adopter` finds it even when it scrubbed its environment.
  */
-import { childrenByParent, readProcStat, readProcTable, type ProcStat } from '../sources/index.js';
+import { childrenByParent, readEnviron, readProcStat, readProcTable, type ProcStat } from '../sources/index.js';
 
 type ProcEntry = ProcStat;
+
+export interface TreeOptions {
+  /** "GPUMEM_RUN_MARK=value" as set in the child's environment; null = no marker check. */
+  marker?: string | null;
+  /** gpumem's own pid when it is a child subreaper: processes re-parented to it belong to the run. */
+  adopter?: number | null;
+  /** gpumem's own helpers that are its children too (the watchdog): never members. */
+  exclude?: ReadonlySet<number>;
+}
 
 export interface TreeMember {
   pid: number;
@@ -34,12 +48,36 @@ export class ProcessTree {
    * are read here (a child that already exited is still a zombie with its entry), and only when they
    * cannot be read is the first later sighting trusted instead.
    */
+  /** The child's start ticks (null when they could not be read). */
+  get startTicks(): number | null {
+    return this.rootStartTicks;
+  }
+
+  /** Marker checks already made: pid → (start ticks, carries the marker). */
+  private readonly markChecked = new Map<number, { startTicks: number; marked: boolean }>();
+
   constructor(
     readonly rootPid: number,
     readonly pgid: number,
     private readonly procRoot = '/proc',
+    private readonly options: TreeOptions = {},
   ) {
     this.rootStartTicks = readProcStat(rootPid, { procRoot })?.startTicks ?? null;
+  }
+
+  /** True for a process that left the tree but carries the run's marker or was re-parented to gpumem. */
+  private isEscapee(entry: ProcEntry): boolean {
+    const { marker = null, adopter = null, exclude } = this.options;
+    if (exclude?.has(entry.pid) || entry.pid === adopter) return false;
+    // Only processes started since the child can carry its marker; older ones are never read.
+    if (this.rootStartTicks === null || entry.startTicks < this.rootStartTicks) return false;
+    if (adopter !== null && entry.ppid === adopter) return true;
+    if (marker === null) return false;
+    const known = this.markChecked.get(entry.pid);
+    if (known && known.startTicks === entry.startTicks) return known.marked;
+    const marked = readEnviron(entry.pid, { procRoot: this.procRoot })?.split('\0').includes(marker) === true;
+    this.markChecked.set(entry.pid, { startTicks: entry.startTicks, marked });
+    return marked;
   }
 
   /** True for the child itself or a process already known as a member — the same pid and start ticks. */
@@ -72,8 +110,9 @@ export class ProcessTree {
     if (!groupAlive) this.groupEnded = true;
     const groupIsOurs = !this.groupEnded && (leader === undefined || this.isOurs(leader));
     for (const entry of table.values()) {
-      if (this.isOurs(entry) || (groupIsOurs && entry.pgid === this.pgid)) admit(entry);
+      if (this.isOurs(entry) || (groupIsOurs && entry.pgid === this.pgid) || this.isEscapee(entry)) admit(entry);
     }
+    for (const pid of this.markChecked.keys()) if (!table.has(pid)) this.markChecked.delete(pid);
     while (queue.length > 0) {
       const pid = queue.pop() as number;
       for (const child of children.get(pid) ?? []) {

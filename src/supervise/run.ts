@@ -2,25 +2,25 @@
  * `superviseRun`: the programmatic core of `gpumem run`. Pre-flight, environment, spawn, watch at 10 Hz,
  * forward signals, detect OOMs, verify cleanup, retry with a smaller batch — and return one RunReport.
  */
+import { randomBytes } from 'node:crypto';
 import { formatBytes } from '../core/units.js';
-import { verifyCleanup } from './cleanup.js';
-import { startChild } from './child.js';
+import { becomeChildSubreaper } from '../sources/index.js';
+import { runAttempt } from './attempt.js';
 import { formatDecision, planEnv, type EnvDecision } from './env.js';
 import { chooseGpus } from './gpus.js';
-import { Monitor } from './monitor.js';
-import { createOomWatcher } from './oom-watch.js';
-import { checkSuperviseNumbers, type AttemptContext, type SuperviseOptions } from './options.js';
+import { checkSuperviseNumbers, type AttemptContext, type RunPlugin, type SuperviseOptions } from './options.js';
 import { checkFree, describePreflight } from './preflight.js';
-import { ProcessTree } from './proc-tree.js';
-import { RUN_SCHEMA_VERSION, type AttemptReport, type GpuPeak, type OomFinding, type RunReport } from './report.js';
+import { RUN_SCHEMA_VERSION, type AttemptReport, type GpuPeak, type RunReport } from './report.js';
 import { initialBatchPlan, nextBatchPlan, substitute, type BatchPlan } from './retry.js';
+import { startWatchdog } from './watchdog.js';
 
 const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /**
  * Runs a command under supervision and resolves with its report once the child and its whole tree are
- * gone (or ended) and the GPU memory check is done. Throws GpumemError only for problems before the first
- * spawn (bad --gpus, pre-flight, command not found); everything after is in the report.
+ * gone (or ended) and the GPU memory check is done. Throws GpumemError only for problems found before
+ * `onReady` (bad --gpus, pre-flight); a program that cannot be started ends the run with status 127 (not
+ * found) or 126 (not executable) and `startError` in the report, like a shell.
  */
 export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
   checkSuperviseNumbers(o);
@@ -42,11 +42,23 @@ export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
     log(`pre-flight GPU ${g.index}: ${formatBytes(g.freeBytes)} free of ${formatBytes(g.totalBytes)}, ${others}`);
   }
   if (choice) log(`GPU choice ${choice.reason}`);
+  // Everything that can refuse the run has been checked: now the caller may record it.
+  const plugins: RunPlugin[] = [...(o.plugins ?? []), ...(o.onReady?.() ?? [])];
 
   const base = o.env ?? process.env;
   const { decisions, env: plannedEnv } = planEnv(base, { gpus: choice?.devices ?? null, allocConf: o.allocConf ?? true, extra: o.extraEnv });
   for (const d of decisions) log(`env ${formatDecision(d)}`);
   const envDecisions: EnvDecision[] = [...decisions];
+  // Every process of the run inherits this marker unless it scrubs its environment; the tree scan and the
+  // watchdog find escaped processes by it (and, as a child subreaper, gpumem inherits those that scrub it).
+  const markValue = `${process.pid}-${startedAtMs}-${randomBytes(4).toString('hex')}`;
+  plannedEnv.GPUMEM_RUN_MARK = markValue;
+  const mark: EnvDecision = { name: 'GPUMEM_RUN_MARK', value: markValue, previous: base.GPUMEM_RUN_MARK ?? null, action: 'set', reason: 'marks the run\'s processes, so one that leaves the process tree is still found and ended' };
+  envDecisions.push(mark);
+  log(`env ${formatDecision(mark)}`);
+  const adopter = o.subreaper === true && becomeChildSubreaper() ? process.pid : null;
+  const watchdog = o.watchdog === false ? null : startWatchdog(`GPUMEM_RUN_MARK=${markValue}`, graceMs, process.env);
+  const tree = { marker: `GPUMEM_RUN_MARK=${markValue}`, adopter, exclude: new Set(watchdog?.pid ? [watchdog.pid] : []) };
 
   let interruptedBy: NodeJS.Signals | null = null;
   let current: { interrupt(sig: NodeJS.Signals, graceMs: number): void } | null = null;
@@ -80,7 +92,7 @@ export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
         env.GPUMEM_ACCUM = String(plan.accum);
       }
       const ctx: AttemptContext = { attempt, batch: plan, env };
-      for (const plugin of o.plugins ?? []) {
+      for (const plugin of plugins) {
         const added = await plugin.beforeSpawn?.(ctx);
         for (const [name, value] of Object.entries(added ?? {})) {
           const d: EnvDecision = { name, value, previous: env[name] ?? null, action: 'set', reason: `added by ${plugin.name}` };
@@ -92,7 +104,7 @@ export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
         }
       }
       if (plan) log(`attempt ${attempt}: batch ${plan.batch}, accum ${plan.accum} (effective ${plan.batch * plan.accum}): ${argv.join(' ')}`);
-      const report = await runAttempt({ o, attempt, argv, env, plan, chosenUuids, baselineUuids: new Set(chosenDevices.map((d) => d.uuid as string)), ctx, now, log, intervalMs, graceMs,
+      const report = await runAttempt({ o, plugins, tree, watchdog, attempt, argv, env, plan, chosenUuids, baselineUuids: new Set(chosenDevices.map((d) => d.uuid as string)), ctx, now, log, intervalMs, graceMs,
         setCurrent: (c) => (current = c), interrupted: () => interruptedBy });
       attempts.push(report);
       const failed = report.exit.code !== 0 || report.exit.signal !== null;
@@ -112,6 +124,7 @@ export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
       plan = next;
     }
   } finally {
+    watchdog?.release();
     for (const [sig, h] of handlers) process.off(sig, h);
     o.signal?.removeEventListener('abort', onAbort);
   }
@@ -120,7 +133,7 @@ export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
     schemaVersion: RUN_SCHEMA_VERSION, argv: o.argv, cwd: o.cwd ?? process.cwd(), startedAtMs, durationMs: now() - startedAtMs,
     gpus: choice ? choice.devices.map((d) => ({ index: d.index, uuid: d.uuid as string, name: d.name })) : null,
     gpuReason: choice?.reason ?? null, env: envDecisions, preflight, attempts,
-    retries: attempts.length - 1, retryNote, exit: last.exit, peaks: mergePeaks(attempts),
+    retries: attempts.length - 1, retryNote, exit: last.exit, peaks: mergePeaks(attempts), startError: last.startError ?? null,
   };
 }
 
@@ -133,77 +146,4 @@ function mergePeaks(attempts: readonly AttemptReport[]): GpuPeak[] {
     else prev.unknownSamples += p.unknownSamples;
   }
   return [...byUuid.values()].sort((a, b) => a.index - b.index);
-}
-
-interface AttemptArgs {
-  o: SuperviseOptions;
-  attempt: number;
-  argv: string[];
-  env: Record<string, string>;
-  plan: BatchPlan | null;
-  chosenUuids: Set<string> | null;
-  baselineUuids: Set<string>;
-  ctx: AttemptContext;
-  now: () => number;
-  log: (line: string) => void;
-  intervalMs: number;
-  graceMs: number;
-  setCurrent: (c: { interrupt(sig: NodeJS.Signals, graceMs: number): void } | null) => void;
-  interrupted: () => NodeJS.Signals | null;
-}
-
-async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
-  const { o, now, log } = a;
-  const startedAtMs = now();
-  const baseline = await o.source.readSample();
-  const oom = createOomWatcher({
-    ...(a.env.PYTORCH_CUDA_ALLOC_CONF ?? a.env.PYTORCH_ALLOC_CONF ? { allocConf: a.env.PYTORCH_CUDA_ALLOC_CONF ?? a.env.PYTORCH_ALLOC_CONF } : {}),
-    ...(a.env.CUDA_VISIBLE_DEVICES ? { cudaVisibleDevices: a.env.CUDA_VISIBLE_DEVICES } : {}),
-  });
-  const ooms: OomFinding[] = [];
-  const child = await startChild({
-    argv: a.argv, env: a.env, cwd: o.cwd ?? process.cwd(),
-    stdout: o.stdout ?? process.stdout, stderr: o.stderr ?? process.stderr,
-    tailBytes: o.tailBytes ?? 16384, onOutput: (text) => ooms.push(...oom.push(text)),
-  });
-  a.setCurrent(child);
-  const ctx: AttemptContext = { ...a.ctx, pid: child.pid };
-  for (const plugin of o.plugins ?? []) plugin.onSpawn?.(ctx);
-  // A signal that arrived between attempts applies to this child at once.
-  const pending = a.interrupted();
-  if (pending) child.interrupt(pending, a.graceMs);
-  const tree = new ProcessTree(child.pid, child.pgid);
-  let sampleErrors = 0;
-  const monitor = new Monitor({
-    source: o.source, tree, chosen: a.chosenUuids, intervalMs: a.intervalMs, now,
-    onTick: (tick) => { for (const plugin of o.plugins ?? []) plugin.onTick?.(tick, ctx); },
-    onMismatch: (m) => log(`warning: device mismatch: pid ${m.pid} (${m.comm ?? '?'}) holds ${formatBytes(m.usedBytes)} on GPU ${m.index}, which was not chosen — the program bypassed CUDA_VISIBLE_DEVICES (hard-coded device index or set the variable itself)`),
-    onError: (error) => { if (sampleErrors++ === 0) log(`warning: reading GPU state failed (${error instanceof Error ? error.message : String(error)}); will keep trying`); },
-  });
-  monitor.start();
-  const exit = await child.exited;
-  const endedMs = now();
-  await monitor.stop();
-  const uuids = new Set([...a.baselineUuids, ...monitor.peakList().map((p) => p.uuid)]);
-  const cleanup = await verifyCleanup({
-    monitor, tree, baseline, uuids, settleMs: o.settleMs ?? 1000, graceMs: a.graceMs,
-    timeoutMs: o.cleanupTimeoutMs ?? 10000, toleranceBytes: o.toleranceBytes ?? 64 * 1024 * 1024, now,
-  });
-  await child.drain(1000);
-  a.setCurrent(null);
-  ooms.push(...oom.end());
-  for (const l of cleanup.leftovers) log(`leftover pid ${l.pid} (${l.cmdline?.join(' ') ?? l.comm}) holding ${formatBytes(l.gpuBytes)}: ${l.outcome} — ${l.detail}`);
-  if (!cleanup.memoryReleased) log(`warning: the run's processes still held GPU memory after ${cleanup.waitedMs} ms`);
-  for (const h of cleanup.heldByNothing) log(`warning: GPU ${h.index}: ${formatBytes(h.bytes)} is held by no process after the run (was not before)`);
-  const plugins: Record<string, unknown> = {};
-  for (const plugin of o.plugins ?? []) {
-    if (plugin.afterAttempt) plugins[plugin.name] = await plugin.afterAttempt({ ...ctx, exit, ooms });
-  }
-  const durationMs = endedMs - startedAtMs;
-  return {
-    attempt: a.attempt, argv: a.argv, batch: a.plan, startedAtMs, durationMs, exit,
-    sampleHz: durationMs > 0 ? Math.round((monitor.samples / durationMs) * 10000) / 10 : 0, samples: monitor.samples,
-    peaks: monitor.peakList(), mismatches: monitor.mismatchList(), ooms, cleanup, interruptedBy: a.interrupted(),
-    plugins, outputTail: child.tail(), timeline: monitor.timeline(),
-  };
 }

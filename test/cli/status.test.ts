@@ -96,10 +96,11 @@ async function record(samples: number): Promise<string> {
   const r = await gpumem(['record', '--out', one, '--duration', '0', '--source', 'smi', '--note', 'from the T4 fixture'], { GPUMEM_FAKE_SMI_XML: liveXml });
   expect(r.code, r.stderr).toBe(0);
   expect(r.stderr).toContain(`wrote 1 sample to ${one}`);
-  const line = readFileSync(one, 'utf8').split('\n');
+  const line = readFileSync(one, 'utf8').trimEnd().split('\n');
   const many = join(dir, `rec-${recordings++}.ndjson`);
-  const sample = JSON.parse(line[1]!);
-  writeFileSync(many, [line[0], ...Array.from({ length: samples }, (_, i) => JSON.stringify({ ...sample, timeMs: sample.timeMs + i * 1000 }))].join('\n') + '\n');
+  // Format 2: the host-facts definitions come before the one sample, which refers to them.
+  const sample = JSON.parse(line[line.length - 1]!);
+  writeFileSync(many, [...line.slice(0, -1), ...Array.from({ length: samples }, (_, i) => JSON.stringify({ ...sample, timeMs: sample.timeMs + i * 1000 }))].join('\n') + '\n');
   return many;
 }
 

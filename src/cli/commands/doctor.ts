@@ -1,18 +1,57 @@
 /**
- * `gpumem doctor` (also the bare `gpumem`): the status table and the findings in one screen. Without any
- * GPU access it shows the bundled example recording and says so in its first line.
+ * `gpumem doctor` (also the bare `gpumem`): the status table and the findings in one screen. Live, the
+ * table of the first sample is printed at once and the findings when the sampling window ends (on a
+ * terminal a progress line on stderr counts the window down meanwhile). Without any GPU access it shows
+ * the bundled example recording and says so in its first line.
  */
+import type { Sample } from '../../core/types.js';
 import { painter } from '../render/style.js';
-import type { CommandHandler } from '../context.js';
+import type { CommandContext, CommandHandler } from '../context.js';
 import type { DiagnoseOptions } from '../options/gpus.js';
 import { reportJson } from '../diagnose/json.js';
 import { describeWindow, renderFindings } from '../diagnose/render.js';
-import { outcomeOf, runDiagnosis } from '../diagnose/run.js';
+import { outcomeOf, runDiagnosis, SAMPLE_INTERVAL_MS } from '../diagnose/run.js';
 import { renderStatus } from '../render/status.js';
 
+const statusTable = (ctx: CommandContext<DiagnoseOptions>, sample: Sample): string => renderStatus(sample, { columns: ctx.stdout.columns, color: ctx.color }).trimEnd();
+
+/** Prints the first sample's table as soon as it is read; returns whether it did and a cleanup for the progress line. */
+function earlyStatus(ctx: CommandContext<DiagnoseOptions>): { onSample: (sample: Sample, index: number, count: number) => void; printed: () => boolean; done: () => void } {
+  let printed = false;
+  let progress = false;
+  const paint = painter(ctx.color);
+  return {
+    onSample: (sample, index, count) => {
+      // A single-sample window has nothing to wait for: print everything together at the end.
+      if (count <= 1) return;
+      if (index === 0) {
+        const seconds = ((count - 1) * SAMPLE_INTERVAL_MS) / 1000;
+        ctx.stdout.write(`gpumem doctor: GPUs now; findings after a ${seconds} s window\n${statusTable(ctx, sample)}\n`);
+        printed = true;
+      }
+      if (ctx.stderr.isTTY && index < count - 1) {
+        ctx.stderr.write(`\r\x1b[2K${paint('gray', `sampling ${index + 1}/${count}…`)}`);
+        progress = true;
+      }
+    },
+    printed: () => printed,
+    done: () => {
+      if (progress) ctx.stderr.write('\r\x1b[2K');
+    },
+  };
+}
+
 export const run: CommandHandler<DiagnoseOptions> = async (ctx) => {
-  const { report, collected, fallback } = await runDiagnosis(ctx, true);
-  if (ctx.args.options.json) {
+  const json = Boolean(ctx.args.options.json);
+  const early = json ? null : earlyStatus(ctx);
+  let diagnosed;
+  try {
+    diagnosed = await runDiagnosis(ctx, true, early?.onSample);
+  } finally {
+    early?.done();
+  }
+  const { report, collected, fallback } = diagnosed;
+  if (json) {
     ctx.stdout.write(`${JSON.stringify(reportJson(report, 'doctor', fallback, collected.recordingNote), null, 2)}\n`);
     return outcomeOf(report);
   }
@@ -22,12 +61,16 @@ export const run: CommandHandler<DiagnoseOptions> = async (ctx) => {
     const synthetic = /synthetic/i.test(collected.recordingNote ?? '') ? ', synthetic' : '';
     lines.push(paint('yellow', `No GPU access on this machine: showing the bundled example recording (examples/doctor-example.ndjson${synthetic}), not your GPUs.`));
     lines.push(paint('gray', `why: ${fallback.reason}`));
+  } else if (early?.printed()) {
+    lines.push('', `findings: ${describeWindow(report)}`);
   } else {
     lines.push(`gpumem doctor: ${describeWindow(report)}`);
   }
-  // The status table is the one `gpumem status` prints, for the latest sample of the window.
-  const latest = collected.input.samples[collected.input.samples.length - 1]!;
-  lines.push(renderStatus(latest, { columns: ctx.stdout.columns, color: ctx.color }).trimEnd());
+  if (!early?.printed() || fallback) {
+    // The status table is the one `gpumem status` prints, for the latest sample of the window.
+    const latest = collected.input.samples[collected.input.samples.length - 1]!;
+    lines.push(statusTable(ctx, latest));
+  }
   lines.push('', ...renderFindings(report.findings, paint, ctx.stdout.columns, true));
   lines.push('', paint('gray', 'evidence for each finding and the byte-by-byte accounting: gpumem diagnose'));
   ctx.stdout.write(`${lines.join('\n')}\n`);

@@ -11,6 +11,7 @@ import type { CommandContext, CommandHandler } from '../context.js';
 import type { EstimateOptions } from '../options/estimate.js';
 import { loadModel } from './estimate-model.js';
 import { renderEstimate } from './estimate-render.js';
+import { runTracedEstimate } from './estimate-traced.js';
 
 type Opts = EstimateOptions;
 
@@ -37,12 +38,12 @@ function setupFrom(o: Opts): TrainingSetup {
 }
 
 /** Resolves --gpu into a budget and the generation that picks context and workspace defaults. */
-async function resolveGpu(ctx: CommandContext<Opts>, o: Opts, margin: number): Promise<{ budget: Budget | null; generation: GpuGeneration | null }> {
+async function resolveGpu(ctx: CommandContext<Opts>, o: Opts, margin: number): Promise<{ budget: Budget | null; generation: GpuGeneration | null; name?: string }> {
   const value = o.gpu;
   if (value === undefined) return { budget: null, generation: null };
   if (value === 'auto') return await liveGpu(ctx, o, margin);
   const known = findGpu(value);
-  if (known) return { budget: { gpu: known.id, capacityBytes: known.totalBytes - (known.reservedBytes ?? 0), margin }, generation: known.generation };
+  if (known) return { budget: { gpu: known.id, capacityBytes: known.totalBytes - (known.reservedBytes ?? 0), margin }, generation: known.generation, name: known.id };
   let bytes: number;
   try {
     bytes = parseByteSize(value, '--gpu');
@@ -72,7 +73,16 @@ async function liveGpu(ctx: CommandContext<Opts>, o: Opts, margin: number): Prom
 export const run: CommandHandler<EstimateOptions> = async (ctx) => {
   const o = ctx.args.options;
   const margin = o.margin / 100;
-  const { budget, generation } = await resolveGpu(ctx, o, margin);
+  const { budget, generation, name } = await resolveGpu(ctx, o, margin);
+  if (ctx.args.rest.length > 0 || o.entry !== undefined) {
+    const fits = await runTracedEstimate(ctx, o, {
+      budget,
+      gpuName: name ?? budget?.gpu ?? 'NVIDIA H100 80GB HBM3',
+      contextBytes: o.context ?? (generation ? defaultContextBytes(generation) : DEFAULT_ENVIRONMENT.contextBytes),
+      workspaceBytes: cublasWorkspaceBytes(generation),
+    });
+    return fits ? { kind: 'ok' } : { kind: 'findings' };
+  }
   // Whole numbers ≥ 1, checked by the parser (options/estimate.ts).
   const hints: ShapeHints = {};
   for (const key of SHAPE_KEYS) {

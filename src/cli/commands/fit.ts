@@ -7,6 +7,7 @@ import { formatBytes } from '../../core/units.js';
 import { DEFAULT_FIT_OPTIONS } from '../../core/fit/planner.js';
 import type { FitReport } from '../../core/fit/report.js';
 import { runFitLoop } from '../../orchestrate/index.js';
+import { keepRunningOnBrokenPipe } from '../broken-pipe.js';
 import { openSourceFromContext } from '../open-source.js';
 import type { CommandHandler } from '../context.js';
 import type { FitOptions } from '../options/supervise.js';
@@ -20,6 +21,7 @@ export const run: CommandHandler<FitOptions> = async (ctx) => {
     throw new GpumemError('USAGE', 'the command has no {batch} placeholder', { hint: 'write {batch} where the batch size goes; the command also gets GPUMEM_BATCH' });
   }
   const { steps, fill, gpus } = o;
+  keepRunningOnBrokenPipe();
   const source = await openSourceFromContext(ctx);
   try {
     const report = await runFitLoop({

@@ -1,16 +1,18 @@
 /** `gpumem pipeline FILE.yaml`: stages with verified cleanup between them (docs/pipeline.md). */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { GpumemError } from '../../core/errors.js';
+import { GpumemError, isGpumemError } from '../../core/errors.js';
 import { formatBytes, formatDuration } from '../../core/units.js';
 import { printable } from '../../core/text.js';
+import type { GpuSource } from '../../sources/index.js';
+import { keepRunningOnBrokenPipe } from '../broken-pipe.js';
 import { openSourceFromContext } from '../open-source.js';
 import { beginPipeline, beginRun, completePipeline, completeRun } from '../../store/index.js';
-import { parsePipeline, pipelineReportJson, runPipeline, type PipelineReport } from '../../supervise/index.js';
+import { parsePipeline, pipelineReportJson, resolveStageGpus, runPipeline, type CompanionPlugin, type PipelineReport, type PipelineSpec } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
 import type { PipelineOptions } from '../options/supervise.js';
 import { painter, table } from '../render/style.js';
-import { companionSettings, startCompanion } from './companion.js';
+import { companionSettings, startCompanion, type CompanionChoice } from './companion.js';
 import { tryHistory } from './history.js';
 
 function readPipelineFile(path: string): string {
@@ -32,21 +34,30 @@ export const run: CommandHandler<PipelineOptions> = async (ctx) => {
   const spec = parsePipeline(readPipelineFile(path), file);
   const toleranceBytes = spec.toleranceBytes ?? o.tolerance;
   if (o.check) {
-    ctx.stdout.write(`${file}: valid, ${spec.stages.length} stage(s)\n`);
+    const checked = await checkGpusIfPossible(ctx, spec, o.gpus);
+    ctx.stdout.write(`${file}: valid, ${spec.stages.length} stage(s)${checked}\n`);
     for (const s of spec.stages) ctx.stdout.write(`  ${printable(s.name)}: ${printable(s.argv.join(' '))}${s.gpus ? ` [gpus ${s.gpus}]` : ''}${s.batch ? ` [batch ${s.batch}]` : ''}\n`);
     return { kind: 'ok' };
   }
+  keepRunningOnBrokenPipe();
   const settings = companionSettings(ctx);
   const source = await openSourceFromContext(ctx);
   const db = tryHistory(ctx);
   try {
     const startedAtMs = Date.now();
-    const pipelineId = db ? beginPipeline(db, path, startedAtMs) : null;
-    const companion = startCompanion(ctx, settings, { runId: null, startedAtMs, ...(pipelineId !== null ? { folderName: `pipeline-${pipelineId}` } : {}) });
+    let pipelineId: number | null = null;
+    let companion: CompanionChoice = { plugin: null, runFolder: null };
+    const plugins: CompanionPlugin[] = [];
     const report = await runPipeline({
       spec, file, source, toleranceBytes, from: o.from, gpus: o.gpus,
-      run: { cwd: ctx.cwd, env: ctx.env, forwardSignals: true, stdout: o.json ? ctx.stderr.stream : ctx.stdout.stream, stderr: ctx.stderr.stream, log: (l) => ctx.stderr.write(`gpumem: ${l}\n`), plugins: companion.plugin ? [companion.plugin] : [] },
+      run: { cwd: ctx.cwd, env: ctx.env, forwardSignals: true, subreaper: true, stdout: o.json ? ctx.stderr.stream : ctx.stdout.stream, stderr: ctx.stderr.stream, log: (l) => ctx.stderr.write(`gpumem: ${l}\n`), plugins },
       log: (l) => ctx.stderr.write(`gpumem: ${l}\n`),
+      // Recorded only once every stage's GPUs are accepted: a refused pipeline leaves no history row.
+      onReady: () => {
+        pipelineId = db ? beginPipeline(db, path, startedAtMs) : null;
+        companion = startCompanion(ctx, settings, { runId: null, startedAtMs, ...(pipelineId !== null ? { folderName: `pipeline-${pipelineId}` } : {}) });
+        if (companion.plugin) plugins.push(companion.plugin);
+      },
       onStageStart: (stage) => (db && pipelineId !== null ? beginRun(db, { argv: stage.argv, cwd: ctx.cwd, startedAtMs: Date.now(), pipelineId, stage: stage.name }) : null),
       onStageEnd: (runId, run) => db && runId !== null && completeRun(db, runId, run),
     });
@@ -62,6 +73,26 @@ export const run: CommandHandler<PipelineOptions> = async (ctx) => {
     source.close();
   }
 };
+
+/**
+ * `--check`: stage GPUs are checked against the machine when a GPU source can be opened (a bad index is
+ * the same usage error a real run gives); without GPU access only the file is checked, and the line says so.
+ */
+async function checkGpusIfPossible(ctx: Parameters<CommandHandler<PipelineOptions>>[0], spec: PipelineSpec, override: string | undefined): Promise<string> {
+  let source: GpuSource;
+  try {
+    source = await openSourceFromContext(ctx);
+  } catch (error) {
+    if (isGpumemError(error) && error.errorClass === 'no-gpu') return ' (GPUs not checked: no GPU access)';
+    throw error;
+  }
+  try {
+    resolveStageGpus(spec.stages, await source.readSample(), override, spec.gpus);
+    return `; GPUs checked against ${source.kind}`;
+  } finally {
+    source.close();
+  }
+}
 
 /** The per-stage summary table printed at the end. */
 export function renderPipeline(r: PipelineReport, color: boolean): string {

@@ -2,13 +2,14 @@
 import { GpumemError } from '../../core/errors.js';
 import { parseByteSize } from '../../core/units.js';
 import { runReportJson } from '../../core/run/json.js';
+import { keepRunningOnBrokenPipe } from '../broken-pipe.js';
 import { openSourceFromContext } from '../open-source.js';
 import { beginRun, completeRun } from '../../store/index.js';
 import { parseFreeRequirement, superviseRun } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
 import type { RunOptions } from '../options/supervise.js';
 import { renderRunReport } from '../render/run.js';
-import { companionSettings, startCompanion } from './companion.js';
+import { companionSettings, startCompanion, type CompanionChoice } from './companion.js';
 import { tryHistory } from './history.js';
 
 export const run: CommandHandler<RunOptions> = async (ctx) => {
@@ -21,21 +22,27 @@ export const run: CommandHandler<RunOptions> = async (ctx) => {
   // The numbers were checked by the parser, before the GPU is opened: a typo is a usage error even on a
   // machine without one.
   const requireFree = o.requireFree !== undefined ? parseFreeRequirement(o.requireFree, parseByteSize) : null;
+  keepRunningOnBrokenPipe();
   const source = await openSourceFromContext(ctx);
   const db = tryHistory(ctx);
   try {
     const startedAtMs = Date.now();
-    const runId = db ? beginRun(db, { argv, cwd: ctx.cwd, startedAtMs }) : null;
-    const companion = startCompanion(ctx, settings, { runId, startedAtMs });
+    let runId: number | null = null;
+    let companion: CompanionChoice = { plugin: null, runFolder: null };
     const report = await superviseRun({
-      argv, source, cwd: ctx.cwd, env: ctx.env, requireFree, forwardSignals: true,
+      argv, source, cwd: ctx.cwd, env: ctx.env, requireFree, forwardSignals: true, subreaper: true,
       gpus: o.gpus, allocConf: !o.noAllocConf, batch: o.batch, accum: o.accum,
       retryOom: o.retryOom, graceMs: o.graceMs, cleanupTimeoutMs: o.cleanupTimeoutMs, intervalMs: o.intervalMs,
       // The child's bytes go to our real streams untouched; with --json its stdout moves to stderr so that
       // stdout carries only the report.
       stdout: o.json ? ctx.stderr.stream : ctx.stdout.stream, stderr: ctx.stderr.stream,
       log: (line) => ctx.stderr.write(`gpumem: ${line}\n`),
-      plugins: companion.plugin ? [companion.plugin] : [],
+      // Recorded only once --gpus and the pre-flight accepted the run: a refused run leaves no history row.
+      onReady: () => {
+        runId = db ? beginRun(db, { argv, cwd: ctx.cwd, startedAtMs }) : null;
+        companion = startCompanion(ctx, settings, { runId, startedAtMs });
+        return companion.plugin ? [companion.plugin] : [];
+      },
     });
     if (db && runId !== null) completeRun(db, runId, report);
     if (o.json) ctx.stdout.write(`${JSON.stringify({ ...runReportJson(report), runId, runFolder: companion.runFolder }, null, 2)}\n`);

@@ -9,7 +9,7 @@ import { sourceOptionsFromContext } from '../open-source.js';
 import type { CommandContext } from '../context.js';
 import type { DiagnoseOptions } from '../options/gpus.js';
 import type { Outcome } from '../exit-codes.js';
-import { collectWindow, type Collected } from '../../orchestrate/index.js';
+import { collectWindow, type CollectOptions, type Collected } from '../../orchestrate/index.js';
 import type { Fallback } from './json.js';
 
 /** The bundled example recording (examples/ ships in the npm package). */
@@ -25,11 +25,11 @@ export interface Diagnosed {
 }
 
 /** Collects and diagnoses; with `fallbackToExample`, NO_GPU_ACCESS switches to the bundled recording. */
-export async function runDiagnosis(ctx: CommandContext<DiagnoseOptions>, fallbackToExample: boolean): Promise<Diagnosed> {
+export async function runDiagnosis(ctx: CommandContext<DiagnoseOptions>, fallbackToExample: boolean, onSample?: CollectOptions['onSample']): Promise<Diagnosed> {
   const source = sourceOptionsFromContext(ctx);
   const window = Math.round(ctx.args.options.window * 1000);
   try {
-    const collected = await collectWindow({ windowMs: window, intervalMs: SAMPLE_INTERVAL_MS, source });
+    const collected = await collectWindow({ windowMs: window, intervalMs: SAMPLE_INTERVAL_MS, source, ...(onSample ? { onSample } : {}) });
     return { report: diagnose(collected.input), collected, fallback: null };
   } catch (error) {
     if (!fallbackToExample || !isGpumemError(error) || error.code !== 'NO_GPU_ACCESS' || source.replay !== undefined) throw error;

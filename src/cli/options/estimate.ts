@@ -33,6 +33,11 @@ export interface EstimateOptions extends JsonOption, SourceOptions {
   unfreeze: string[] | undefined;
   context: number | undefined;
   fragmentation: number;
+  entry: string | undefined;
+  steps: number;
+  traceTimeout: number;
+  python: string;
+  allocConf: string | undefined;
 }
 
 /** Shape sizes feed divisions and products in the activation model, so each is a whole number ≥ 1. */
@@ -41,9 +46,10 @@ const SIZE = { type: 'number', value: 'N', integer: true, min: 1 } as const;
 export const ESTIMATE = defineCommand<EstimateOptions>({
   name: 'estimate',
   summary: 'predict training memory by phase and stage; the largest batch that fits; accumulation',
-  usage: 'estimate [MODEL] [options]',
+  usage: 'estimate [MODEL] [options] | estimate [options] -- python train.py … | estimate --entry MOD:FN',
+  passthrough: true,
   description:
-    'Predicts the GPU memory of a training setup from a model\'s safetensors header (only the header is read), a sharded index, a Hugging Face config.json (gpt2, bert, llama, mistral, qwen2/3, vit) or --params. Prints the breakdown at the peak phase (forward end, backward, optimizer step); with --gpu the largest batch that fits with a margin, with --effective-batch the accumulation, with --stages each stage\'s peak and which one breaks. Formulas and their sources: docs/estimate.md.',
+    'With a command after -- (or --entry), traces the real training step on fake tensors (no GPU, no weights) and replays it: peak by phase, module and category, and what nvidia-smi would show. Otherwise predicts the GPU memory of a training setup from a model\'s safetensors header (only the header is read), a sharded index, a Hugging Face config.json (gpt2, bert, llama, mistral, qwen2/3, vit) or --params. Prints the breakdown at the peak phase (forward end, backward, optimizer step); with --gpu the largest batch that fits with a margin, with --effective-batch the accumulation, with --stages each stage\'s peak and which one breaks. Formulas and their sources: docs/estimate.md.',
   args: [{ name: 'MODEL', description: 'model.safetensors, a model folder, model.safetensors.index.json or config.json' }],
   options: {
     params: { type: 'string', value: 'N', description: 'parameter count instead of a file (7B, 350M, 124439808)' },
@@ -75,6 +81,11 @@ export const ESTIMATE = defineCommand<EstimateOptions>({
     unfreeze: { type: 'list', value: 'GROUP', description: 'progressive unfreezing: module groups (A+B) in the order they are unfrozen' },
     context: { type: 'bytes', value: 'BYTES', description: 'CUDA context size (default by GPU generation, 512–640 MiB)' },
     fragmentation: { type: 'number', value: 'PCT', min: 0, max: 100, maxExclusive: true, default: 5, noun: 'a percentage', description: 'allocator slack as percent of activations and transients' },
+    entry: { type: 'string', value: 'MOD:FN', description: 'trace make_step() → (model, batch, step) instead of a command after --' },
+    steps: { type: 'number', value: 'N', integer: true, min: 1, max: 20, default: 2, description: 'training steps to trace (2 shows optimizer state and persistent gradients)' },
+    traceTimeout: { type: 'number', value: 'S', min: 1, default: 600, description: 'seconds a traced program may run before it is ended' },
+    python: { type: 'string', value: 'PATH', default: 'python3', description: 'with --entry: the Python interpreter to run' },
+    allocConf: { type: 'string', value: 'SETTINGS', description: 'with a traced step: caching-allocator settings for the replay (default: PYTORCH_CUDA_ALLOC_CONF)' },
     ...JSON_TABLE,
     ...SOURCE_TABLE,
   },
@@ -82,6 +93,7 @@ export const ESTIMATE = defineCommand<EstimateOptions>({
     'gpumem estimate gpt2/config.json --precision amp-bf16 --batch 8 --seq 1024 --gpu H100-80GB',
     'gpumem estimate model.safetensors --activation-bytes-per-sample 1.4GiB --gpu auto --effective-batch 64',
     'gpumem estimate --params 7B --layers 32 --hidden 4096 --lora-rank 16 --precision bf16 --seq 2048',
+    'gpumem estimate --gpu A100-40GB -- python train.py --batch-size 16',
   ],
   exits: ['1: the given batch, or a stage, does not fit the --gpu budget'],
 });

@@ -22,6 +22,10 @@ export function renderRunReport(report: RunReport, color: boolean, runId: number
   const out: string[] = [];
   out.push(paint('bold', `gpumem run: ${paint(ok ? 'green' : 'red', exitText(report.exit))} after ${formatDuration(report.durationMs)}` +
     (report.retries > 0 ? `, ${report.retries} OOM retr${report.retries === 1 ? 'y' : 'ies'}` : '')));
+  if (report.startError !== null && report.startError !== undefined) {
+    out.push(paint('red', `  not started: ${report.startError}`));
+    return `${[...out, ...(runId !== null ? [paint('gray', `  stored as run ${runId} (gpumem runs show ${runId})`)] : [])].join('\n')}\n`;
+  }
   if (report.peaks.length === 0) out.push('  peak GPU memory of the process tree: none seen');
   for (const p of report.peaks) {
     const flag = p.chosen ? '' : paint('red', '  NOT CHOSEN');
@@ -35,6 +39,9 @@ export function renderRunReport(report: RunReport, color: boolean, runId: number
   for (const a of report.attempts) {
     for (const m of a.mismatches) {
       out.push(paint('red', `  device mismatch: pid ${m.pid} (${printable(m.comm ?? '?')}) used ${formatBytes(m.usedBytes)} on GPU ${m.index}, not chosen (first seen at ${formatDuration(m.firstSeenMs)})`));
+    }
+    for (const p of a.appeared ?? []) {
+      out.push(paint('red', `  GPU ${p.index}: pid ${p.pid} appeared holding ${formatBytes(p.maxUsedBytes)} at ${formatDuration(p.firstSeenMs)}, not one of the run's processes (another user's job, or one that escaped the run)`));
     }
     for (const o of a.ooms) {
       out.push(paint('yellow', `  OOM (attempt ${a.attempt}, line ${o.line}): ${printable(o.text.slice(0, 160))}`));

@@ -13,3 +13,5 @@ export * from './batch.js';
 export * from './stages.js';
 export * from './params.js';
 export * from './report.js';
+export * from './trace.js';
+export * from './replay.js';

@@ -59,6 +59,15 @@ export interface DeviceMismatch extends GpuRef {
   firstSeenMs: number;
 }
 
+/** A process outside the run (not in its tree, not on the GPU before it) seen holding memory on a chosen GPU. */
+export interface AppearedProcess extends GpuRef {
+  pid: number;
+  /** The driver's process name, when it gives one. */
+  processName: string | null;
+  maxUsedBytes: number | null;
+  firstSeenMs: number;
+}
+
 export interface OomFinding {
   /** Line number in the child's combined output (1-based). */
   line: number;
@@ -126,6 +135,10 @@ export interface AttemptReport {
   outputTail: string;
   /** Downsampled timeline of the tree's memory per GPU uuid (≤ 300 points). */
   timeline: Array<{ tMs: number; bytes: Record<string, number> }>;
+  /** Processes outside the run that appeared holding memory on its GPUs (absent in older reports). */
+  appeared?: AppearedProcess[];
+  /** Why the program could not be started (exit 127 or 126); absent when it ran. */
+  startError?: string;
 }
 
 export interface RunReport {
@@ -146,4 +159,6 @@ export interface RunReport {
   exit: ChildExit;
   /** Convenience: max over attempts of each GPU's peak. */
   peaks: GpuPeak[];
+  /** Why the program could not be started (then `exit.code` is 127 or 126); null when it ran. */
+  startError: string | null;
 }

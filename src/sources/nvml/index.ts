@@ -2,3 +2,4 @@
 export { NvmlSource, openNvmlSource, resolveNvmlLibPath, type NvmlSourceOptions } from './source.js';
 export { nvmlReturnHint, nvmlReturnName } from './return-codes.js';
 export { chooseProcessApi, type ProcessApiChoice } from './process-api.js';
+export { becomeChildSubreaper } from './subreaper.js';

@@ -1,21 +1,51 @@
 /**
- * Attaching host facts to the processes of a sample. The enricher caches the facts that cannot change while a process lives, keyed by pid
- * and start ticks, so a watch loop re-reads only /proc/PID/stat per process.
+ * Attaching host facts to the processes of a sample. The enricher caches the facts that cannot change while
+ * a process lives (command line, environment, cgroup, start time), keyed by pid and start ticks, so a watch
+ * loop re-reads only /proc/PID/stat per process, through a descriptor held open between samples.
  */
 import type { HostFacts, Sample } from '../../core/types.js';
 import { NOT_HERE, invisibleFacts, readStableFacts, readHostFacts, type ProcOptions } from './host-facts.js';
-import { readProcStat } from './stat.js';
+import type { ProcStat } from './parse.js';
+import { openStatHandle, readProcStat, type StatHandle } from './stat.js';
 
 /** Returns `sample` with `host` filled on every process (rows are never dropped). */
-export type HostEnricher = (sample: Sample) => Sample;
+export interface HostEnricher {
+  (sample: Sample): Sample;
+  /** Releases the /proc descriptors held between samples; the enricher keeps working (re-opening). */
+  close(): void;
+}
 
 /**
- * Makes an enricher that remembers stable facts per (pid, start ticks). A pid reused by a new process has
- * other start ticks and is read afresh.
+ * At most this many /proc/PID/stat descriptors stay open between samples (512 GPU processes need 512);
+ * beyond it a pid is read by path each sample, so the enricher never exhausts the descriptor limit.
+ */
+const MAX_HELD_STATS = 2048;
+
+interface Known {
+  startTicks: number;
+  facts: HostFacts;
+  stat: StatHandle | null;
+}
+
+/**
+ * Makes an enricher that remembers stable facts per (pid, start ticks) and keeps each process's
+ * /proc/PID/stat open, so a sample costs one read per process: a pid reused by a new process has other start
+ * ticks (and its old descriptor fails) and is read afresh. Facts whose state and parent did not change are
+ * returned as the same object, without copying.
  */
 export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
-  const cache = new Map<number, { startTicks: number; facts: HostFacts }>();
-  return (sample) => {
+  const cache = new Map<number, Known>();
+  let held = 0;
+  const forget = (pid: number): void => {
+    const known = cache.get(pid);
+    if (known?.stat) {
+      known.stat.close();
+      held--;
+    }
+    cache.delete(pid);
+  };
+
+  const enrich = (sample: Sample): Sample => {
     // One /proc read per pid per sample: a pid on eight GPUs is eight rows but one process.
     const seen = new Map<number, HostFacts>();
     const processes = sample.processes.map((p) => {
@@ -26,29 +56,58 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
       }
       return { ...p, host };
     });
-    for (const pid of cache.keys()) if (!seen.has(pid)) cache.delete(pid);
+    for (const pid of cache.keys()) if (!seen.has(pid)) forget(pid);
     return { ...sample, processes };
   };
 
   function factsFor(pid: number): HostFacts {
-    const stat = readProcStat(pid, options);
+    const known = cache.get(pid);
+    let stat: ProcStat | null = known?.stat ? known.stat.read() : null;
+    if (known && stat && stat.startTicks === known.startTicks && stat.state !== 'Z') {
+      if (stat.state !== known.facts.state || stat.ppid !== known.facts.ppid) known.facts = { ...known.facts, state: stat.state, ppid: stat.ppid };
+      return known.facts;
+    }
+    forget(pid);
+    let handle: StatHandle | null = null;
+    if (held < MAX_HELD_STATS) {
+      try {
+        handle = openStatHandle(pid, options);
+      } catch {
+        // Gone, hidden or not ours to read: readHostFacts says which, with every fact null and the reason.
+        return readHostFacts(pid, options);
+      }
+    }
+    stat = handle ? handle.read() : readProcStat(pid, options);
     if (!stat) {
-      cache.delete(pid);
+      handle?.close();
       return readHostFacts(pid, options);
     }
-    const hit = cache.get(pid);
-    if (hit && hit.startTicks === stat.startTicks && stat.state !== 'Z') {
-      return { ...hit.facts, state: stat.state, ppid: stat.ppid };
-    }
     const facts: HostFacts = { visible: true, state: stat.state, ppid: stat.ppid, ...readStableFacts(pid, stat, options) };
-    cache.set(pid, { startTicks: stat.startTicks, facts });
+    // A zombie is read afresh every sample (its facts are being released); there is nothing to hold for it.
+    if (handle && stat.state === 'Z') {
+      handle.close();
+      handle = null;
+    }
+    if (handle) held++;
+    cache.set(pid, { startTicks: stat.startTicks, facts, stat: handle });
     return facts;
   }
+
+  return Object.assign(enrich, {
+    close(): void {
+      for (const pid of [...cache.keys()]) forget(pid);
+    },
+  });
 }
 
 /** Fills `host` on every process of one sample from /proc, without caching. */
 export function enrichSample(sample: Sample, options: ProcOptions = {}): Sample {
-  return createHostEnricher(options)(sample);
+  const enrich = createHostEnricher(options);
+  try {
+    return enrich(sample);
+  } finally {
+    enrich.close();
+  }
 }
 
 export { NOT_HERE, invisibleFacts };

@@ -1,6 +1,6 @@
 /** Everything gpumem reads from /proc: per-pid host facts, sample enrichment, the process table and tree, start ticks for pid-reuse checks, device fds. */
 export { readHostFacts, readBootTimeMs, userName, reasonFor, type ProcOptions } from './host-facts.js';
-export { readProcStat, readStartTicks, readProcTable, readProcText, readCmdline, listPids, childrenByParent, descendantsOf, type ProcRootOptions } from './stat.js';
+export { readProcStat, readStartTicks, readProcTable, readProcText, readCmdline, readEnviron, listPids, childrenByParent, descendantsOf, type ProcRootOptions } from './stat.js';
 export { createHostEnricher, enrichSample, type HostEnricher } from './enrich.js';
 export { parseProcStat, parseContainerId, parseCudaEnv, parseCmdline, parsePasswd, parseBootTimeSec, statusNumbers, type ProcStat } from './parse.js';
 export { detectContainer, type ContainerProbeOptions } from './container.js';

@@ -18,21 +18,37 @@ export interface ProcStat {
 
 const STATES = new Set(['R', 'S', 'D', 'Z', 'T', 't', 'X', 'I', 'W', 'P', 'K']);
 
+/** Whitespace as /\s/ knows it in ASCII: a stat line is separated by single spaces, but be lenient. */
+const isSpace = (c: number): boolean => c === 32 || (c >= 9 && c <= 13);
+
 /**
  * Parses /proc/PID/stat. The comm sits in parentheses and may itself contain ") (", so the fields after it
- * are read from the *last* ")". Returns null when the text is not a stat line.
+ * are read from the *last* ")". Only fields 3–5 and 22 are read, scanning without splitting the ~50 fields
+ * (this runs for every GPU process on every sample). Returns null when the text is not a stat line.
  */
 export function parseProcStat(text: string): ProcStat | null {
   const open = text.indexOf('(');
   const close = text.lastIndexOf(')');
   if (open < 0 || close < open) return null;
   const pid = Number(text.slice(0, open).trim());
-  const rest = text.slice(close + 1).trim().split(/\s+/);
-  // rest[0] is field 3 (state); field n is rest[n - 3].
-  const state = rest[0] ?? '';
-  const ppid = Number(rest[1]);
-  const pgid = Number(rest[2]);
-  const startTicks = Number(rest[19]);
+  // field n of the line is token n - 2 after the ")" (state is field 3).
+  let state = '';
+  let ppid = Number.NaN;
+  let pgid = Number.NaN;
+  let startTicks = Number.NaN;
+  let field = 2;
+  let i = close + 1;
+  while (i < text.length && field < 22) {
+    while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+    if (i >= text.length) break;
+    const from = i;
+    while (i < text.length && !isSpace(text.charCodeAt(i))) i++;
+    field++;
+    if (field === 3) state = text.slice(from, i);
+    else if (field === 4) ppid = Number(text.slice(from, i));
+    else if (field === 5) pgid = Number(text.slice(from, i));
+    else if (field === 22) startTicks = Number(text.slice(from, i));
+  }
   if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isInteger(pgid) || !Number.isSafeInteger(startTicks)) return null;
   return { pid, comm: text.slice(open + 1, close), state: STATES.has(state) ? (state as ProcessState) : null, ppid, pgid, startTicks };
 }

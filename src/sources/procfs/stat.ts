@@ -31,6 +31,41 @@ export function readProcText(path: string): string {
   return bytes < statBuffer.length ? statBuffer.toString('utf8', 0, bytes) : readFileSync(path, 'utf8');
 }
 
+/**
+ * An open /proc/PID/stat that can be read again and again (a watch loop's per-sample read: one pread instead
+ * of open, read and close). The descriptor is bound to the process, not to the number: once the process has
+ * exited a read fails (ESRCH) even if the kernel has given its pid to another process.
+ */
+export interface StatHandle {
+  /** The stat line now, or null once the process is gone (then the handle is closed). */
+  read(): ProcStat | null;
+  close(): void;
+}
+
+/** Opens /proc/PID/stat for repeated reads; throws the filesystem error like readFileSync. */
+export function openStatHandle(pid: number, options: ProcRootOptions = {}): StatHandle {
+  let fd: number | null = openSync(`${options.procRoot ?? '/proc'}/${pid}/stat`, 'r');
+  const close = (): void => {
+    if (fd !== null) closeSync(fd);
+    fd = null;
+  };
+  return {
+    read() {
+      if (fd === null) return null;
+      try {
+        const bytes = readSync(fd, statBuffer, 0, statBuffer.length, 0);
+        const stat = bytes > 0 && bytes < statBuffer.length ? parseProcStat(statBuffer.toString('utf8', 0, bytes)) : null;
+        if (stat === null) close();
+        return stat;
+      } catch {
+        close();
+        return null;
+      }
+    },
+    close,
+  };
+}
+
 /** /proc/PID/stat parsed, or null when the pid is gone or unreadable. */
 export function readProcStat(pid: number, options: ProcRootOptions = {}): ProcStat | null {
   try {
@@ -105,6 +140,18 @@ export function descendantsOf(table: ReadonlyMap<number, ProcStat>, pid: number)
 export function readCmdline(pid: number, options: ProcRootOptions = {}): string[] | null {
   try {
     return parseCmdline(readFileSync(`${options.procRoot ?? '/proc'}/${pid}/cmdline`, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * /proc/PID/environ (NUL-separated "NAME=value" entries, as the process was started); null when it cannot
+ * be read (another user's process, or gone).
+ */
+export function readEnviron(pid: number, options: ProcRootOptions = {}): string | null {
+  try {
+    return readFileSync(`${options.procRoot ?? '/proc'}/${pid}/environ`, 'utf8');
   } catch {
     return null;
   }

@@ -4,10 +4,12 @@
  */
 import { GpumemError } from '../../core/errors.js';
 import type { Sample } from '../../core/types.js';
+import type { HostFactsDecoder } from './host-table.js';
 import { isObject, isTimeMs, sampleProblem } from './validate.js';
 
 export const RECORDING_FORMAT = 'gpumem-recording';
-export const RECORDING_VERSION = 1;
+/** 2: host facts written once per process (host-table.ts); 1: full host facts in every sample, still read. */
+export const RECORDING_VERSION = 2;
 
 /** Facts about the machine a recording was made on. */
 export interface RecordingHostInfo {
@@ -69,8 +71,27 @@ const isNumOrNull = (v: unknown): boolean => v === null || isNum(v);
  * fields read as null), so readers never meet a shape they do not expect. Throws
  * GpumemError('INPUT_MALFORMED') with the line and the field.
  */
-export function parseRecordedSample(text: string, path: string, line: number): Sample {
-  const s = parseJsonLine(text, path, line);
+export function parseRecordedSample(text: string, path: string, line: number, hosts?: HostFactsDecoder): Sample {
+  return checkRecordedSample(parseJsonLine(text, path, line), path, line, hosts);
+}
+
+/**
+ * Reads one line after the header: a v2 host-facts definitions line (taken in by `hosts`, returns null) or
+ * a sample (returned, host references resolved). Throws GpumemError('INPUT_MALFORMED') like parseRecordedSample.
+ */
+export function parseRecordingLine(text: string, path: string, line: number, hosts: HostFactsDecoder | null): Sample | null {
+  const value = parseJsonLine(text, path, line);
+  if (hosts) {
+    const { isDefinitions, problem } = hosts.define(value);
+    if (problem) throw bad(path, line, problem);
+    if (isDefinitions) return null;
+  }
+  return checkRecordedSample(value, path, line, hosts ?? undefined);
+}
+
+function checkRecordedSample(s: Record<string, unknown>, path: string, line: number, hosts?: HostFactsDecoder): Sample {
+  const refProblem = hosts?.resolve(s) ?? null;
+  if (refProblem) throw bad(path, line, `sample field ${refProblem}`);
   if (!isNum(s.timeMs)) throw bad(path, line, 'sample has no numeric timeMs');
   if (!Array.isArray(s.devices)) throw bad(path, line, 'sample has no devices array');
   if (!Array.isArray(s.processes)) throw bad(path, line, 'sample has no processes array');

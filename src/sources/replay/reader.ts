@@ -3,7 +3,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { GpumemError } from '../../core/errors.js';
 import type { Sample } from '../../core/types.js';
 import type { GpuSource } from '../source.js';
-import { parseRecordedSample, parseRecordingHeader, type RecordingHeader } from './format.js';
+import { parseRecordingHeader, parseRecordingLine, type RecordingHeader } from './format.js';
+import { createHostFactsDecoder } from './host-table.js';
 
 export interface Recording {
   header: RecordingHeader;
@@ -40,13 +41,15 @@ export function readRecording(path: string): Recording {
   }
   const header = parseRecordingHeader(lines[0]!, path);
   const endsCleanly = lines[lines.length - 1] === '';
+  const hosts = header.version >= 2 ? createHostFactsDecoder() : null;
   const samples: Sample[] = [];
   for (let i = 1; i < lines.length; i++) {
     const text = lines[i]!;
     if (text.trim() === '') continue;
     const last = i === lines.length - 1;
     try {
-      samples.push(asReplay(parseRecordedSample(text, path, i + 1), path, header));
+      const sample = parseRecordingLine(text, path, i + 1, hosts);
+      if (sample) samples.push(asReplay(sample, path, header));
     } catch (error) {
       if (last && !endsCleanly) break;
       throw error;

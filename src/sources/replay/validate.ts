@@ -88,6 +88,9 @@ const PROCESS: Schema = {
   pid: req('int'), gpuUuid: opt('str'), gpuIndex: opt('int'), gpuInstanceId: opt('int'), computeInstanceId: opt('int'),
   usedBytes: opt('bytes'), kind: req(['compute', 'graphics', 'compute+graphics']), name: opt('str'), smUtilPct: opt('num'),
 };
+/** Process-row fields a reader fills with null when absent, so a writer may leave their nulls out. */
+export const NULLABLE_PROCESS_FIELDS: ReadonlySet<string> = new Set(Object.entries(PROCESS).filter(([, f]) => f.nullable).map(([name]) => name));
+
 const HOST: Schema = {
   visible: req('bool'), uid: opt('int'), user: opt('str'), ppid: opt('int'), cmdline: opt('strs'), exe: opt('str'),
   startTimeMs: opt('time'), startTicks: opt('num'), state: opt(['R', 'S', 'D', 'Z', 'T', 't', 'X', 'I', 'W', 'P', 'K']),

@@ -20,6 +20,8 @@ export type HistoryAttempt = Pick<AttemptReport, 'attempt' | 'argv' | 'batch' | 
 export type HistoryReport = Pick<RunReport, 'argv' | 'cwd' | 'startedAtMs' | 'durationMs' | 'env' | 'retries' | 'exit'> & {
   gpus: Array<Pick<GpuRef, 'index' | 'uuid'>> | null;
   attempts: HistoryAttempt[];
+  /** Set when the program could not be started (stored as status "not-started"). */
+  startError?: string | null;
 };
 
 export interface RunRow {
@@ -31,7 +33,10 @@ export interface RunRow {
   gpus: Array<{ index: number; uuid: string }> | null;
   startedAtMs: number;
   durationMs: number | null;
-  /** "running" until completed; "ok", "failed", "signal" after; a "running" row of a dead gpumem stays so. */
+  /**
+   * "running" until completed; "ok", "failed", "signal" or "not-started" (the program could not be started)
+   * after; a "running" row of a dead gpumem stays so.
+   */
   status: string;
   exitCode: number | null;
   exitSignal: string | null;
@@ -48,15 +53,16 @@ export function beginRun(db: Db, run: { argv: string[]; cwd: string; startedAtMs
   return Number(info.lastInsertRowid);
 }
 
-function statusOf(exit: { code: number | null; signal: string | null }): string {
-  return exit.signal ? 'signal' : exit.code === 0 ? 'ok' : 'failed';
+function statusOf(report: HistoryReport): string {
+  if (report.startError) return 'not-started';
+  return report.exit.signal ? 'signal' : report.exit.code === 0 ? 'ok' : 'failed';
 }
 
 /** Stores the finished run's report and everything in it, in one transaction. */
 export function completeRun(db: Db, id: number, report: HistoryReport): void {
   db.transaction(() => {
     db.prepare('UPDATE runs SET gpus_json = ?, duration_ms = ?, status = ?, exit_code = ?, exit_signal = ?, retries = ?, report_json = ? WHERE id = ?').run(
-      report.gpus ? JSON.stringify(report.gpus) : null, report.durationMs, statusOf(report.exit), report.exit.code, report.exit.signal,
+      report.gpus ? JSON.stringify(report.gpus) : null, report.durationMs, statusOf(report), report.exit.code, report.exit.signal,
       report.retries, JSON.stringify({ ...report, attempts: report.attempts.map((a) => ({ ...a, ooms: a.ooms.map(oomFindingJson) })) }), id,
     );
     const env = db.prepare('INSERT INTO env_decisions (run_id, name, value, previous, action, reason) VALUES (?, ?, ?, ?, ?, ?)');

@@ -1,13 +1,14 @@
 /**
- * Writing recordings (format in docs/recording.md, parsed by sources/replay). Each sample is one line
- * written with a single append, so a recorder killed mid-run leaves every earlier sample readable.
+ * Writing recordings (format in docs/recording.md, parsed by sources/replay). Each sample, with the host
+ * facts it is the first to need, is written with a single append, so a recorder killed mid-run leaves every
+ * earlier sample readable.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { hostname, platform, release } from 'node:os';
 import { GpumemError } from '../../core/errors.js';
 import type { Sample } from '../../core/types.js';
 import { detectContainer } from '../../sources/procfs/index.js';
-import { RECORDING_FORMAT, RECORDING_VERSION, type RecordingHeader, type RecordingHostInfo } from '../../sources/replay/index.js';
+import { HOST_FACTS_KEY, RECORDING_FORMAT, RECORDING_VERSION, createHostFactsEncoder, type RecordingHeader, type RecordingHostInfo } from '../../sources/replay/index.js';
 
 export interface RecordingWriter {
   readonly path: string;
@@ -56,6 +57,7 @@ export function createRecordingWriter(path: string, options: RecordingWriterOpti
     intervalMs: options.intervalMs ?? null,
   };
   writeSync(fd, `${JSON.stringify(header)}\n`);
+  const encode = createHostFactsEncoder();
   let count = 0;
   return {
     path,
@@ -64,7 +66,11 @@ export function createRecordingWriter(path: string, options: RecordingWriterOpti
     },
     write(sample: Sample): void {
       if (fd === null) throw new GpumemError('FAILED', `${path}: recording already closed`);
-      writeSync(fd, `${JSON.stringify(sample)}\n`);
+      const { definitions, sample: line } = encode(sample);
+      // New host facts and the sample that first uses them go out in one write: a recorder killed between
+      // two writes never leaves a sample whose facts are missing.
+      const defs = definitions ? `${JSON.stringify({ [HOST_FACTS_KEY]: definitions })}\n` : '';
+      writeSync(fd, `${defs}${JSON.stringify(line)}\n`);
       count++;
     },
     close(): void {

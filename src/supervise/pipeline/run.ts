@@ -56,6 +56,8 @@ export interface PipelineOptions {
   /** Options passed to every stage's superviseRun (streams, env, grace, signals…). */
   run: Omit<SuperviseOptions, 'argv' | 'source' | 'gpus' | 'batch' | 'accum' | 'retryOom' | 'extraEnv'>;
   log: (line: string) => void;
+  /** Called once every stage's GPUs resolved, before the first stage: the place to record the pipeline. */
+  onReady?: () => void;
   /** History hooks: a stage starting (returns its run id) and ending. */
   onStageStart?: (stage: StageSpec) => number | null;
   onStageEnd?: (runId: number | null, report: RunReport) => void;
@@ -66,8 +68,11 @@ function usedOf(sample: Sample, uuid: string): number | null {
   return sample.devices.find((d) => d.uuid === uuid)?.memory.usedBytes ?? null;
 }
 
-/** Resolves each stage's GPUs up front so that a bad index in the last stage fails before the first runs. */
-function resolveStageGpus(stages: StageSpec[], sample: Sample, override: string | undefined, fileDefault: string | undefined): Array<string | undefined> {
+/**
+ * Resolves each stage's GPUs against a sample (the `--gpus` override applies to stages that do not name
+ * their own), so that a bad index in the last stage fails before the first runs; also `pipeline --check`.
+ */
+export function resolveStageGpus(stages: StageSpec[], sample: Sample, override: string | undefined, fileDefault: string | undefined): Array<string | undefined> {
   return stages.map((s) => {
     const spec = s.gpus !== fileDefault ? s.gpus : override ?? s.gpus;
     try {
@@ -90,6 +95,7 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineReport> {
   }
   const first = await o.source.readSample();
   const gpuSpecs = resolveStageGpus(stages, first, o.gpus, o.spec.gpus);
+  o.onReady?.();
   for (const d of first.devices) {
     const procs = first.processes.filter((p) => p.gpuUuid === d.uuid);
     o.log(`status GPU ${d.index}: ${formatBytes(d.memory.usedBytes)} used of ${formatBytes(d.memory.totalBytes)}, ${procs.length} process(es)${procs.length > 0 ? `: ${procs.map((p) => `pid ${p.pid} ${formatBytes(p.usedBytes)}`).join(', ')}` : ''}`);

@@ -177,7 +177,10 @@ describe('gpumem run with the PyTorch companion (fake torch, fake NVML, real pro
     expect(plain.code, plain.stderr).toBe(0);
     // The same script started directly: whatever python3 (or a version-manager shim) adds is in both.
     const direct = spawnSync('python3', [SCRIPT, 'env', '0'], { env: t.env, encoding: 'utf8' });
-    expect(envOf(plain.stdout)).toEqual(envOf(direct.stdout));
+    // Only the run marker is added (docs/run.md, "Under faults"): it is how escaped processes are found.
+    const { GPUMEM_RUN_MARK: mark, ...plainEnv } = envOf(plain.stdout);
+    expect(mark).toMatch(/^\d+-\d+-[0-9a-f]{8}$/);
+    expect(plainEnv).toEqual(envOf(direct.stdout));
     expect(Object.keys(envOf(plain.stdout)).filter((k) => k.startsWith('GPUMEM_COMPANION'))).toEqual([]);
     // And without --no-companion the companion's variables do arrive (so the check above can fail).
     const withCompanion = await gpumem(['run', '--no-alloc-conf', '--no-history', '--', 'python3', SCRIPT, 'env', '0'], t.env);

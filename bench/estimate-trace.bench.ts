@@ -1,0 +1,61 @@
+/**
+ * Speed and host memory of tracing one training step on fake tensors (gpumem estimate -- python …):
+ * a Llama-2-7B-shaped model at sequence 4096 (goal ≤ 30 s, ≤ 2 GB) and ResNet-50 at batch 32 (goal ≤ 5 s).
+ * Peer, measured in the same run: importing the same libraries in a bare interpreter, which every trace pays
+ * before its first op. Needs .venv/ (test/setup/python-venv.ts) and GNU time for the peak resident size.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+const PYTHON = join(ROOT, '.venv/bin/python');
+const TIME = '/usr/bin/time';
+
+interface Measured {
+  wallS: number;
+  maxRssBytes: number;
+  traceS: number | null;
+}
+
+function measure(args: string[], env: NodeJS.ProcessEnv, tracePath: string | null): Measured {
+  const r = spawnSync(TIME, ['-f', 'GPUMEM_TIME %e %M', PYTHON, ...args], { env, encoding: 'utf8', cwd: ROOT, timeout: 600_000 });
+  const m = /GPUMEM_TIME ([\d.]+) (\d+)/.exec(r.stderr ?? '');
+  if (!m) throw new Error(`no timing from ${args.join(' ')}: ${(r.stderr ?? '').slice(-400)}`);
+  let traceS: number | null = null;
+  if (tracePath) {
+    const header = JSON.parse(readFileSync(tracePath, 'utf8').split('\n', 1)[0]!) as { traceSeconds?: number; stepsDone?: number };
+    if (header.stepsDone !== 1) throw new Error(`${args.join(' ')}: the traced step did not complete`);
+    traceS = header.traceSeconds ?? null;
+  }
+  return { wallS: Number(m[1]), maxRssBytes: Number(m[2]) * 1024, traceS };
+}
+
+export async function run(): Promise<void> {
+  if (!existsSync(PYTHON) || !existsSync(TIME)) {
+    process.stdout.write(`needs ${PYTHON} (npx vitest sets it up) and ${TIME}; not run\n`);
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'gpumem-trace-bench-'));
+  try {
+    const peer = measure(['-c', 'import torch, torchvision, transformers'], process.env, null);
+    process.stdout.write(`peer: bare import of torch, torchvision, transformers  ${peer.wallS.toFixed(1)} s, ${(peer.maxRssBytes / 2 ** 30).toFixed(2)} GiB resident\n`);
+    const cases: Array<[string, string, number, number | null]> = [
+      ['Llama-7B shape, seq 4096, bf16, checkpointing, AdamW', 'bench/trace/train_llama7b.py', 30, 2e9],
+      ['ResNet-50, batch 32, 224², SGD momentum', 'bench/trace/train_resnet50.py', 5, null],
+    ];
+    for (const [name, script, goalS, goalBytes] of cases) {
+      const tracePath = join(dir, 'trace.ndjson');
+      const env = { ...process.env, PYTHONPATH: `${join(ROOT, 'python/_site')}:${join(ROOT, 'python')}`, GPUMEM_ESTIMATE_TRACE: tracePath, GPUMEM_ESTIMATE_STEPS: '1', HF_HUB_OFFLINE: '1' };
+      const m = measure([script], env, tracePath);
+      process.stdout.write(
+        `${name}: ${m.wallS.toFixed(1)} s wall (goal ≤ ${goalS} s; ${(m.wallS / peer.wallS).toFixed(2)}× the bare import), ` +
+          `of which tracing ${m.traceS?.toFixed(1) ?? '?'} s; ${(m.maxRssBytes / 2 ** 30).toFixed(2)} GiB resident` +
+          `${goalBytes ? ` (goal ≤ ${(goalBytes / 2 ** 30).toFixed(2)} GiB)` : ''}\n`,
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,99 @@
+"""``gpumem estimate``'s tracer: runs the user's real training step on fake tensors and records its memory.
+
+Started by gpumem's sitecustomize when ``GPUMEM_ESTIMATE_TRACE`` names the trace file; takes over at
+``import torch``, lets the program run N training steps (``GPUMEM_ESTIMATE_STEPS``, default 2) and then ends
+the process. Importing this package does not import torch. See docs/estimate.md.
+"""
+import os
+import sys
+
+ENV_TRACE = "GPUMEM_ESTIMATE_TRACE"
+ENV_STEPS = "GPUMEM_ESTIMATE_STEPS"
+ENV_GPU_NAME = "GPUMEM_ESTIMATE_GPU_NAME"
+ENV_GPU_BYTES = "GPUMEM_ESTIMATE_GPU_BYTES"
+
+_session = None
+
+
+def install():
+    """Arms the tracer: starts it when torch is imported, and records why a program ended without a step."""
+    from .._import_hook import install as after_torch_import
+    from ._writer import TraceWriter
+
+    global _session
+    writer = TraceWriter(os.environ[ENV_TRACE])
+    _session = {"writer": writer, "tracer": None, "done": False}
+    previous = sys.excepthook
+
+    def excepthook(kind, value, tb):
+        if not _session["done"]:
+            where = _innermost_user_frame(tb)
+            _finish_error("%s: %s%s" % (kind.__name__, _one_line(value), " (at %s)" % where if where else ""))
+        previous(kind, value, tb)
+
+    sys.excepthook = excepthook
+    import atexit
+    atexit.register(_at_exit)
+    after_torch_import(_start)
+
+
+def _start(torch):
+    from ._tracer import Tracer
+    steps = int(os.environ.get(ENV_STEPS) or 2)
+    tracer = Tracer(torch, _session["writer"], steps=steps,
+                    gpu_name=os.environ.get(ENV_GPU_NAME) or "NVIDIA H100 80GB HBM3",
+                    gpu_bytes=int(os.environ.get(ENV_GPU_BYTES) or 85520809984), on_done=_finish_ok)
+    _session["tracer"] = tracer
+    tracer.start()
+
+
+def tracer():
+    """The running tracer (for the ``--entry`` runner), or None."""
+    return _session["tracer"] if _session else None
+
+
+def _finish_ok():
+    _session["done"] = True
+    _session["tracer"].finish(None)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(0)
+
+
+def _finish_error(message):
+    if _session["done"]:
+        return
+    _session["done"] = True
+    t = _session["tracer"]
+    if t is not None:
+        t.finish(message)
+    else:
+        _session["writer"].finish({"torch": None, "steps": 0, "stepsDone": 0}, error=message)
+
+
+def _at_exit():
+    t = _session["tracer"]
+    if t is None:
+        _finish_error("the program ended without importing torch")
+    elif t.state.step == 0:
+        _finish_error("the program ended before its first training step (no optimizer.step() was called)")
+    else:
+        _finish_error("the program ended after %d of %d training steps" % (t.state.step, t.state.steps))
+
+
+def _one_line(value):
+    text = str(value).strip().splitlines()
+    return text[0][:300] if text else ""
+
+
+def _innermost_user_frame(tb):
+    from ._recorder import _SKIP_PREFIXES
+    found = None
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not name.startswith(_SKIP_PREFIXES) and "site-packages" not in name and not name.startswith("<"):
+            found = "%s:%d" % (os.path.basename(name), tb.tb_lineno)
+        tb = tb.tb_next
+    return found

@@ -1,0 +1,138 @@
+"""Makes a CPU-only process look like it has one CUDA GPU, while every tensor really is a fake CPU tensor.
+
+Why not fake CUDA tensors: autograd's engine initialises CUDA streams for CUDA inputs during backward, which
+fails without a driver (PyTorch issue 92627), and ``Module.to`` on fake tensors trips over the fake mode's
+weak references. So ``cuda`` is rewritten to ``cpu`` wherever a device is named, and the recorder tracks
+which storages would be on the GPU: those made by a factory or a move that named ``cuda``, and every output
+of an op that had such an input.
+"""
+import contextlib
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+
+def _is_cuda(device):
+    if isinstance(device, torch.device):
+        return device.type == "cuda"
+    if isinstance(device, str):
+        return device.startswith("cuda")
+    if isinstance(device, int) and not isinstance(device, bool):
+        return True  # .to(0) / .cuda(0): a CUDA ordinal
+    return False
+
+
+def _rewrite(value):
+    return torch.device("cpu") if _is_cuda(value) else value
+
+
+# Functions that only parse a device (Module.to's argument parser): the tensor moves that follow are rewritten.
+_PARSE_ONLY = frozenset(["_parse_to"])
+
+
+class CudaToCpuMode(TorchFunctionMode):
+    """Rewrites device arguments naming CUDA to the CPU and tells the recorder the result lives on the GPU."""
+
+    def __init__(self, recorder):
+        super().__init__()
+        self.recorder = recorder
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        to_gpu = False
+        name = getattr(func, "__name__", "")
+        if name in _PARSE_ONLY:
+            return func(*args, **kwargs)
+        if "device" in kwargs and _is_cuda(kwargs["device"]):
+            kwargs["device"] = torch.device("cpu")
+            to_gpu = True
+        if name in ("cuda",):
+            args = args[:1]
+            kwargs.pop("device", None)
+            to_gpu = True
+            func = torch.Tensor.to
+            kwargs["device"] = torch.device("cpu")
+        elif name == "to" and len(args) > 1 and (_is_cuda(args[1])):
+            args = (args[0], torch.device("cpu")) + tuple(args[2:])
+            to_gpu = True
+        if not to_gpu:
+            return func(*args, **kwargs)
+        with self.recorder.placing_on_gpu():
+            out = func(*args, **kwargs)
+        self.recorder.mark_gpu(out)
+        return out
+
+
+class _FakeProperties:
+    def __init__(self, name, total_bytes):
+        self.name = name
+        self.total_memory = total_bytes
+        self.major, self.minor = 9, 0
+        self.multi_processor_count = 132
+
+
+class _FakeStream:
+    def is_capturing(self):
+        return False
+
+    def synchronize(self):
+        return None
+
+
+def patch_torch_cuda(stack, gpu_name, total_bytes):
+    """Answers the questions scripts ask before training (is CUDA there, how many GPUs, how much memory)."""
+    cuda = torch.cuda
+    fakes = {
+        "is_available": lambda: True,
+        "device_count": lambda: 1,
+        "current_device": lambda: 0,
+        "set_device": lambda *a, **k: None,
+        "synchronize": lambda *a, **k: None,
+        "empty_cache": lambda: None,
+        "reset_peak_memory_stats": lambda *a, **k: None,
+        "memory_allocated": lambda *a, **k: 0,
+        "max_memory_allocated": lambda *a, **k: 0,
+        "memory_reserved": lambda *a, **k: 0,
+        "max_memory_reserved": lambda *a, **k: 0,
+        "get_device_name": lambda *a, **k: gpu_name,
+        "get_device_properties": lambda *a, **k: _FakeProperties(gpu_name, total_bytes),
+        "get_device_capability": lambda *a, **k: (9, 0),
+        "is_bf16_supported": lambda *a, **k: True,
+        "manual_seed": lambda *a, **k: None,
+        "manual_seed_all": lambda *a, **k: None,
+    }
+    for name, fake in fakes.items():
+        if hasattr(cuda, name):
+            stack.enter_context(_patched(cuda, name, fake))
+    accel = getattr(torch, "accelerator", None)
+    if accel is not None:
+        for name, fake in (("is_available", lambda *a, **k: True), ("device_count", lambda *a, **k: 1),
+                           ("current_device_index", lambda *a, **k: 0),
+                           ("current_stream", lambda *a, **k: _FakeStream()),
+                           ("synchronize", lambda *a, **k: None)):
+            if hasattr(accel, name):
+                stack.enter_context(_patched(accel, name, fake))
+    stack.enter_context(_patched(torch.autocast, "__init__", _autocast_init(torch.autocast.__init__)))
+
+
+def _autocast_init(original):
+    # CUDA autocast on CPU tensors would change nothing; CPU autocast casts the same op families (matmuls,
+    # convolutions to 16 bits; softmax, norms and losses kept in fp32): see docs/estimate.md for the gaps.
+    def init(self, device_type, *args, **kwargs):
+        if device_type == "cuda":
+            device_type = "cpu"
+            if kwargs.get("dtype") is None and not args:
+                kwargs["dtype"] = torch.float16
+        return original(self, device_type, *args, **kwargs)
+
+    return init
+
+
+@contextlib.contextmanager
+def _patched(owner, name, value):
+    old = getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, old)

@@ -1,0 +1,119 @@
+"""Records every storage the traced step allocates and frees, with where and why it was allocated.
+
+A dispatch mode sits above the fake-tensor mode and sees each op's outputs. A storage seen for the first time
+is an allocation (its size is the storage's bytes, what the caching allocator would be asked for); a
+finaliser on the storage object marks its free. PyTorch keeps one Python object per storage for as long as
+the storage lives, so the finaliser runs exactly when the last tensor or autograd node holding it goes.
+"""
+import contextlib
+import os
+import sys
+import weakref
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_TORCH = os.path.dirname(os.path.abspath(torch.__file__))
+_SKIP_PREFIXES = (_HERE, _TORCH, os.path.dirname(contextlib.__file__))
+
+# Ops that answer with a Python number: fake tensors carry no data, so they get a placeholder.
+_LOCAL_SCALAR = torch.ops.aten._local_scalar_dense.default
+
+
+def user_frame():
+    """File:line of the innermost frame outside torch, gpumem and the standard library, or None."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith(_SKIP_PREFIXES) and not name.startswith("<"):
+            return "%s:%d" % (os.path.basename(name), frame.f_lineno)
+        frame = frame.f_back
+    return None
+
+
+class Recorder(TorchDispatchMode):
+    """The dispatch mode that turns op outputs into alloc/free events for GPU storages."""
+
+    def __init__(self, writer, state):
+        super().__init__()
+        self.writer = writer
+        self.state = state
+        self.next_id = 0
+        self.live = {}  # storage key -> event id, GPU storages only
+        self.gpu_keys = set()
+        self.force_gpu = 0
+        self.placeholders = 0
+
+    @contextlib.contextmanager
+    def placing_on_gpu(self):
+        self.force_gpu += 1
+        try:
+            yield
+        finally:
+            self.force_gpu -= 1
+
+    def mark_gpu(self, out):
+        """Moves already-seen host storages of ``out`` to the GPU (a ``.to('cuda')`` that did not copy)."""
+        for t in tree_leaves(out):
+            if isinstance(t, torch.Tensor):
+                self._track(t.untyped_storage(), t, "to", True)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is _LOCAL_SCALAR:
+            return self._placeholder(args[0])
+        out = func(*args, **kwargs)
+        on_gpu = self.force_gpu > 0 or any(
+            isinstance(a, torch.Tensor) and self._key(a) in self.gpu_keys for a in tree_leaves((args, kwargs)))
+        op = func.overloadpacket.__name__
+        for t in tree_leaves(out):
+            if isinstance(t, torch.Tensor):
+                self._track(t.untyped_storage(), t, op, on_gpu)
+        return out
+
+    @staticmethod
+    def _key(t):
+        try:
+            return t.untyped_storage()._cdata
+        except Exception:
+            return None
+
+    def _track(self, storage, tensor, op, on_gpu):
+        key = storage._cdata
+        if not on_gpu or key in self.gpu_keys:
+            return
+        self.gpu_keys.add(key)
+        ident = self.next_id
+        self.next_id += 1
+        self.live[key] = ident
+        self.writer.event(kind="alloc", id=ident, bytes=int(storage.nbytes()), dtype=str(tensor.dtype)[6:],
+                          op=op, module=self.state.module_path(), phase=self.state.phase, step=self.state.step,
+                          frame=user_frame())
+        weakref.finalize(storage, self._freed, key)
+
+    def _freed(self, key):
+        self.gpu_keys.discard(key)
+        ident = self.live.pop(key, None)
+        if ident is not None and not self.state.finished:
+            self.writer.event(kind="free", id=ident)
+
+    def ids_of(self, tensors):
+        """Event ids of the live GPU storages behind ``tensors`` (for tagging weights, gradients, states)."""
+        found = []
+        for t in tensors:
+            ident = self.live.get(self._key(t))
+            if ident is not None:
+                found.append(ident)
+        return found
+
+    def _placeholder(self, tensor):
+        self.placeholders += 1
+        self.writer.note("data-dependent values (.item(), bool(tensor)) are not computed with fake tensors: "
+                         "each got a placeholder (1.0, 1 or True); control flow that depends on them may differ")
+        if tensor.dtype == torch.bool:
+            return True
+        if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
+            return 1.0
+        return 1

@@ -1,0 +1,172 @@
+/**
+ * `gpumem estimate -- python train.py …` and `gpumem estimate --entry pkg.module:make_step`: trace the real
+ * training step on fake tensors, replay it, and report the peak by phase, module and category.
+ */
+import { GpumemError } from '../../core/errors.js';
+import { formatBytes } from '../../core/units.js';
+import { parseStepTrace, type StepTrace } from '../../core/estimate/trace.js';
+import { replayStepTrace, sparkline, type AllocatorModel, type ReplayResult } from '../../core/estimate/replay.js';
+import type { Budget } from '../../core/estimate/report.js';
+import { AllocatorSim } from '../../core/allocator/sim.js';
+import { parseAllocatorConf } from '../../core/allocator/settings.js';
+import { runTracedProgram } from '../../supervise/index.js';
+import type { CommandContext } from '../context.js';
+import type { EstimateOptions } from '../options/estimate.js';
+import { painter } from '../render/style.js';
+
+export const TRACED_SCHEMA_VERSION = 1;
+
+export interface TracedInputs {
+  budget: Budget | null;
+  gpuName: string;
+  contextBytes: number;
+  workspaceBytes: number;
+}
+
+// Module names, notes and error text come from the traced program: no terminal control characters.
+const printable = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+
+/**
+ * The caching-allocator simulator with the run's settings: --alloc-conf, else the PYTORCH_CUDA_ALLOC_CONF /
+ * PYTORCH_ALLOC_CONF the program would inherit. Unlimited capacity, so the peak it reserves is measured
+ * rather than cut off; the budget is compared afterwards.
+ */
+function allocatorModel(confText: string | null, torchVersion: string | null): AllocatorModel {
+  const version = torchVersion?.split('+')[0] ?? undefined;
+  const settings = confText ? parseAllocatorConf(confText, { version: version ?? null }) : undefined;
+  return new AllocatorSim({ ...(settings ? { settings } : {}), ...(version ? { version } : {}) });
+}
+
+export interface TracedReport {
+  schemaVersion: number;
+  kind: 'trace';
+  command: string[];
+  torchVersion: string | null;
+  steps: number;
+  allocations: number;
+  peakRequestedBytes: number;
+  peakPhase: string;
+  peakStep: number;
+  peakAllocatedBytes: number | null;
+  peakReservedBytes: number | null;
+  allocatorSettings: string | null;
+  numAllocRetries: number | null;
+  segmentCount: number | null;
+  contextBytes: number;
+  workspaceBytes: number;
+  nvidiaSmiBytes: number;
+  byCategory: ReplayResult['peakByCategory'];
+  byModule: ReplayResult['peakByModule'];
+  phasePeaks: ReplayResult['phasePeaks'];
+  timelineBytes: number[];
+  fit: null | { gpu: string; capacityBytes: number; margin: number; budgetBytes: number; fits: boolean };
+  notes: string[];
+}
+
+/** Builds the report from a parsed trace (pure apart from the allocator model it is given). */
+export function buildTracedReport(trace: StepTrace, command: string[], inputs: TracedInputs, allocator: AllocatorModel | null, allocatorSettings: string | null = null): TracedReport {
+  const r = replayStepTrace(trace, { workspaceBytes: inputs.workspaceBytes }, allocator);
+  const reserved = r.allocator?.peakReservedBytes ?? null;
+  const device = (reserved ?? r.peakRequestedBytes) + inputs.contextBytes;
+  const budgetBytes = inputs.budget ? Math.floor(inputs.budget.capacityBytes * (1 - inputs.budget.margin)) : null;
+  return {
+    schemaVersion: TRACED_SCHEMA_VERSION,
+    kind: 'trace',
+    command,
+    torchVersion: trace.torchVersion,
+    steps: trace.stepsDone,
+    allocations: r.allocations,
+    peakRequestedBytes: r.peakRequestedBytes,
+    peakPhase: r.peakPhase,
+    peakStep: r.peakStep + 1,
+    peakAllocatedBytes: r.allocator?.peakAllocatedBytes ?? null,
+    peakReservedBytes: reserved,
+    allocatorSettings,
+    numAllocRetries: r.allocator?.numAllocRetries ?? null,
+    segmentCount: r.allocator?.segmentCount ?? null,
+    contextBytes: inputs.contextBytes,
+    workspaceBytes: inputs.workspaceBytes,
+    nvidiaSmiBytes: device,
+    byCategory: r.peakByCategory,
+    byModule: r.peakByModule,
+    phasePeaks: r.phasePeaks,
+    timelineBytes: r.timelineBytes,
+    fit: inputs.budget && budgetBytes !== null
+      ? { gpu: inputs.budget.gpu, capacityBytes: inputs.budget.capacityBytes, margin: inputs.budget.margin, budgetBytes, fits: device <= budgetBytes }
+      : null,
+    notes: trace.notes,
+  };
+}
+
+/** Human output of a traced estimate. */
+export function renderTraced(r: TracedReport, color: boolean): string {
+  const paint = painter(color);
+  const out: string[] = [];
+  out.push(`${paint('bold', 'traced')}  ${printable(r.command.join(' '))}: ${r.steps} step(s) on fake tensors, torch ${r.torchVersion ?? '?'}, ${r.allocations} GPU allocations`);
+  out.push(`${paint('bold', 'peak')}    ${formatBytes(r.peakRequestedBytes)} requested by tensors, in ${r.peakPhase} of step ${r.peakStep}`);
+  if (r.peakReservedBytes !== null) {
+    const conf = r.allocatorSettings ? ` with ${printable(r.allocatorSettings)}` : ' with default settings';
+    out.push(`        caching allocator${conf}: ${formatBytes(r.peakAllocatedBytes)} allocated, ${formatBytes(r.peakReservedBytes)} reserved at most (${r.segmentCount} segments at the end)`);
+  } else {
+    out.push('        (not replayed through the caching allocator: reserved bytes and rounding slack are not included)');
+  }
+  out.push(`        + CUDA context ${formatBytes(r.contextBytes)} → about ${formatBytes(r.nvidiaSmiBytes)} in nvidia-smi`);
+  const cats = Object.entries(r.byCategory).filter(([, b]) => b > 0).map(([c, b]) => `${c} ${formatBytes(b)}`);
+  out.push(`at the peak: ${cats.join(', ')}`);
+  for (const m of r.byModule.slice(0, 8)) out.push(`  ${formatBytes(m.bytes).padStart(11)}  ${printable(m.module)}`);
+  out.push(`phase peaks: ${r.phasePeaks.map((p) => `${p.phase} ${formatBytes(p.peakRequestedBytes)}`).join(', ')}`);
+  out.push(`timeline    ${sparkline(r.timelineBytes)}  (max ${formatBytes(Math.max(0, ...r.timelineBytes))})`);
+  if (r.fit) {
+    const verdict = r.fit.fits ? paint('green', 'fits') : paint('red', 'DOES NOT FIT');
+    out.push(`${r.fit.gpu}: ${verdict} (budget ${formatBytes(r.fit.budgetBytes)} = ${formatBytes(r.fit.capacityBytes)} less ${Math.round(r.fit.margin * 100)} % margin)`);
+  }
+  for (const n of r.notes) out.push(`note: ${printable(n)}`);
+  return `${out.join('\n')}\n`;
+}
+
+function tracedHint(trace: StepTrace): string {
+  if (/^ModuleNotFoundError|^ImportError/.test(trace.error ?? '')) {
+    return 'install the missing package into the Python environment that runs the script (or run gpumem with that environment\'s python)';
+  }
+  if (trace.stepsDone > 0) return `traced ${trace.stepsDone} step(s); lower --steps or check the script`;
+  return 'the tracer needs one full training step (forward, backward, optimizer.step()) run by this command';
+}
+
+/** Runs the trace for the CLI and prints it; returns whether it fits the budget (true without one). */
+export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o: EstimateOptions, inputs: TracedInputs): Promise<boolean> {
+  const entry = o.entry ?? null;
+  const command = entry !== null ? [`--entry ${entry}`] : ctx.args.rest;
+  if (entry !== null && ctx.args.rest.length > 0) {
+    throw new GpumemError('USAGE', 'give either --entry or a command after --, not both', { hint: 'gpumem estimate -- python train.py' });
+  }
+  if (entry !== null && !/^[A-Za-z_][\w.]*:[A-Za-z_]\w*$/.test(entry)) {
+    throw new GpumemError('BAD_OPTION_VALUE', `--entry: "${entry}" is not module:function`, { hint: 'e.g. --entry mypkg.train:make_step' });
+  }
+  // --steps and --trace-timeout are range-checked by the parser (options/estimate.ts).
+  const steps = o.steps;
+  const timeoutS = o.traceTimeout;
+  const conf = o.allocConf ?? (ctx.env.PYTORCH_CUDA_ALLOC_CONF || ctx.env.PYTORCH_ALLOC_CONF || null);
+  // A bad setting is reported before the (slow) trace, not after it.
+  if (conf) parseAllocatorConf(conf);
+  const run = await runTracedProgram({
+    command: entry === null ? ctx.args.rest : null,
+    entry,
+    python: o.python,
+    steps,
+    timeoutMs: timeoutS * 1000,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    gpuName: inputs.gpuName,
+    gpuBytes: inputs.budget?.capacityBytes ?? 80 * 1024 ** 3,
+  });
+  const trace = parseStepTrace(run.traceText);
+  if (trace.error !== null) {
+    throw new GpumemError('CHILD_FAILED', `tracing ${printable(command.join(' '))} stopped: ${printable(trace.error)}`, {
+      hint: tracedHint(trace),
+    });
+  }
+  const report = buildTracedReport(trace, command, inputs, allocatorModel(conf, trace.torchVersion), conf);
+  if (o.json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else ctx.stdout.write(renderTraced(report, ctx.color));
+  return report.fit === null || report.fit.fits;
+}

@@ -48,7 +48,7 @@ const MIN_COLUMNS = 60;
 /** `gpumem CMD --help`, wrapped to `columns` (the terminal's width). */
 export function commandHelp(spec: CommandSpec, columns = 100): string {
   const width = Math.max(MIN_COLUMNS, columns) - 1;
-  const lines = [`Usage: gpumem ${spec.usage}`, '', ...wrap(spec.summary + '.', width)];
+  const lines = [...wrap(`gpumem ${spec.usage}`, width, 'Usage: '), '', ...wrap(spec.summary + '.', width)];
   if (spec.description) lines.push('', ...wrap(spec.description, width));
   const column = (label: string, text: string): string[] =>
     // A label longer than the column gets its text on the next line, so descriptions stay aligned.

@@ -1,14 +1,21 @@
-/** `gpumem snapshot --simulate / --what-if` on real snapshots, in-process against the source. */
+/** `gpumem snapshot --simulate / --what-if` on real snapshots, through the built binary. */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { gpumemInProcess, type CliResult } from '../helpers/cli.js';
 
+const BIN = new URL('../../dist/cli/bin.js', import.meta.url).pathname;
 const REAL = new URL('../fixtures/snapshot/real/', import.meta.url).pathname;
 
-const gpumem = (...args: string[]): Promise<CliResult> => gpumemInProcess(args, { env: { NO_COLOR: '1' } });
+function gpumem(...args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
 
 describe('gpumem snapshot --what-if', () => {
-  it('answers for a run that ended in an OOM, beside the recorded settings, in JSON', async () => {
-    const r = await gpumem('snapshot', `${REAL}constructor_memory_snapshot.pickle`, '--json', '--what-if', 'expandable_segments:False', '--what-if', 'expandable_segments:True,max_split_size_mb:256');
+  it('answers for a run that ended in an OOM, beside the recorded settings, in JSON', () => {
+    const r = gpumem('snapshot', `${REAL}constructor_memory_snapshot.pickle`, '--json', '--what-if', 'expandable_segments:False', '--what-if', 'expandable_segments:True,max_split_size_mb:256');
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
@@ -27,23 +34,43 @@ describe('gpumem snapshot --what-if', () => {
       expect(w.peakAllocatedBytes).toBeLessThanOrEqual(w.peakReservedBytes);
       for (const k of ['peakReservedBytes', 'peakAllocatedBytes', 'endReservedBytes', 'endSegmentCount', 'coversWholeRun', 'settings']) expect(w).toHaveProperty(k);
     }
-    // Fixed segments pay for fragmentation: more segments than the expandable run that really happened.
+    // Fixed segments pay for fragmentation: more segments than the expandable run that really happened, and
+    // the run would have died before the request that failed in reality.
     expect(sim.whatIf[0].endSegmentCount).toBeGreaterThan(sim.actual.endSegmentCount);
+    expect(sim.actual.earlierOomCount).toBe(0);
+    expect(sim.whatIf[0].earlierOomCount).toBeGreaterThan(0);
+    expect(sim.whatIf[0].firstOomEventIndex).toBeLessThan(dev1.trace.ooms[0].eventIndex);
     // No OOM on device 0: nothing to avoid.
     expect(out.devices.find((d: { device: number }) => d.device === 0).simulation.whatIf[0].oomAvoided).toBeNull();
   });
 
-  it('--simulate reports how closely the replay matches the snapshot, in text', async () => {
-    const r = await gpumem('snapshot', `${REAL}kkaitlyn_ctx128_forward_mixed.pickle`, '--simulate');
+  it('--simulate reports how closely the replay matches the snapshot, in text', () => {
+    const r = gpumem('snapshot', `${REAL}kkaitlyn_ctx128_forward_mixed.pickle`, '--simulate');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/trace starts mid-run/);
     expect(r.stdout).toMatch(/matches the snapshot: 2703\/2703 allocations at the real address, 688\/688 segments identical/);
   });
 
-  it('refuses settings PyTorch would refuse, with one line and exit 2', async () => {
-    const r = await gpumem('snapshot', `${REAL}octreenca_my_snapshot.pickle`, '--what-if', 'max_split_size_mb:8');
+  it('refuses settings PyTorch would refuse, with one line and exit 2', () => {
+    const r = gpumem('snapshot', `${REAL}octreenca_my_snapshot.pickle`, '--what-if', 'max_split_size_mb:8');
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/max_split_size_mb too small/);
     expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('gpumem snapshot --html on real snapshots', () => {
+  it('writes the page for a device with a trace but no memory (a chart tick of half a byte)', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'gpumem-real-html-')), 'r.html');
+    const r = gpumem('snapshot', `${REAL}muduard_dump_snapshot.pickle`, '--html', out);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(existsSync(out)).toBe(true);
+    expect(readFileSync(out, 'utf8')).toMatch(/<svg/);
+  });
+  it('a path that cannot be written is the user\'s mistake: one line, exit 2', () => {
+    const r = gpumem('snapshot', `${REAL}octreenca_my_snapshot.pickle`, '--html', '/nonexistent-dir/r.html');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/cannot write .*ENOENT/);
   });
 });

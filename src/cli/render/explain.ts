@@ -47,6 +47,21 @@ function numbers(e: OomEvent): string[] {
   if (e.mps) {
     lines.push(`MPS allocated ${formatBytes(e.mps.mpsAllocatedBytes)} · other allocations ${formatBytes(e.mps.otherAllocationsBytes)}${e.mps.pool ? ` · ${printable(e.mps.pool)} pool` : ''}`);
   }
+  if (e.poolBytes !== null || e.backend !== null) {
+    lines.push([e.poolBytes !== null ? `held by the framework's pool ${formatBytes(e.poolBytes)}` : '', e.backend !== null ? `buffer/call ${printable(e.backend)}` : ''].filter((x) => x !== '').join(' · '));
+  }
+  const kv = e.kvCache;
+  if (kv) {
+    const parts = [
+      kv.maxModelLenTokens !== null ? `max_model_len ${kv.maxModelLenTokens}` : '',
+      kv.cacheTokens !== null ? `KV cache holds ${kv.cacheTokens} tokens` : '',
+      kv.neededBytes !== null ? `KV cache needed ${formatBytes(kv.neededBytes)}` : '',
+      kv.availableBytes !== null ? `available ${formatBytes(kv.availableBytes)}` : '',
+      kv.estimatedMaxModelLenTokens !== null ? `fits ${kv.estimatedMaxModelLenTokens} tokens` : '',
+    ];
+    lines.push(parts.filter((x) => x !== '').join(' · '));
+  }
+  if (e.partial) lines.push('(a piece of the message: the numbers shown are exact, the rest was cut off)');
   if (e.tensor) {
     lines.push(`tensor shape [${e.tensor.shape.join(', ')}] ${printable(e.tensor.dtype)}${e.tensor.bytes !== null ? ` = ${formatBytes(e.tensor.bytes)} (shape × element size)` : ''}`);
   }
@@ -61,7 +76,7 @@ export function renderExplain(items: readonly ExplainedEvent[], options: { color
   items.forEach((item, i) => {
     const e = item.event;
     const where = `${printable(item.file)}:${e.line}${e.lines.length > 1 ? ` (${e.lines.length}×${e.ranks.length > 0 ? `, ${ranks(e.ranks)}` : ''})` : e.ranks.length > 0 ? ` (${ranks(e.ranks)})` : ''}`;
-    const era = e.era ? ` · ${e.era.version.startsWith('≥') || e.era.version.startsWith('≤') ? '' : 'v'}${printable(e.era.version)} (${printable(e.era.evidence)})` : '';
+    const era = e.era ? ` · ${/^\d/.test(e.era.version) ? 'v' : ''}${printable(e.era.version)} (${printable(e.era.evidence)})` : '';
     out.push(paint('bold', `OOM ${i + 1}/${items.length}  ${where}  ${e.family}${e.gpuIndex !== null ? ` · GPU ${e.gpuIndex}` : ''}${era}`));
     for (const line of numbers(e)) out.push(`  ${line}`);
     if (e.userFrame) out.push(`  your code: ${printable(e.userFrame.file)}:${e.userFrame.line} in ${printable(e.userFrame.function)}`);
@@ -73,6 +88,9 @@ export function renderExplain(items: readonly ExplainedEvent[], options: { color
     });
     out.push('');
   });
-  for (const snap of options.snapshots) out.push(`A memory snapshot sits next to the log: run \`gpumem snapshot ${printable(snap)}\` to see what held the memory.`);
+  for (const snap of options.snapshots) {
+    const file = printable(snap);
+    out.push(`A memory snapshot sits next to the log: run \`gpumem snapshot ${file}\` to see what held the memory, and \`gpumem snapshot ${file} --what-if 'expandable_segments:True'\` to replay it through the allocator simulation and see whether other allocator settings would have avoided the OOM.`);
+  }
   return `${out.join('\n').replace(/\n+$/, '')}\n`;
 }

@@ -9,7 +9,7 @@ import { SIZE_SOURCE } from '../size.js';
 import type { OomFamily } from '../types.js';
 import { blankFields, clip, exceptionBefore, FieldCursor, headFinder, searchFrom, within, type Recognized, type Recognizer, type Wants } from './base.js';
 import { readSize } from './size-field.js';
-import { OTHER_PROCESS, readPieces } from './pytorch-pieces.js';
+import { isOtherProcess, OTHER_PROCESS, readPieces } from './pytorch-pieces.js';
 
 const S = SIZE_SOURCE;
 const HEAD = new RegExp(String.raw`(?:(CUDA|HIP|XPU) out of memory ?\.? ?|(?<!(?:CUDA|HIP|XPU) )out of memory ?\.? ?|(?<!out of memory ?\.? ?))Tried to allocate (?:(more than 1EB)|${S}(?! on (?:private|shared) pool))|\b(CUDA|HIP|XPU) out of memory|cuda runtime error ?\(2\) ?: ?out of memory`, 'gi');
@@ -93,6 +93,7 @@ export const pytorchCaching: Recognizer = {
       const self = take(THIS_PROCESS);
       if (self) fields.processInUseBytes = size(self[1], self[2], 'processInUseBytes');
       for (let m = within(OTHER_PROCESS, text, start, limit); m; m = within(OTHER_PROCESS, text, m.index + m[0].length, limit)) {
+        if (!isOtherProcess(m)) continue;
         cur.note(m);
         const read = readSize(m[2], m[3]);
         fields.otherProcesses.push({ pid: m[1] === undefined ? null : Number(m[1]), bytes: read.bytes });

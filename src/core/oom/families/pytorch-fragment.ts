@@ -5,13 +5,13 @@
  * event is marked partial. The scanner looks for a piece only before the first whole message of a block, so a
  * message's own fields are never taken for a second, cut one.
  */
-import { blankFields, clip, exceptionBefore, FieldCursor, headFinder, type Recognized, type Recognizer } from './base.js';
-import { PIECE_HEAD, readPieces } from './pytorch-pieces.js';
+import { blankFields, clip, exceptionBefore, FieldCursor, type Recognized, type Recognizer } from './base.js';
+import { findPiece, readPieces } from './pytorch-pieces.js';
 
 const HINT_VAR = /(PYTORCH_[A-Z]{0,6}_?ALLOC_CONF)=expandable_segments/gi;
 
 export const pytorchFragment: Recognizer = {
-  findHead: headFinder(PIECE_HEAD),
+  findHead: findPiece,
   read(text, start, limit): Recognized {
     const fields = blankFields('pytorch-cuda');
     fields.partial = true;

@@ -11,6 +11,14 @@ const S = SIZE_SOURCE;
 // The pid may have been removed from a pasted message ("Process has 14.37 GiB memory in use"); "this process" is not another one.
 export const OTHER_PROCESS = new RegExp(String.raw`(?<!this )Process (?:(\d{1,10}) )?has ${S} memory in use`, 'gi');
 
+/**
+ * True when an OTHER_PROCESS match is another process: PyTorch writes "Process" capitalised there, so a
+ * lower-case "process has X" without a pid is the tail of "this process has X" cut before "this".
+ */
+export function isOtherProcess(m: RegExpExecArray): boolean {
+  return m[1] !== undefined || m[0].startsWith('P');
+}
+
 type SizeField = 'totalBytes' | 'freeBytes' | 'allocatedByPytorchBytes' | 'reservedUnallocatedBytes' | 'reservedTotalBytes' | 'processInUseBytes' | 'privatePoolBytes' | 'allowedBytes';
 
 /** Each field as it may appear in a piece: without the "; " that precedes it in a whole message. */
@@ -25,7 +33,7 @@ const FIELDS: Array<[RegExp, SizeField]> = [
   [new RegExp(String.raw`with ${S} allocated in private pools`, 'gi'), 'privatePoolBytes'],
   [new RegExp(String.raw`${S} allowed;`, 'gi'), 'allowedBytes'],
 ];
-const GPU = /\(?GPU (\d{1,3})(?:;| has a total)/gi;
+const GPU = /\(?GPU (\d{1,3})(?=;| has a total)/gi;
 
 /** Any one field, the hint's variable, or a process line: where a piece of a message may be recognised. */
 export const PIECE_HEAD = new RegExp(
@@ -37,6 +45,22 @@ export const PIECE_HEAD = new RegExp(
   ].join('|'),
   'gi',
 );
+
+/** Words only PyTorch's OOM message uses; a lone generic field ("6.00 GiB total capacity") is not enough. */
+const DISTINCTIVE = /reserved in total by PyTorch|is reserved by PyTorch but unallocated|is allocated by PyTorch|this process has .{1,30} memory in use|allocated in private pools|of which .{1,30} is free|try setting (?:PYTORCH_[A-Z]{0,6}_?ALLOC_CONF=expandable_segments|max_split_size_mb)/i;
+
+/**
+ * The start of the first piece of a PyTorch message in text[from, …), or -1: a field, where the text has words
+ * only that message uses or at least two of its fields (so a training log's "12.3 GiB already allocated" is
+ * not taken for an OOM).
+ */
+export function findPiece(text: string, from: number): number {
+  PIECE_HEAD.lastIndex = from;
+  const first = PIECE_HEAD.exec(text);
+  if (!first) return -1;
+  if (DISTINCTIVE.test(from === 0 ? text : text.slice(from))) return first.index;
+  return PIECE_HEAD.exec(text) ? first.index : -1;
+}
 
 /**
  * Reads every field found in text[from, limit) into `fields`, leaving alone those already read: a cut
@@ -65,6 +89,7 @@ export function readPieces(text: string, from: number, limit: number, fields: Oo
   }
   if (fields.otherProcesses.length === 0) {
     for (let p = within(OTHER_PROCESS, text, from, limit); p; p = within(OTHER_PROCESS, text, p.index + p[0].length, limit)) {
+      if (!isOtherProcess(p)) continue;
       cur.extend(p);
       fields.otherProcesses.push({ pid: p[1] === undefined ? null : Number(p[1]), bytes: readSize(p[2], p[3]).bytes });
       read++;

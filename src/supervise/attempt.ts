@@ -3,7 +3,9 @@
  * output, verify cleanup, and build the attempt's report. A program that cannot be started gives a
  * not-started report (exit 127/126) instead of an exception.
  */
-import { appendAll, formatBytes, isGpumemError } from '../core/index.js';
+import { appendAll } from '../core/arrays.js';
+import { formatBytes } from '../core/units.js';
+import { isGpumemError } from '../core/errors.js';
 import { startChild } from './child.js';
 import { verifyCleanup } from './cleanup.js';
 import { Monitor } from './monitor.js';

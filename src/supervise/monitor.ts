@@ -3,7 +3,7 @@
  * attributes GPU memory to the tree by pid, keeps per-GPU peaks, and flags memory the tree holds on a GPU
  * that was not chosen — the signature of a program that ignores CUDA_VISIBLE_DEVICES.
  */
-import type { Device, GpuProcess, Sample } from '../core/index.js';
+import type { Device, GpuProcess, Sample } from '../core/types.js';
 import type { GpuSource } from '../sources/index.js';
 import type { ProcessTree } from './proc-tree.js';
 import type { AppearedProcess, DeviceMismatch, GpuPeak } from './report.js';

@@ -1,6 +1,8 @@
 /** `gpumem kill`: end stale GPU processes safely (docs/kill.md). */
 import { createInterface } from 'node:readline';
-import { GpumemError, formatBytes, formatDuration, printable } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
+import { formatBytes, formatDuration } from '../../core/units.js';
+import { printable } from '../../core/text.js';
 import { openSourceFromContext } from '../open-source.js';
 import { executeKill, gpuProofReason, isEmptyCriteria, unknownGpus, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillRow } from '../../supervise/index.js';
 import { testDevicePrefixProblem } from '../../sources/index.js';

@@ -3,10 +3,11 @@
  * total = allocated + reserved-unallocated + non-PyTorch + tree processes without PyTorch statistics), the
  * allocator's own peaks, retries and OOMs; the allocator's numbers at each OOM; snapshots written.
  */
-import type { AllocatorAtOom } from '../../core/companion/index.js';
-import { formatBytes, printable } from '../../core/index.js';
-import type { CompanionReport } from '../../core/companion/index.js';
-import type { AttemptReport, OomFinding } from '../../core/run/index.js';
+import type { AllocatorAtOom } from '../../core/companion/oom-event.js';
+import { formatBytes } from '../../core/units.js';
+import { printable } from '../../core/text.js';
+import type { CompanionReport } from '../../core/companion/report.js';
+import type { AttemptReport, OomFinding } from '../../core/run/report.js';
 import { table, type Color } from './style.js';
 
 type Paint = (color: Color, text: string) => string;

@@ -1,6 +1,7 @@
 /** Human rendering of a supervised run's report (stderr, after the child's own output). */
-import { formatBytes, formatDuration, printable } from '../../core/index.js';
-import type { AttemptReport, RunReport } from '../../core/run/index.js';
+import { formatBytes, formatDuration } from '../../core/units.js';
+import { printable } from '../../core/text.js';
+import type { AttemptReport, RunReport } from '../../core/run/report.js';
 import { allocatorLine, renderPytorch } from './run-pytorch.js';
 import { painter } from './style.js';
 

@@ -3,8 +3,10 @@
  * each GPU, OOMs at the instant they happen (with the snapshot written), rising allocator retries and
  * companion failures. One line each, in the supervisor's `gpumem: …` voice.
  */
-import type { AllocatorAtOom, HelloMessage, PytorchGpuSummary } from '../../core/companion/index.js';
-import { formatBytes } from '../../core/index.js';
+import type { AllocatorAtOom } from '../../core/companion/oom-event.js';
+import type { HelloMessage } from '../../core/companion/messages.js';
+import type { PytorchGpuSummary } from '../../core/companion/summary.js';
+import { formatBytes } from '../../core/units.js';
 
 /** "GPU 0: tree 1.49 GiB = allocated … + unallocated … + non-PyTorch … (+ … other processes); retries 0, OOMs 0". */
 export function splitLine(s: PytorchGpuSummary): string {

@@ -16,7 +16,7 @@ import { openSourceFromContext } from '../open-source.js';
 import { testDevicePrefix } from './kill.js';
 import { killFromView } from '../watch/kill-action.js';
 import { orderRows } from '../watch/process-panel.js';
-import { initialState, onKey, type WatchState } from '../watch/state.js';
+import { initialState, onKey, splitKeys, type WatchState } from '../watch/state.js';
 import { takeTerminal } from '../watch/terminal.js';
 import { renderFrame } from '../watch/view.js';
 
@@ -79,6 +79,10 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
       columns: term.columns(), height: term.rows(), color: ctx.color,
     }));
   };
+  const handleInput = (chunk: string): void => {
+    for (const key of splitKeys(chunk)) handleKey(key);
+    draw();
+  };
   const handleKey = (key: string): void => {
     const [next, effect] = onKey(state, key, rowPids);
     state = next;
@@ -95,9 +99,8 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
         .catch((error: unknown) => (state = { ...state, message: `kill failed: ${error instanceof Error ? error.message : String(error)}` }))
         .finally(draw);
     }
-    draw();
   };
-  const term = takeTerminal(ctx.stdin, ctx.stdout.stream, handleKey, () => {
+  const term = takeTerminal(ctx.stdin, ctx.stdout.stream, handleInput, () => {
     term.screen.invalidate();
     draw();
   });

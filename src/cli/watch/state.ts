@@ -93,3 +93,28 @@ export const HELP_LINES: readonly string[] = [
   '  K         end the selected process (asks y/n; same checks as gpumem kill)',
   '  space     pause   + / -  replay speed   q  quit   ?  this help (any key closes)',
 ];
+
+/**
+ * Splits one chunk of raw terminal input into keys: a terminal (or tmux, or a paste) may deliver several
+ * keys at once. CSI sequences (`ESC [ … final`) and `ESC O x` stay whole; a lone ESC is the Escape key.
+ */
+export function splitKeys(chunk: string): string[] {
+  const keys: string[] = [];
+  let i = 0;
+  while (i < chunk.length) {
+    if (chunk[i] === '\u001b' && chunk[i + 1] === '[') {
+      let j = i + 2;
+      while (j < chunk.length && !/[@-~]/.test(chunk[j] as string)) j++;
+      keys.push(chunk.slice(i, j + 1));
+      i = j + 1;
+    } else if (chunk[i] === '\u001b' && chunk[i + 1] === 'O' && i + 2 < chunk.length) {
+      keys.push(chunk.slice(i, i + 3));
+      i += 3;
+    } else {
+      const c = String.fromCodePoint(chunk.codePointAt(i) as number);
+      keys.push(c);
+      i += c.length;
+    }
+  }
+  return keys;
+}

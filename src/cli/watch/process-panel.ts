@@ -36,17 +36,19 @@ export function orderRows(report: DiagnoseReport, state: WatchState): ProcessRow
   if (state.sort !== 'memory') return [...views].sort(COMPARE[state.sort]).map((view) => ({ view, depth: 0 }));
   const rows: ProcessRow[] = [];
   const placed = new Set<ProcessView>();
+  const viewsByPid = new Map<number, ProcessView[]>();
+  for (const v of views) viewsByPid.set(v.pid, [...(viewsByPid.get(v.pid) ?? []), v]);
   const trees = [...report.trees].sort((a, b) => b.totalBytes - a.totalBytes || a.rootPid - b.rootPid);
   for (const tree of trees) {
-    const members = views.filter((v) => tree.pids.includes(v.pid) && !placed.has(v));
-    const pids = new Set(members.map((v) => v.pid));
+    const members = tree.pids.flatMap((pid) => viewsByPid.get(pid) ?? []).filter((v) => !placed.has(v));
+    const ppidOf = new Map(members.map((m) => [m.pid, m.ppid]));
     const depthOf = (v: ProcessView): number => {
       let depth = 0;
       let ppid = v.ppid;
       // Walk up through members only; a cycle in bad /proc data stops at the member count.
-      while (ppid !== null && pids.has(ppid) && depth < members.length) {
+      while (ppid !== null && ppidOf.has(ppid) && depth < members.length) {
         depth++;
-        ppid = members.find((m) => m.pid === ppid)?.ppid ?? null;
+        ppid = ppidOf.get(ppid) ?? null;
       }
       return depth + (tree.launcher ? 1 : 0);
     };
@@ -57,6 +59,9 @@ export function orderRows(report: DiagnoseReport, state: WatchState): ProcessRow
   for (const v of views.filter((x) => !placed.has(x)).sort(byMemory)) rows.push({ view: v, depth: 0 });
   return rows;
 }
+
+/** Samples a row's trend looks back over: enough to see growth, few enough that 40 rows × 512 pids stay cheap. */
+const TREND_SAMPLES = 60;
 
 const TREND_MARK = { growing: '↑', shrinking: '↓', steady: '=', unknown: ' ' } as const;
 
@@ -69,8 +74,9 @@ export function processPanel(rows: readonly ProcessRow[], sample: Sample, histor
   const first = Math.max(0, Math.min(selectedAt - room + 1, rows.length - room));
   const shown = rows.slice(first, first + room);
   const cells: string[][] = [['PID', 'USER', 'GPU', 'GPU MEM', '', 'SM', 'AGE']];
+  const recent = history.slice(-TREND_SAMPLES);
   for (const { view: v } of shown) {
-    const trend = trendOf(processUsedSeries(history, v.pid, v.gpuIndex));
+    const trend = trendOf(processUsedSeries(recent, v.pid, v.gpuIndex));
     const sm = v.row.smUtilPct === null ? '-' : `${v.row.smUtilPct}%`;
     const age = v.ageMs === null ? '-' : formatDuration(Math.max(0, v.ageMs));
     cells.push([String(v.pid), printable(v.user ?? (v.uid === null ? '-' : String(v.uid))), v.gpuIndex === null ? '?' : String(v.gpuIndex), formatBytes(v.usedBytes), TREND_MARK[trend], sm, age]);

@@ -1,7 +1,7 @@
 /** The live view's screen diffing and key handling, without a terminal. */
 import { describe, expect, it } from 'vitest';
 import { Screen } from '../../../src/cli/watch/screen.js';
-import { initialState, KEY, onKey, splitKeys } from '../../../src/cli/watch/state.js';
+import { initialState, KEY, onKey, splitKeys, type WatchState } from '../../../src/cli/watch/state.js';
 
 function recorder(): { out: { write: (t: string) => void }; text: () => string; clear: () => void } {
   let buf = '';
@@ -63,7 +63,7 @@ describe('keys', () => {
   });
 
   it('asks before ending a process, and never in read-only mode', () => {
-    let s = { ...initialState(false), selectedPid: 42 };
+    let s: WatchState = { ...initialState(false), selectedPid: 42 };
     let effect;
     [s, effect] = onKey(s, 'K', [42]);
     expect(effect).toBeNull();

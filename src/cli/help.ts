@@ -48,7 +48,10 @@ const MIN_COLUMNS = 60;
 /** `gpumem CMD --help`, wrapped to `columns` (the terminal's width). */
 export function commandHelp(spec: CommandSpec, columns = 100): string {
   const width = Math.max(MIN_COLUMNS, columns) - 1;
-  const lines = [`Usage: gpumem ${spec.usage}`, '', ...wrap(spec.summary + '.', width)];
+  // Alternative forms ("A | B") each get a line of their own, so a long usage never runs past the terminal.
+  const forms = spec.usage.split(' | ').map((form) => form.replace(/^gpumem /, ''));
+  const usage = forms.map((form, k) => `${k === 0 ? 'Usage: ' : '       '}gpumem ${form.startsWith(spec.name) || k === 0 ? form : `${spec.name} ${form}`}`);
+  const lines = [...usage, '', ...wrap(spec.summary + '.', width)];
   if (spec.description) lines.push('', ...wrap(spec.description, width));
   const column = (label: string, text: string): string[] =>
     // A label longer than the column gets its text on the next line, so descriptions stay aligned.

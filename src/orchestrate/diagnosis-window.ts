@@ -5,8 +5,8 @@
  */
 import { userInfo } from 'node:os';
 import type { HostFacts, Sample } from '../core/index.js';
-import type { DiagnoseInput, PidNamespace } from '../core/diagnose/index.js';
-import { GpumemError } from '../core/index.js';
+import { diagnose, type DiagnoseInput, type DiagnoseReport, type Fallback, type PidNamespace } from '../core/diagnose/index.js';
+import { GpumemError, isGpumemError } from '../core/index.js';
 import { detectContainer, openSource, readHostFacts, readRecording, type OpenSourceOptions, type ProcOptions } from '../sources/index.js';
 import { readLiveCompanion } from '../store/index.js';
 
@@ -104,4 +104,28 @@ export async function collectWindow(options: CollectOptions): Promise<Collected>
     },
     recordingNote: null,
   };
+}
+
+export interface Diagnosed {
+  report: DiagnoseReport;
+  collected: Collected;
+  /** Set when there was no GPU access and the fallback recording was diagnosed instead. */
+  fallback: Fallback | null;
+}
+
+/**
+ * Collects the window and diagnoses it. With `fallbackRecording`, a machine without any GPU access
+ * (NO_GPU_ACCESS) gets that recording diagnosed instead, and the result says why; a replay asked for
+ * explicitly never falls back.
+ */
+export async function diagnoseWindow(options: CollectOptions & { fallbackRecording: string | null }): Promise<Diagnosed> {
+  const { fallbackRecording, ...collect } = options;
+  try {
+    const collected = await collectWindow(collect);
+    return { report: diagnose(collected.input), collected, fallback: null };
+  } catch (error) {
+    if (fallbackRecording === null || !isGpumemError(error) || error.code !== 'NO_GPU_ACCESS' || collect.source.replay !== undefined) throw error;
+    const collected = await collectWindow({ windowMs: 0, intervalMs: collect.intervalMs, source: { ...collect.source, replay: fallbackRecording } });
+    return { report: diagnose(collected.input), collected, fallback: { reason: error.message, recording: fallbackRecording } };
+  }
 }

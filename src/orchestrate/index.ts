@@ -5,5 +5,5 @@
  */
 export { RingBuffer } from './ring-buffer.js';
 export { LiveSampler, type LiveSamplerOptions, type SampleListener } from './live-sampler.js';
-export { collectWindow, detectPidNamespace, readAncestors, type CollectOptions, type Collected } from './diagnosis-window.js';
+export { collectWindow, diagnoseWindow, detectPidNamespace, readAncestors, type CollectOptions, type Collected, type Diagnosed } from './diagnosis-window.js';
 export { runFitLoop, type FitLoopOptions } from './fit-loop.js';

@@ -12,5 +12,5 @@ export { ProcessTree } from './proc-tree.js';
 export { endProcesses, refuseReason, type Target, type EndResult } from './terminate.js';
 export * from './kill/index.js';
 export * from './pipeline/index.js';
-export { companionPlugin, CompanionServer, companionPythonDir, companionSiteDir, splitLine, oomLine, type CompanionPlugin, type CompanionPluginOptions, type CompanionReport, type LinkedOomFinding } from './companion/index.js';
+export { companionPlugin, CompanionServer, companionPythonDir, companionSiteDir, splitLine, oomLine, type CompanionPlugin, type CompanionPluginOptions, type CompanionReport } from './companion/index.js';
 export { runTracedProgram, type TraceRunOptions, type TraceRunResult } from './estimate-trace.js';

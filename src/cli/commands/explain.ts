@@ -73,9 +73,11 @@ async function follow(ctx: CommandContext<ExplainOptions>, path: string, context
     }
   };
   try {
-    let pos = readRange(fd, 0, (bytes) => emit(scanner.push(bytes)));
-    emit(scanner.flush());
     await untilInterrupted(async (stopped) => {
+      // The first read happens under the interrupt handler too: a Ctrl-C right after the first report
+      // must end the follow cleanly (status 1 for the OOM found), not kill the process by the signal.
+      let pos = readRange(fd, 0, (bytes) => emit(scanner.push(bytes)));
+      emit(scanner.flush());
       while (!stopped()) {
         await stopped.sleep(FOLLOW_POLL_MS);
         const size = fstatSync(fd).size;

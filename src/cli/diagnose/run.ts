@@ -1,16 +1,17 @@
 /**
- * What `gpumem diagnose` and `gpumem doctor` share: read the options, collect the window (doctor falls
- * back to the bundled example recording when there is no GPU access at all), diagnose, and decide the outcome.
+ * What `gpumem diagnose` and `gpumem doctor` share: turn the options into a diagnosis window (collected and
+ * diagnosed in orchestrate/; doctor falls back to the bundled example recording when there is no GPU access
+ * at all) and decide the outcome.
  */
 import { fileURLToPath } from 'node:url';
-import { diagnose, type DiagnoseReport } from '../../core/diagnose/index.js';
-import { isGpumemError } from '../../core/index.js';
+import type { DiagnoseReport } from '../../core/diagnose/index.js';
 import { sourceOptionsFromContext } from '../open-source.js';
 import type { CommandContext } from '../context.js';
 import type { DiagnoseOptions } from '../options/gpus.js';
 import type { Outcome } from '../exit-codes.js';
-import { collectWindow, type CollectOptions, type Collected } from '../../orchestrate/index.js';
-import type { Fallback } from './json.js';
+import { diagnoseWindow, type CollectOptions, type Diagnosed } from '../../orchestrate/index.js';
+
+export type { Diagnosed };
 
 /** The bundled example recording (examples/ ships in the npm package). */
 export const EXAMPLE_RECORDING = fileURLToPath(new URL('../../../examples/doctor-example.ndjson', import.meta.url));
@@ -18,24 +19,12 @@ export const EXAMPLE_RECORDING = fileURLToPath(new URL('../../../examples/doctor
 /** Time between live samples in the window. */
 export const SAMPLE_INTERVAL_MS = 500;
 
-export interface Diagnosed {
-  report: DiagnoseReport;
-  collected: Collected;
-  fallback: Fallback | null;
-}
-
-/** Collects and diagnoses; with `fallbackToExample`, NO_GPU_ACCESS switches to the bundled recording. */
-export async function runDiagnosis(ctx: CommandContext<DiagnoseOptions>, fallbackToExample: boolean, onSample?: CollectOptions['onSample']): Promise<Diagnosed> {
-  const source = sourceOptionsFromContext(ctx);
-  const window = Math.round(ctx.args.options.window * 1000);
-  try {
-    const collected = await collectWindow({ windowMs: window, intervalMs: SAMPLE_INTERVAL_MS, source, ...(onSample ? { onSample } : {}) });
-    return { report: diagnose(collected.input), collected, fallback: null };
-  } catch (error) {
-    if (!fallbackToExample || !isGpumemError(error) || error.code !== 'NO_GPU_ACCESS' || source.replay !== undefined) throw error;
-    const collected = await collectWindow({ windowMs: 0, intervalMs: SAMPLE_INTERVAL_MS, source: { ...source, replay: EXAMPLE_RECORDING } });
-    return { report: diagnose(collected.input), collected, fallback: { reason: error.message, recording: EXAMPLE_RECORDING } };
-  }
+/** Collects and diagnoses the window the options ask for; with `fallbackToExample`, no GPU access shows the bundled recording. */
+export function runDiagnosis(ctx: CommandContext<DiagnoseOptions>, fallbackToExample: boolean, onSample?: CollectOptions['onSample']): Promise<Diagnosed> {
+  return diagnoseWindow({
+    windowMs: Math.round(ctx.args.options.window * 1000), intervalMs: SAMPLE_INTERVAL_MS, source: sourceOptionsFromContext(ctx),
+    fallbackRecording: fallbackToExample ? EXAMPLE_RECORDING : null, ...(onSample ? { onSample } : {}),
+  });
 }
 
 /** Exit 1 when anything was found, 0 when nothing was. */

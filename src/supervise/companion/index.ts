@@ -2,6 +2,6 @@
 export { CompanionServer, type CompanionServerOptions } from './server.js';
 export { companionPlugin, type CompanionPlugin, type CompanionPluginOptions } from './plugin.js';
 export { companionReport, COMPANION_REPORT_SCHEMA_VERSION, type CompanionReport } from '../../core/companion/index.js';
-export { linkCompanionOoms, type LinkedOomFinding } from './oom-link.js';
+export { linkCompanionOoms } from './oom-link.js';
 export { splitLine, oomLine } from './live-lines.js';
 export { companionPythonDir, companionSiteDir, prependPythonPath } from './python-path.js';

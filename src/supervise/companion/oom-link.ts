@@ -7,9 +7,6 @@ import { allocatorAtOom, withAllocatorNumbers, type AllocatorAtOom, type Compani
 import { explainOom, type OomContext } from '../../core/index.js';
 import type { OomFinding } from '../../core/run/index.js';
 
-/** A finding with the allocator's numbers attached (docs/run.md); every finding may carry them. */
-export type LinkedOomFinding = OomFinding;
-
 function requestedOf(f: OomFinding): number | null {
   const v = f.event.requestedBytes;
   return v === null ? null : Number(v);
@@ -21,7 +18,7 @@ function sameRequest(printed: number | null, exact: number | null): boolean {
   return Math.abs(printed - exact) <= Math.max(10 * 1024, exact * 0.005);
 }
 
-function relink(finding: LinkedOomFinding, at: AllocatorAtOom, memoryFraction: number | null, context: OomContext): void {
+function relink(finding: OomFinding, at: AllocatorAtOom, memoryFraction: number | null, context: OomContext): void {
   finding.allocator = at;
   const exact = withAllocatorNumbers(finding.event, at, memoryFraction);
   finding.event = exact;
@@ -33,7 +30,7 @@ function relink(finding: LinkedOomFinding, at: AllocatorAtOom, memoryFraction: n
  * request size (printed rounding allowed). Counter captures (torch without an observer) carry no sizes
  * and link in order. Returns the captures that matched no printed message (caught and not printed).
  */
-export function linkCompanionOoms(findings: LinkedOomFinding[], state: CompanionState, context: OomContext): AllocatorAtOom[] {
+export function linkCompanionOoms(findings: OomFinding[], state: CompanionState, context: OomContext): AllocatorAtOom[] {
   const captures: Array<{ message: OomMessage; uuid: string | null; fraction: number | null }> = [];
   for (const p of state.values()) {
     for (const m of p.ooms) {

@@ -23,7 +23,7 @@ import type { GpuProcess } from '../../core/index.js';
 import type { RunPlugin } from '../options.js';
 import { helloLine, oomLine, retriesLine, splitLine } from './live-lines.js';
 import { createLivePublisher, type LivePublisher } from './live-publish.js';
-import { linkCompanionOoms, type LinkedOomFinding } from './oom-link.js';
+import { linkCompanionOoms } from './oom-link.js';
 import { CompanionServer, type CompanionServerOptions } from './server.js';
 
 export interface CompanionPlugin extends RunPlugin {
@@ -123,7 +123,7 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
       await server.close();
       publisher?.remove();
       publisher = null;
-      const findings = (ctx.ooms ?? []) as LinkedOomFinding[];
+      const findings = ctx.ooms ?? [];
       const env = ctx.env;
       const allocConf = env.PYTORCH_CUDA_ALLOC_CONF ?? env.PYTORCH_ALLOC_CONF;
       const unprinted = linkCompanionOoms(findings, server.state, {

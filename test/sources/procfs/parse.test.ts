@@ -16,6 +16,15 @@ describe('parseProcStat', () => {
       }),
     );
   });
+  it('reads the same fields whatever whitespace separates them (property)', () => {
+    const fields = statLine('x').slice(statLine('x').indexOf(')') + 2).split(' ');
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(' ', '  ', '\t', ' \n'), { minLength: fields.length, maxLength: fields.length }), (gaps) => {
+        const text = `4242 (x)${fields.map((f, i) => `${gaps[i]}${f}`).join('')}\n`;
+        expect(parseProcStat(text)).toEqual({ pid: 4242, comm: 'x', state: 'S', ppid: 1, pgid: 4242, startTicks: 12345 });
+      }),
+    );
+  });
   it('garbage gives null', () => {
     expect(parseProcStat('')).toBeNull();
     expect(parseProcStat('12 (x) S')).toBeNull();

@@ -1,7 +1,7 @@
 /** Joining the companion's OOM captures to the OOMs printed in the output. */
 import { describe, expect, it } from 'vitest';
 import { applyCompanionMessage, createCompanionState, type OomMessage } from '../../../src/core/companion/index.js';
-import { linkCompanionOoms, type LinkedOomFinding } from '../../../src/supervise/companion/index.js';
+import { linkCompanionOoms } from '../../../src/supervise/companion/index.js';
 import { createOomWatcher } from '../../../src/supervise/oom-watch.js';
 import { GiB, MiB } from '../../../src/core/units.js';
 const TEXT = 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.06 GiB is free. ' +
@@ -21,7 +21,7 @@ function capture(pid: number, requested: number, allocated: number, reserved: nu
 describe('linkCompanionOoms', () => {
   it('attaches the capture with the same request and re-explains on the exact numbers; an unmatched capture is returned', () => {
     const watcher = createOomWatcher();
-    const findings = [...watcher.push(`step 1\n${TEXT}`), ...watcher.end()] as LinkedOomFinding[];
+    const findings = [...watcher.push(`step 1\n${TEXT}`), ...watcher.end()];
     expect(findings).toHaveLength(1);
     const state = createCompanionState();
     const exactAllocated = 70 * GiB + 20 * MiB + 12345 * 512;
@@ -30,7 +30,7 @@ describe('linkCompanionOoms', () => {
     applyCompanionMessage(state, capture(9, 2 * GiB, exactAllocated, exactAllocated + 7.5 * GiB, 2));
     const unmatched = linkCompanionOoms(findings, state, {});
     expect(unmatched.map((u) => u.requestedBytes)).toEqual([512 * MiB]);
-    const f = findings[0] as LinkedOomFinding;
+    const f = findings[0]!;
     expect(f.allocator).toMatchObject({ pid: 9, requestedBytes: 2 * GiB, allocatedBytes: exactAllocated, unallocatedBytes: 7.5 * GiB, numAllocRetries: 4 });
     const event = f.event;
     expect(event.allocatedByPytorchBytes).toBe(BigInt(exactAllocated));

@@ -24,7 +24,15 @@ export function takeTerminal(input: NodeJS.ReadableStream, output: NodeJS.Writab
   let resolveStop: (signal: NodeJS.Signals) => void = () => {};
   const stopped = new Promise<NodeJS.Signals>((resolve) => (resolveStop = resolve));
   const onSignal = (signal: NodeJS.Signals): void => resolveStop(signal);
-  const onData = (chunk: Buffer | string): void => onKey(chunk.toString());
+  const onData = (chunk: Buffer | string): void => {
+    try {
+      onKey(chunk.toString());
+    } catch (error) {
+      // Give the terminal back first, so the error is printed on the normal screen, not lost with the alternate one.
+      restore();
+      throw error;
+    }
+  };
   let restored = false;
   const restore = (): void => {
     if (restored) return;

@@ -11,22 +11,23 @@ import type { Color } from '../render/style.js';
 type Paint = (color: Color, text: string) => string;
 
 /** Segment order on the bar, its glyph without colour, and its colour. */
-const PARTS: ReadonlyArray<{ key: keyof Omit<MemorySegments, 'totalBytes'>; letter: string; color: Color; label: string }> = [
-  { key: 'reservedBytes', letter: 'r', color: 'gray', label: 'driver-reserved' },
-  { key: 'pytorchAllocatedBytes', letter: 'a', color: 'green', label: 'PyTorch allocated' },
-  { key: 'pytorchCachedBytes', letter: 'c', color: 'cyan', label: 'PyTorch cached' },
-  { key: 'mineBytes', letter: 'y', color: 'blue', label: 'yours' },
-  { key: 'othersBytes', letter: 'o', color: 'magenta', label: 'other users' },
-  { key: 'notVisibleBytes', letter: 'h', color: 'yellow', label: 'not visible here' },
-  { key: 'unattributedBytes', letter: '?', color: 'red', label: 'unattributed' },
+const PARTS: ReadonlyArray<{ key: keyof Omit<MemorySegments, 'totalBytes'>; letter: string; color: Color; label: string; short: string }> = [
+  { key: 'reservedBytes', letter: 'r', color: 'gray', label: 'driver-reserved', short: 'reserved' },
+  { key: 'pytorchAllocatedBytes', letter: 'a', color: 'green', label: 'PyTorch allocated', short: 'allocated' },
+  { key: 'pytorchCachedBytes', letter: 'c', color: 'cyan', label: 'PyTorch cached', short: 'cached' },
+  { key: 'mineBytes', letter: 'y', color: 'blue', label: 'yours', short: 'yours' },
+  { key: 'othersBytes', letter: 'o', color: 'magenta', label: 'other users', short: 'others' },
+  { key: 'notVisibleBytes', letter: 'h', color: 'yellow', label: 'not visible here', short: 'hidden' },
+  { key: 'unattributedBytes', letter: '?', color: 'red', label: 'unattributed', short: 'unattributed' },
 ];
 
 /** The legend line under the panel (what each colour or letter means). */
-export function legend(paint: Paint, color: boolean, viewerKnown: boolean): string {
+export function legend(paint: Paint, color: boolean, viewerKnown: boolean, short = false): string {
   // A recording has no "you": its visible processes are one segment, whoever owned them.
   const parts = PARTS.filter((p) => viewerKnown || p.key !== 'othersBytes');
-  const label = (p: (typeof PARTS)[number]): string => (!viewerKnown && p.key === 'mineBytes' ? 'processes' : p.label);
-  return `  ${parts.map((p) => `${color ? paint(p.color, '█') : p.letter} ${label(p)}`).join('  ')}  ${color ? '·' : '.'} free`;
+  const label = (p: (typeof PARTS)[number]): string => (!viewerKnown && p.key === 'mineBytes' ? 'processes' : short ? p.short : p.label);
+  const gap = short ? ' ' : '  ';
+  return `${gap}${parts.map((p) => `${color ? paint(p.color, '█') : p.letter} ${label(p)}`).join(gap)}${gap}${color ? '·' : '.'} free`;
 }
 
 /**

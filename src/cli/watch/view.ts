@@ -57,7 +57,7 @@ export function renderFrame(f: Frame): string[] {
   const top = [
     sourceLine(f.sample),
     ...devicePanel(f.sample, f.history, f.report, f.viewerUid, columns, compact, paint, f.color),
-    legend(paint, f.color, f.viewerUid !== null),
+    legend(paint, f.color, f.viewerUid !== null, columns < 120),
     findingsLine(f.report, paint),
   ];
   const bodyHeight = Math.max(0, height - top.length - 1);

@@ -50,7 +50,7 @@ async function confirm(ctx: CommandContext, count: number): Promise<boolean> {
  * It is honoured only for a private folder of the caller, and said aloud either way, so it can never
  * silently weaken the device-node check.
  */
-function testDevicePrefix(ctx: CommandContext): string | undefined {
+export function testDevicePrefix(ctx: CommandContext): string | undefined {
   const prefix = ctx.env.GPUMEM_DEVICE_PREFIX;
   if (!prefix) return undefined;
   const problem = testDevicePrefixProblem(prefix);

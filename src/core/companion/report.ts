@@ -32,6 +32,8 @@ export interface CompanionReport {
     oomExceptions: string[];
     companionErrors: Record<string, string>;
     droppedMessages: number;
+    /** Why the process could not use CUDA, with the likely cause; absent or null when it could. */
+    noCuda?: string | null;
   }>;
   /** The split at the last monitor tick that had both NVML and companion numbers. */
   lastSplit: { processes: MemorySplit[]; gpus: GpuSplit[] } | null;
@@ -74,6 +76,7 @@ export function companionReport(
       oomExceptions: p.oomExceptions,
       companionErrors: Object.fromEntries(p.errors),
       droppedMessages: p.droppedMessages,
+      noCuda: p.noCuda,
     })),
     lastSplit,
     gpus,

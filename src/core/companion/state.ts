@@ -30,6 +30,8 @@ export interface CompanionProcessState {
   errors: Map<string, string>;
   ended: boolean;
   droppedMessages: number;
+  /** Why this process could not use CUDA (from its hello, or its exit), else null. */
+  noCuda: string | null;
 }
 
 /** Per-pid companion state of one run. */
@@ -49,7 +51,7 @@ function maxOf(a: number | null, b: number | null): number | null {
 function processOf(state: CompanionState, pid: number): CompanionProcessState {
   let p = state.get(pid);
   if (!p) {
-    p = { pid, hello: null, identities: [], devices: new Map(), ooms: [], oomExceptions: [], errors: new Map(), ended: false, droppedMessages: 0 };
+    p = { pid, hello: null, identities: [], devices: new Map(), ooms: [], oomExceptions: [], errors: new Map(), ended: false, droppedMessages: 0, noCuda: null };
     state.set(pid, p);
   }
   return p;
@@ -90,6 +92,10 @@ export function applyCompanionMessage(state: CompanionState, message: CompanionM
   switch (message.type) {
     case 'hello':
       p.hello = message;
+      p.noCuda = message.cuda?.problem ?? p.noCuda;
+      break;
+    case 'cuda':
+      p.noCuda = message.problem;
       break;
     case 'devices':
       p.identities = message.devices;

@@ -44,8 +44,16 @@ export interface Device {
   /** Percent over the driver's last sample period (nvidia-smi "Utilization / Gpu" and "Memory"). */
   utilization: { gpuPct: number | null; memoryPct: number | null };
   temperatureC: number | null;
+  /** Power draw as nvidia-smi's power.draw: the averaged reading, else the instant one (pre-Ampere on new drivers). */
   powerDrawMw: number | null;
   powerLimitMw: number | null;
+  /**
+   * Current SM and memory clocks in MHz (nvidia-smi clocks.sm / clocks.mem). Absent from recordings and
+   * sources that do not read them; null with a reason when the driver does not say.
+   */
+  clocks?: { smMhz: number | null; memoryMhz: number | null };
+  /** Energy used since the driver was loaded, in millijoules (nvmlDeviceGetTotalEnergyConsumption); absent as above. */
+  totalEnergyMj?: number | null;
   /** "Default", "Exclusive_Process", "Prohibited" … as nvidia-smi names them. */
   computeMode: string | null;
   migMode: 'enabled' | 'disabled' | null;
@@ -74,6 +82,11 @@ export interface HostFacts {
   /** Raw start time in clock ticks since boot (field 22), for exact pid-reuse checks. */
   startTicks: number | null;
   state: ProcessState | null;
+  /**
+   * CPU time used so far (user + system, /proc/PID/stat fields 14 + 15), in clock ticks: compared across the
+   * samples of a window it tells whether the process ran. Absent in older recordings; null when unreadable.
+   */
+  cpuTicks?: number | null;
   /** Container id from /proc/PID/cgroup (docker, containerd, podman, k8s), or null when not in one. */
   containerId: string | null;
   /** NSpid line: the pid in each nested PID namespace, outermost first. */

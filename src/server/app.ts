@@ -9,7 +9,8 @@ import { hasToken, hostAllowed } from './http/guard.js';
 import { sendError, send } from './http/respond.js';
 import { MetricsExporter, wantsOpenMetrics } from './metrics/exporter.js';
 import { killProcess, type KillSettings } from './routes/actions.js';
-import { handleApiRead, liveRow } from './routes/api.js';
+import { liveRow } from './live-row.js';
+import { handleApiRead } from './routes/api.js';
 import { loadAssets, serveAsset } from './routes/assets.js';
 import type { ServerState } from './state.js';
 import { pageView } from './view.js';
@@ -43,7 +44,7 @@ export function createApp(options: AppOptions): App {
   const sampleMessage = (): string | null => {
     const sample = state.latest();
     if (!sample) return null;
-    return JSON.stringify({ view: pageView(sample, state.diagnosis()?.findings ?? []), live: liveRow(sample) });
+    return JSON.stringify({ view: pageView(sample, state.diagnosisSoon()?.findings ?? null), live: liveRow(sample) });
   };
   const unsubscribe = state.sampler.subscribe(() => {
     if (events.size === 0) return;

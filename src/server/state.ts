@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs';
 import { hostname as osHostname, userInfo } from 'node:os';
 import { diagnose, type DiagnoseReport } from '../core/diagnose/index.js';
 import type { Sample } from '../core/index.js';
-import { detectPidNamespace, readAncestors, type LiveSampler } from '../orchestrate/index.js';
+import { detectPidNamespace, readAncestors, RingBuffer, type LiveSampler } from '../orchestrate/index.js';
+import { liveRow, type LiveRow } from './live-row.js';
 import type { ProcOptions } from '../sources/index.js';
 import { historySummary, listRuns, openHistory, readLiveCompanion, type Db, type LiveCompanionEntry } from '../store/index.js';
 import type { RunSummary, ServerSnapshot } from './snapshot.js';
@@ -19,7 +20,11 @@ export interface ServerStateOptions {
   dbPath: string | null;
   /** Samples in a diagnosis window (default 6: with a 500 ms interval, 3 s like `gpumem diagnose`). */
   windowSamples?: number;
-  /** How long derived values are reused (default 5000 ms). */
+  /** Chart points kept (default 300); full samples are kept only as long as the diagnosis window needs. */
+  liveCapacity?: number;
+  /** How long a diagnosis is reused (default 15 000 ms). */
+  diagnosisMs?: number;
+  /** How long the history summary is reused (default 5000 ms). */
   cacheMs?: number;
   hostname?: string;
   proc?: ProcOptions;
@@ -33,6 +38,16 @@ class Cached<T> {
   private value: T | undefined;
 
   constructor(private readonly maxAgeMs: number, private readonly now: () => number) {}
+
+  /** The value however old, or undefined before the first computation. */
+  peek(): T | undefined {
+    return this.value;
+  }
+
+  /** True when get() would compute. */
+  stale(key: unknown): boolean {
+    return this.value === undefined || this.now() - this.atMs >= this.maxAgeMs || this.key !== key;
+  }
 
   get(key: unknown, compute: () => T): T {
     const nowMs = this.now();
@@ -52,14 +67,20 @@ export class ServerState {
   private readonly companionCache: Cached<LiveCompanionEntry[]>;
   private readonly diagnosisCache: Cached<DiagnoseReport>;
   private readonly runsCache: Cached<RunSummary | null>;
+  private readonly live: RingBuffer<LiveRow>;
+  private diagnosisPending = false;
+  private readonly unsubscribe: () => void;
 
   constructor(private readonly options: ServerStateOptions) {
     this.hostname = options.hostname ?? osHostname();
     this.now = options.now ?? Date.now;
     this.cacheMs = options.cacheMs ?? 5000;
     this.companionCache = new Cached(1000, this.now);
-    this.diagnosisCache = new Cached(this.cacheMs, this.now);
+    this.diagnosisCache = new Cached(options.diagnosisMs ?? 15_000, this.now);
     this.runsCache = new Cached(this.cacheMs, this.now);
+    this.live = new RingBuffer<LiveRow>(options.liveCapacity ?? 300);
+    for (const sample of options.sampler.history()) this.live.push(liveRow(sample));
+    this.unsubscribe = options.sampler.subscribe((sample) => this.live.push(liveRow(sample)));
   }
 
   get sampler(): LiveSampler {
@@ -68,6 +89,11 @@ export class ServerState {
 
   latest(): Sample | undefined {
     return this.options.sampler.latest();
+  }
+
+  /** The newest `last` chart points, oldest first. */
+  liveRows(last?: number): LiveRow[] {
+    return this.live.toArray(last);
   }
 
   /** Everything /metrics and the page show, or undefined before the first sample. */
@@ -82,12 +108,27 @@ export class ServerState {
     return this.companionCache.get(null, () => [...readLiveCompanion(this.options.env, this.options.proc).values()]);
   }
 
-  /** `gpumem diagnose` over the newest samples (recomputed when a new sample is in and the cache is old). */
+  /**
+   * The last diagnosis without waiting: a stale one is recomputed right after the caller is done, so a
+   * page's update is never held up by it. Undefined until the first diagnosis is in.
+   */
+  diagnosisSoon(): DiagnoseReport | undefined {
+    if (this.diagnosisCache.stale(null) && !this.diagnosisPending) {
+      this.diagnosisPending = true;
+      setImmediate(() => {
+        this.diagnosisPending = false;
+        this.diagnosis();
+      });
+    }
+    return this.diagnosisCache.peek();
+  }
+
+  /** `gpumem diagnose` over the newest samples (reused for `diagnosisMs`, default 15 s: findings change slowly). */
   diagnosis(): DiagnoseReport | undefined {
     const samples = this.options.sampler.history(this.options.windowSamples ?? 6);
     const latest = samples[samples.length - 1];
     if (!latest) return undefined;
-    return this.diagnosisCache.get(latest.timeMs, () => {
+    return this.diagnosisCache.get(null, () => {
       const live = latest.source.kind !== 'replay';
       const info = userInfo();
       return diagnose({
@@ -119,6 +160,7 @@ export class ServerState {
   }
 
   close(): void {
+    this.unsubscribe();
     this.db?.close();
     this.db = null;
   }

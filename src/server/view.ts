@@ -14,8 +14,8 @@ export function commandLine(p: GpuProcess): string {
 
 const orDash = (text: string): string => (text === 'n/a' ? '–' : text);
 
-/** GPUs, processes and findings of one sample, ready to show. */
-export function pageView(sample: Sample, findings: readonly Finding[]): Record<string, unknown> {
+/** GPUs, processes and findings of one sample, ready to show; findings null: the first diagnosis is not in yet. */
+export function pageView(sample: Sample, findings: readonly Finding[] | null): Record<string, unknown> {
   return {
     timeMs: sample.timeMs,
     source: sample.source,
@@ -39,7 +39,7 @@ export function pageView(sample: Sample, findings: readonly Finding[]): Record<s
       container: p.host?.containerId?.slice(0, 12) ?? '',
       visible: p.host?.visible ?? false,
     })),
-    findings: findings.map((f) => ({ id: f.id, severity: f.severity, title: f.title, fix: f.fix })),
+    findings: findings === null ? null : findings.map((f) => ({ id: f.id, severity: f.severity, title: f.title, fix: f.fix })),
   };
 }
 

@@ -153,6 +153,40 @@ API nvmlReturn_t nvmlDeviceGetTemperature(void *h, int sensor, unsigned *t) {
 }
 API nvmlReturn_t nvmlDeviceGetPowerUsage(void *h, unsigned *v) { ENTER(h); UINT_FIELD(d->powerMw, v); }
 API nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(void *h, unsigned *v) { ENTER(h); UINT_FIELD(d->powerLimitMw, v); }
+/* type 1 = NVML_CLOCK_SM, 2 = NVML_CLOCK_MEM */
+API nvmlReturn_t nvmlDeviceGetClockInfo(void *h, int type, unsigned *v) {
+  ENTER(h);
+  if (type == 1) UINT_FIELD(d->smClockMhz, v);
+  if (type == 2) UINT_FIELD(d->memClockMhz, v);
+  return NVML_ERROR_INVALID_ARGUMENT;
+}
+API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(void *h, unsigned long long *v) {
+  ENTER(h);
+  if (d->energyMj == FAKE_UNSET) return NVML_ERROR_NOT_SUPPORTED;
+  if (!v) return NVML_ERROR_INVALID_ARGUMENT;
+  *v = (unsigned long long)d->energyMj;
+  return NVML_SUCCESS;
+}
+/* nvmlFieldValue_t: fieldId, scopeId (u32), timestamp, latencyUsec (i64), valueType, nvmlReturn (i32), value (8 bytes) = 40 bytes.
+   Only NVML_FI_DEV_POWER_INSTANT (186, unsigned int mW) is known; every other field answers NOT_SUPPORTED in its slot. */
+typedef struct { unsigned fieldId, scopeId; long long timestamp, latencyUsec; int valueType, nvmlReturn; union { unsigned uiVal; unsigned long long ullVal; } value; } fake_field_value;
+API nvmlReturn_t nvmlDeviceGetFieldValues(void *h, int count, fake_field_value *values) {
+  ENTER(h);
+  if (count < 0 || (count > 0 && !values)) return NVML_ERROR_INVALID_ARGUMENT;
+  for (int k = 0; k < count; k++) {
+    fake_field_value *f = &values[k];
+    f->timestamp = 0; f->latencyUsec = 0;
+    if (f->fieldId == 186 && d->powerInstantMw != FAKE_UNSET) {
+      f->valueType = 1; /* NVML_VALUE_TYPE_UNSIGNED_INT */
+      f->nvmlReturn = NVML_SUCCESS;
+      f->value.ullVal = 0;
+      f->value.uiVal = (unsigned)d->powerInstantMw;
+    } else {
+      f->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+    }
+  }
+  return NVML_SUCCESS;
+}
 API nvmlReturn_t nvmlDeviceGetComputeMode(void *h, int *v) {
   ENTER(h);
   if (d->migMode == 1 && !m) return NVML_ERROR_NOT_SUPPORTED; /* needs a MIG handle when MIG is on */

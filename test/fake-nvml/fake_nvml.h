@@ -72,6 +72,7 @@ typedef struct fake_device {
   unsigned magic; int present, status;
   char uuid[96], name[96], pci[32];
   long long minor, total, reserved, used, utilGpu, utilMem, tempC, powerMw, powerLimitMw, computeMode, migMode;
+  long long powerInstantMw, smClockMhz, memClockMhz, energyMj;
   int nprocs, lateShown;
   fake_process procs[FAKE_MAX_PROCS];
   int nmig;

@@ -75,6 +75,7 @@ static void reset_device(fake_device *d) {
   d->present = 1;
   d->minor = d->total = d->reserved = d->used = FAKE_UNSET;
   d->utilGpu = d->utilMem = d->tempC = d->powerMw = d->powerLimitMw = d->computeMode = d->migMode = FAKE_UNSET;
+  d->powerInstantMw = d->smClockMhz = d->memClockMhz = d->energyMj = FAKE_UNSET;
 }
 
 static void parse_error(char *rest) {
@@ -116,6 +117,10 @@ static void parse_line(char *line, fake_device **cur) {
   else if (strcmp(s, "util") == 0) sscanf(rest, "%lld %lld", &d->utilGpu, &d->utilMem);
   else if (strcmp(s, "temp") == 0) d->tempC = parse_num(rest);
   else if (strcmp(s, "power") == 0) sscanf(rest, "%lld %lld", &d->powerMw, &d->powerLimitMw);
+  else if (strcmp(s, "powerlimit") == 0) d->powerLimitMw = parse_num(rest);
+  else if (strcmp(s, "powerinstant") == 0) d->powerInstantMw = parse_num(rest);
+  else if (strcmp(s, "clocks") == 0) sscanf(rest, "%lld %lld", &d->smClockMhz, &d->memClockMhz);
+  else if (strcmp(s, "energy") == 0) d->energyMj = parse_num(rest);
   else if (strcmp(s, "computemode") == 0) d->computeMode = parse_num(rest);
   else if (strcmp(s, "migmode") == 0) d->migMode = parse_num(rest);
   else if (strcmp(s, "status") == 0) d->status = strcmp(rest, "lost") == 0 ? DEV_LOST : strcmp(rest, "noperm") == 0 ? DEV_NOPERM : DEV_OK;

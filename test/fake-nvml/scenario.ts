@@ -19,6 +19,7 @@
  *     uuid GPU-…   name NVIDIA H100 80GB HBM3   pci 00000000:17:00.0   minor 0
  *     memory TOTAL RESERVED USED       bytes; free = total − reserved − used (v1 `used` adds reserved)
  *     util GPU_PCT MEM_PCT   temp C   power DRAW_MW LIMIT_MW   computemode 0..3   migmode 0|1
+ *     powerlimit LIMIT_MW (no draw)   powerinstant MW (field 186)   clocks SM_MHZ MEM_MHZ   energy MJ
  *     status ok|lost|noperm            lost: every call answers GPU_IS_LOST; noperm: the handle call NO_PERMISSION
  *     mig GI CI UUID PROFILE TOTAL RESERVED USED     a MIG device (migmode 1)
  *     process PID C|G|CG USED|na [gi=N] [ci=N] [sm=PCT] [late]
@@ -65,7 +66,14 @@ export interface FakeDevice {
   memory?: { totalBytes: number; reservedBytes: number; usedBytes: number };
   utilization?: { gpuPct: number; memoryPct: number };
   temperatureC?: number;
-  power?: { drawMw: number; limitMw: number };
+  /** drawMw null: nvmlDeviceGetPowerUsage answers NOT_SUPPORTED (pre-Ampere GPUs on new drivers). */
+  power?: { drawMw: number | null; limitMw: number };
+  /** NVML_FI_DEV_POWER_INSTANT through nvmlDeviceGetFieldValues. */
+  powerInstantMw?: number;
+  /** nvmlDeviceGetClockInfo for NVML_CLOCK_SM and NVML_CLOCK_MEM. */
+  clocks?: { smMhz: number; memoryMhz: number };
+  /** nvmlDeviceGetTotalEnergyConsumption. */
+  energyMj?: number;
   /** nvmlComputeMode_t: 0 Default, 1 Exclusive_Thread, 2 Prohibited, 3 Exclusive_Process. */
   computeMode?: number;
   migMode?: 0 | 1;
@@ -109,7 +117,10 @@ export function renderScenario(s: FakeScenario): string {
     if (d.memory) lines.push(`memory ${d.memory.totalBytes} ${d.memory.reservedBytes} ${d.memory.usedBytes}`);
     if (d.utilization) lines.push(`util ${d.utilization.gpuPct} ${d.utilization.memoryPct}`);
     if (d.temperatureC !== undefined) lines.push(`temp ${d.temperatureC}`);
-    if (d.power) lines.push(`power ${d.power.drawMw} ${d.power.limitMw}`);
+    if (d.power) lines.push(d.power.drawMw === null ? `powerlimit ${d.power.limitMw}` : `power ${d.power.drawMw} ${d.power.limitMw}`);
+    if (d.powerInstantMw !== undefined) lines.push(`powerinstant ${d.powerInstantMw}`);
+    if (d.clocks) lines.push(`clocks ${d.clocks.smMhz} ${d.clocks.memoryMhz}`);
+    if (d.energyMj !== undefined) lines.push(`energy ${d.energyMj}`);
     if (d.computeMode !== undefined) lines.push(`computemode ${d.computeMode}`);
     if (d.migMode !== undefined) lines.push(`migmode ${d.migMode}`);
     if (d.status !== undefined) lines.push(`status ${d.status}`);
@@ -158,6 +169,8 @@ export function fakeH100(index: number, over: Partial<FakeDevice> = {}): FakeDev
     utilization: { gpuPct: 0, memoryPct: 0 },
     temperatureC: 31,
     power: { drawMw: 69000, limitMw: 700000 },
+    clocks: { smMhz: 1980, memoryMhz: 2619 },
+    energyMj: 1_234_567_890,
     computeMode: 0,
     migMode: 0,
     processes: [],

@@ -22,6 +22,8 @@ export interface Harness {
   port: number;
   token: string;
   scenarioPath: string;
+  /** XDG_RUNTIME_DIR of the server: where running supervisors publish PyTorch numbers. */
+  runtimeDir: string;
   children: ChildProcess[];
   trainerPid: number;
   hostilePid: number;
@@ -56,6 +58,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         utilization: { gpuPct, memoryPct: 17 },
         temperatureC: 58,
         power: { drawMw: 412_345, limitMw: 700_000 },
+        clocks: { smMhz: 1755, memoryMhz: 2619 },
+        energyMj: 987_654_321,
         processes: [{ pid: trainer.pid!, usedBytes: (usedMiB - 1024) * MiB }, { pid: hostile.pid!, usedBytes: 1024 * MiB }],
       }),
       fakeH100(1, { memory: { totalBytes: 81559 * MiB, reservedBytes: 479 * MiB, usedBytes: 0 } }),
@@ -66,13 +70,13 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   process.env.GPUMEM_FAKE_NVML_SCENARIO = scenarioPath;
   const source: GpuSource = await openSource({ source: 'nvml', nvmlLib: fakeNvmlLib('590'), env: {} });
   const sampler = new LiveSampler(source, { intervalMs: options.intervalMs ?? 100 });
-  const state = new ServerState({ sampler, env: { XDG_RUNTIME_DIR: dir }, dbPath, hostname: 'testhost', cacheMs: 200 });
+  const state = new ServerState({ sampler, env: { XDG_RUNTIME_DIR: dir }, dbPath, hostname: 'testhost', cacheMs: 200, diagnosisMs: 200 });
   const token = 'test-token-0123456789abcdef';
   const app = createApp({ state, bindAddress: '127.0.0.1', token: options.readonly ? null : token, kill: { graceMs: 200, killOptions: {} } });
   await sampler.start();
   const { server, port } = await listen(app, '127.0.0.1', 0);
   return {
-    base: `http://127.0.0.1:${port}`, port, token, scenarioPath, children, trainerPid: trainer.pid!, hostilePid: hostile.pid!, sampler, app, scenario,
+    base: `http://127.0.0.1:${port}`, port, token, scenarioPath, runtimeDir: dir, children, trainerPid: trainer.pid!, hostilePid: hostile.pid!, sampler, app, scenario,
     close: async () => {
       app.close();
       server.closeAllConnections();

@@ -36,6 +36,10 @@ describe('/metrics', () => {
     expect(valueOf(text, 'DCGM_FI_DEV_MEM_COPY_UTIL', gpu0)).toBe(17);
     expect(valueOf(text, 'DCGM_FI_DEV_GPU_TEMP', gpu0)).toBe(58);
     expect(valueOf(text, 'DCGM_FI_DEV_POWER_USAGE', gpu0)).toBe(412.345);
+    expect(valueOf(text, 'DCGM_FI_DEV_SM_CLOCK', gpu0)).toBe(1755);
+    expect(valueOf(text, 'DCGM_FI_DEV_MEM_CLOCK', gpu0)).toBe(2619);
+    expect(valueOf(text, 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION', gpu0)).toBe(987_654_321);
+    expect(text).toContain('# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter');
     expect(valueOf(text, 'DCGM_FI_DEV_FB_USED', { gpu: '1' })).toBe(0);
     expect(text).toContain('# TYPE DCGM_FI_DEV_FB_USED gauge');
   });
@@ -64,7 +68,9 @@ describe('/metrics', () => {
     // UUID, modelName and Hostname are dcgm-exporter's label names: dashboards key on them, so they stay.
     const complaints = checked.out.split('\n').filter((l) => l.length > 0);
     expect(complaints.length).toBeGreaterThan(0);
-    for (const c of complaints) expect(c).toMatch(/^DCGM_FI_DEV_\w+ label names should be written in 'snake_case' not 'camelCase'$/);
+    // dcgm-exporter's energy counter has no _total suffix; dashboards query it by that name.
+    const dcgm = /^(DCGM_FI_DEV_\w+ label names should be written in 'snake_case' not 'camelCase'|DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter metrics should have "_total" suffix)$/;
+    for (const c of complaints) expect(c).toMatch(dcgm);
     expect(checked.status).toBe(3);
     const own = promtool(text.split('\n\n').filter((block) => !block.includes('DCGM_FI_')).join('\n\n'));
     expect(own.out).toBe('');
@@ -78,6 +84,7 @@ describe('/metrics', () => {
     expect(om.endsWith('# EOF\n')).toBe(true);
     expect(om).toContain('# TYPE gpumem_history_oom_events counter');
     expect(om).not.toContain('\n\n');
+    expect(om).toMatch(/\nDCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION\{[^}]*\} 987654321\n/);
   });
 
   it('promtool would catch a broken exposition (the check is real)', () => {

@@ -4,7 +4,7 @@
  * proves that format parses in the real scraper.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,6 +77,8 @@ beforeAll(async () => {
     const up = await query('up{job="gpumem"}');
     return up[0]?.value[1] === '1' ? true : undefined;
   }, 40_000);
+  // The scrape duration is that of the previous scrape: present from the second one on.
+  await until('a second scrape', async () => ((await query('gpumem_scrape_duration_seconds')).length > 0 ? true : undefined));
 }, 60_000);
 
 afterAll(async () => {
@@ -93,6 +95,8 @@ describe('a real Prometheus scraping gpumem serve', () => {
     expect(used[0]!.metric).toMatchObject({ UUID: 'GPU-00000000-0000-4000-8000-000000000000', modelName: 'NVIDIA H100 80GB HBM3', Hostname: 'testhost', device: 'nvidia0' });
     expect((await query('DCGM_FI_DEV_GPU_UTIL{gpu="0"}'))[0]!.value[1]).toBe('87');
     expect((await query('sum(DCGM_FI_DEV_POWER_USAGE)'))[0]!.value[1]).toBe('481.345');
+    expect((await query('DCGM_FI_DEV_SM_CLOCK{gpu="0"}'))[0]!.value[1]).toBe('1755');
+    expect((await query('DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0"}'))[0]!.value[1]).toBe('987654321');
   });
 
   it('answers per-process memory by command', async () => {
@@ -108,4 +112,34 @@ describe('a real Prometheus scraping gpumem serve', () => {
     expect(accepts.every((a) => a.startsWith('application/openmetrics-text'))).toBe(true);
     expect(await query('gpumem_scrape_duration_seconds')).toHaveLength(1);
   });
+
+  it('fills the queries of dcgm-exporter\'s dashboard panels (all but tensor-core activity, which NVML lacks)', async () => {
+    // The metrics its panels and template variables query, with the $instance/$gpu filters it uses.
+    const filters = '{instance=~".*", gpu=~".*"}';
+    for (const expr of [
+      `DCGM_FI_DEV_GPU_TEMP${filters}`, `avg(DCGM_FI_DEV_GPU_TEMP${filters})`, `DCGM_FI_DEV_POWER_USAGE${filters}`,
+      `sum(DCGM_FI_DEV_POWER_USAGE${filters})`, `DCGM_FI_DEV_SM_CLOCK${filters} * 1000000`, `DCGM_FI_DEV_GPU_UTIL${filters}`,
+      `DCGM_FI_DEV_FB_USED${filters}`,
+    ]) {
+      expect((await query(expr)).length, expr).toBeGreaterThan(0);
+    }
+    const labels = (await (await fetch(`${promBase}/api/v1/label/gpu/values?match[]=DCGM_FI_DEV_GPU_TEMP`)).json()) as { data: string[] };
+    expect(labels.data).toEqual(['0', '1']);
+  });
+
+  it('answers every query of the shipped gpumem dashboard; the memory panels have data', async () => {
+    const dashboard = JSON.parse(readFileSync(new URL('../../docs/grafana/gpumem-dashboard.json', import.meta.url), 'utf8')) as {
+      panels: Array<{ title: string; targets: Array<{ expr: string }> }>;
+    };
+    const withData = new Set(['GPU memory by process', 'GPU memory by user', 'GPU memory not held by any listed process', 'Scrape duration']);
+    for (const panel of dashboard.panels) {
+      for (const target of panel.targets) {
+        const rows = await query(target.expr.replaceAll('$instance', '.*'));
+        if (withData.has(panel.title)) expect(rows.length, panel.title).toBeGreaterThan(0);
+      }
+    }
+    const unheld = await query(dashboard.panels.find((p) => p.title === 'GPU memory not held by any listed process')!.targets[0]!.expr.replaceAll('$instance', '.*'));
+    expect(Object.fromEntries(unheld.map((r) => [r.metric.gpu, Number(r.value[1])]))).toEqual({ 0: 0 });
+  });
 });
+

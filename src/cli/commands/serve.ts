@@ -22,6 +22,8 @@ export const run: CommandHandler<ServeOptions> = async (ctx) => {
   const source = await openSourceFromContext(ctx);
   const sampler = new LiveSampler(source, {
     intervalMs,
+    // Full samples only for the diagnosis window; the charts keep compact points (ServerState).
+    capacity: 8,
     onError: (error) => ctx.stderr.write(`gpumem serve: warning: sampling failed: ${(error as Error).message ?? String(error)}\n`),
   });
   const state = new ServerState({ sampler, env: ctx.env, dbPath: o.db ?? defaultDbPath(ctx.env) });

@@ -30,6 +30,8 @@ export interface CompanionReport {
     }>;
     ooms: OomMessage[];
     oomExceptions: string[];
+    /** OOM reports beyond the ones kept in `ooms` (a program catching OOMs in a loop): counted, not stored. */
+    oomsNotKept: number;
     companionErrors: Record<string, string>;
     droppedMessages: number;
     /** Why the process could not use CUDA, with the likely cause; absent or null when it could. */
@@ -74,6 +76,7 @@ export function companionReport(
       })),
       ooms: p.ooms,
       oomExceptions: p.oomExceptions,
+      oomsNotKept: p.oomsNotKept,
       companionErrors: Object.fromEntries(p.errors),
       droppedMessages: p.droppedMessages,
       noCuda: p.noCuda,

@@ -112,6 +112,10 @@ function showView(view) {
     return tr;
   }));
   const findings = document.getElementById('findings');
+  if (view.findings === null) {
+    if (findings.childElementCount === 0) findings.append(el('li', 'diagnosing…', 'muted'));
+    return;
+  }
   findings.replaceChildren(...(view.findings.length === 0 ? [el('li', 'no findings', 'muted')] : view.findings.map((f) => {
     const li = el('li');
     li.append(el('span', f.severity.toUpperCase(), `sev-${f.severity}`), document.createTextNode(` ${f.title}`), el('div', `fix: ${f.fix}`, 'fix'));

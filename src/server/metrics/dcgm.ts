@@ -3,10 +3,10 @@
  * dashboards built for dcgm-exporter read gpumem unchanged. Each value equals the nvidia-smi field named
  * in its help; a value gpumem could not read is left out (no sample), never exported as 0.
  */
-import type { Device } from '../../core/index.js';
+import { MiB } from '../../core/units.js';
+import type { Device } from '../../core/types.js';
 import type { ServerSnapshot } from '../snapshot.js';
 import type { MetricDef, Row } from './define.js';
-import { MiB } from '../../core/units.js';
 
 /** dcgm-exporter's label set for one GPU (or one MIG instance: GPU_I_PROFILE and GPU_I_ID added). */
 export function deviceLabels(device: Device, hostname: string): Record<string, string> {
@@ -84,5 +84,20 @@ export const DCGM_METRICS: readonly MetricDef[] = [
     name: 'DCGM_FI_DEV_POWER_USAGE', type: 'gauge', labels: DEVICE_LABELS,
     help: 'Power draw (in W). nvidia-smi power.draw (the averaged reading, else the instant one).',
     rows: perDevice((d) => (d.powerDrawMw === null ? null : d.powerDrawMw / 1000)),
+  },
+  {
+    name: 'DCGM_FI_DEV_SM_CLOCK', type: 'gauge', labels: DEVICE_LABELS,
+    help: 'SM clock frequency (in MHz). nvidia-smi clocks.sm.',
+    rows: perDevice((d) => d.clocks?.smMhz ?? null),
+  },
+  {
+    name: 'DCGM_FI_DEV_MEM_CLOCK', type: 'gauge', labels: DEVICE_LABELS,
+    help: 'Memory clock frequency (in MHz). nvidia-smi clocks.mem.',
+    rows: perDevice((d) => d.clocks?.memoryMhz ?? null),
+  },
+  {
+    name: 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION', type: 'counter', openMetricsType: 'gauge', labels: DEVICE_LABELS,
+    help: 'Total energy consumption since boot (in mJ). nvidia-smi total_energy_consumption.',
+    rows: perDevice((d) => d.totalEnergyMj ?? null),
   },
 ];

@@ -8,6 +8,12 @@ export interface MetricDef {
   name: string;
   type: 'gauge' | 'counter';
   help: string;
+  /**
+   * The type in OpenMetrics output when it must differ: OpenMetrics names a counter's sample `<name>_total`,
+   * so a dcgm-exporter counter without that suffix goes out as a gauge there to keep the series name
+   * dashboards query.
+   */
+  openMetricsType?: 'gauge';
   labels: readonly string[];
   rows: (snapshot: ServerSnapshot) => Row[];
 }

@@ -1,38 +1,68 @@
 /**
  * /metrics: renders a snapshot in the Prometheus text format or, when the scraper asks for it, in
- * OpenMetrics, through prom-client's registry. The metric objects are built once per format (prom-client
- * renames counters for OpenMetrics in place, so the two formats cannot share them) and refilled per scrape.
+ * OpenMetrics, through prom-client's registry, which writes the exposition (headers, escaping, counter
+ * suffixes, `# EOF`). Our metrics are registered as collectors that hand the registry the snapshot's rows
+ * directly: prom-client's Gauge/Counter would hash and validate every label set on each scrape, which for
+ * 8 GPUs × 64 processes costs more than the whole response may. One set of collectors per format, because
+ * prom-client renames counters for OpenMetrics in place.
  */
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import type { ServerSnapshot } from '../snapshot.js';
 import { DCGM_METRICS } from './dcgm.js';
 import type { MetricDef } from './define.js';
 import { GPUMEM_METRICS } from './gpumem.js';
 
-interface Filled {
-  def: MetricDef;
-  metric: Gauge | Counter;
-}
-
-interface FormatSet {
-  registry: Registry;
-  metrics: Filled[];
-  duration: Gauge;
-}
-
-const DURATION_NAME = 'gpumem_scrape_duration_seconds';
-
 /** prom-client's constructor takes the content type; its type declarations leave the parameter out. */
 const RegistryOf = Registry as unknown as new (contentType: string) => Registry;
 
-function buildSet(contentType: string): FormatSet {
+interface Collected {
+  name: string;
+  help: string;
+  type: string;
+  values: Array<{ labels: Record<string, string>; value: number }>;
+}
+
+/** What prom-client's registry needs of a metric: a name, help, type and its current values. */
+class SnapshotCollector {
+  name: string;
+  readonly help: string;
+  readonly type: string;
+  current: ServerSnapshot | null = null;
+
+  constructor(private readonly def: MetricDef, openMetrics: boolean) {
+    this.name = def.name;
+    this.help = def.help;
+    this.type = openMetrics ? (def.openMetricsType ?? def.type) : def.type;
+  }
+
+  get(): Collected {
+    const rows = this.current ? this.def.rows(this.current) : [];
+    return { name: this.name, help: this.help, type: this.type, values: rows.map(([labels, value]) => ({ labels, value })) };
+  }
+
+  reset(): void {
+    this.current = null;
+  }
+}
+
+const DURATION: MetricDef = {
+  name: 'gpumem_scrape_duration_seconds', type: 'gauge', labels: [],
+  help: 'Time gpumem took to build the previous /metrics response, in seconds.',
+  rows: () => [],
+};
+
+interface FormatSet {
+  registry: Registry;
+  collectors: SnapshotCollector[];
+}
+
+function buildSet(contentType: string, duration: () => number | null): FormatSet {
   const registry = new RegistryOf(contentType);
-  const metrics = [...DCGM_METRICS, ...GPUMEM_METRICS].map((def): Filled => {
-    const config = { name: def.name, help: def.help, labelNames: [...def.labels], registers: [registry] };
-    return { def, metric: def.type === 'counter' ? new Counter(config) : new Gauge(config) };
-  });
-  const duration = new Gauge({ name: DURATION_NAME, help: 'Time gpumem took to build the previous /metrics response, in seconds.', registers: [registry] });
-  return { registry, metrics, duration };
+  const openMetrics = contentType === Registry.OPENMETRICS_CONTENT_TYPE;
+  const durationDef: MetricDef = { ...DURATION, rows: () => { const s = duration(); return s === null ? [] : [[{}, s]]; } };
+  const collectors = [...DCGM_METRICS, ...GPUMEM_METRICS, durationDef].map((def) => new SnapshotCollector(def, openMetrics));
+  for (const c of collectors) registry.registerMetric(c as never);
+  return { registry, collectors };
 }
 
 /** Whether an Accept header asks for OpenMetrics (Prometheus sends it first when it prefers it). */
@@ -50,19 +80,12 @@ export class MetricsExporter {
     const type = openMetrics ? Registry.OPENMETRICS_CONTENT_TYPE : Registry.PROMETHEUS_CONTENT_TYPE;
     let set = this.sets.get(type);
     if (!set) {
-      set = buildSet(type);
+      set = buildSet(type, () => this.previousSeconds);
       this.sets.set(type, set);
     }
-    for (const { def, metric } of set.metrics) {
-      metric.reset();
-      for (const [labels, value] of def.rows(snapshot)) {
-        if (metric instanceof Counter) metric.inc(labels, value);
-        else metric.set(labels, value);
-      }
-    }
-    set.duration.reset();
-    if (this.previousSeconds !== null) set.duration.set(this.previousSeconds);
+    for (const c of set.collectors) c.current = snapshot;
     const body = await set.registry.metrics();
+    for (const c of set.collectors) c.reset();
     this.previousSeconds = (performance.now() - started) / 1000;
     return { body, contentType: set.registry.contentType };
   }

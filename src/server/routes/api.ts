@@ -14,16 +14,6 @@ import { runsView } from '../view.js';
 /** Schema version of the server's own documents (live series, server facts). */
 export const SERVE_SCHEMA_VERSION = 1;
 
-/** The compact per-sample numbers the page's charts plot. */
-export function liveRow(sample: Sample): Record<string, unknown> {
-  return {
-    timeMs: sample.timeMs,
-    devices: sample.devices.map((d) => ({
-      index: d.index, usedBytes: d.memory.usedBytes, totalBytes: d.memory.totalBytes, gpuPct: d.utilization.gpuPct, memoryPct: d.utilization.memoryPct,
-    })),
-  };
-}
-
 function whole(text: string | null, fallback: number, max: number): number | null {
   if (text === null) return fallback;
   if (!/^\d{1,9}$/.test(text)) return null;
@@ -63,7 +53,7 @@ export function handleApiRead(req: IncomingMessage, res: ServerResponse, url: UR
   if (path === '/api/v1/live') {
     const last = whole(url.searchParams.get('last'), 300, 100_000);
     if (last === null) sendError(res, 400, 'BAD_QUERY', 'last must be a whole number');
-    else sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.live', samples: state.sampler.history(last).map(liveRow) });
+    else sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.live', samples: state.liveRows(last) });
     return true;
   }
   if (path === '/api/v1/runs') {

@@ -8,6 +8,7 @@ import { invoke, readUint, scratchStruct, scratchU32 } from './calls.js';
 import { NAME_BUFFER_SIZE, PCI_INFO, readCString, UTILIZATION, UUID_BUFFER_SIZE } from './layouts.js';
 import type { DeviceHandle, NvmlCall, NvmlFunctions } from './library.js';
 import { readMemory, type MemoryApiState } from './memory.js';
+import { readClocks, readPowerDrawMw, readTotalEnergyMj } from './power.js';
 
 export interface DeviceIdentity {
   uuid: string | null;
@@ -119,7 +120,9 @@ export function readDevice(
     delete unavailable.utilization;
   }
   const temperatureC = readUint(fns.temperature, 'nvmlDeviceGetTemperature', 'temperatureC', unavailable, handle, 0);
-  const powerDrawMw = readUint(fns.powerUsage, 'nvmlDeviceGetPowerUsage', 'powerDrawMw', unavailable, handle);
+  const powerDrawMw = readPowerDrawMw(fns, handle, unavailable);
+  const clocks = readClocks(fns, handle, unavailable);
+  const totalEnergyMj = readTotalEnergyMj(fns, handle, unavailable);
   const powerLimitMw = readUint(fns.powerLimit, 'nvmlDeviceGetEnforcedPowerLimit', 'powerLimitMw', unavailable, handle);
   const modeNumber = readUint(fns.computeMode, 'nvmlDeviceGetComputeMode', 'computeMode', unavailable, handle);
   const computeMode = modeNumber === null ? null : computeModeName(modeNumber);
@@ -141,6 +144,8 @@ export function readDevice(
     temperatureC,
     powerDrawMw,
     powerLimitMw,
+    clocks,
+    totalEnergyMj,
     computeMode,
     migMode,
     migInstances: [],

@@ -60,3 +60,11 @@ export function readCString(buf: Buffer, offset = 0, max = buf.length - offset):
   const end = buf.indexOf(0, offset);
   return buf.toString('utf8', offset, end === -1 || end > offset + max ? offset + max : end);
 }
+
+/**
+ * nvmlFieldValue_t: fieldId u32 @0, scopeId u32 @4, timestamp i64 @8, latencyUsec i64 @16, valueType i32 @24,
+ * nvmlReturn i32 @28, value (8-byte union) @32; 40 bytes, 8-aligned.
+ */
+export const FIELD_VALUE = { size: 40, fieldId: 0, scopeId: 4, valueType: 24, nvmlReturn: 28, value: 32 } as const;
+/** NVML_FI_DEV_POWER_INSTANT: the instant power draw in mW (unsigned int), R530+. */
+export const FI_DEV_POWER_INSTANT = 186;

@@ -40,6 +40,9 @@ export interface NvmlFunctions {
   temperature: NvmlCall | null;
   powerUsage: NvmlCall | null;
   powerLimit: NvmlCall | null;
+  fieldValues: NvmlCall | null;
+  clockInfo: NvmlCall | null;
+  totalEnergy: NvmlCall | null;
   computeMode: NvmlCall | null;
   migMode: NvmlCall | null;
   maxMigDeviceCount: NvmlCall | null;
@@ -77,6 +80,9 @@ const SIGNATURES: Record<string, Signature> = {
   nvmlDeviceGetTemperature: ['int', [H, 'int', 'void *']],
   nvmlDeviceGetPowerUsage: ['int', [H, 'void *']],
   nvmlDeviceGetEnforcedPowerLimit: ['int', [H, 'void *']],
+  nvmlDeviceGetFieldValues: ['int', [H, 'int', 'void *']],
+  nvmlDeviceGetClockInfo: ['int', [H, 'int', 'void *']],
+  nvmlDeviceGetTotalEnergyConsumption: ['int', [H, 'void *']],
   nvmlDeviceGetComputeMode: ['int', [H, 'void *']],
   nvmlDeviceGetMigMode: ['int', [H, 'void *', 'void *']],
   nvmlDeviceGetMaxMigDeviceCount: ['int', [H, 'void *']],
@@ -149,6 +155,9 @@ function loadLibrary(path: string): NvmlLibrary {
     temperature: declare('nvmlDeviceGetTemperature'),
     powerUsage: declare('nvmlDeviceGetPowerUsage'),
     powerLimit: declare('nvmlDeviceGetEnforcedPowerLimit'),
+    fieldValues: declare('nvmlDeviceGetFieldValues'),
+    clockInfo: declare('nvmlDeviceGetClockInfo'),
+    totalEnergy: declare('nvmlDeviceGetTotalEnergyConsumption'),
     computeMode: declare('nvmlDeviceGetComputeMode'),
     migMode: declare('nvmlDeviceGetMigMode'),
     maxMigDeviceCount: declare('nvmlDeviceGetMaxMigDeviceCount'),

@@ -77,6 +77,7 @@ function checkFields(obj: Record<string, unknown>, schema: Schema, where: string
 
 const MEMORY: Schema = { totalBytes: opt('bytes'), reservedBytes: opt('bytes'), usedBytes: opt('bytes'), freeBytes: opt('bytes') };
 const UTILIZATION: Schema = { gpuPct: opt('num'), memoryPct: opt('num') };
+const CLOCKS: Schema = { smMhz: opt('num'), memoryMhz: opt('num') };
 const MIG: Schema = { gpuInstanceId: req('int'), computeInstanceId: opt('int'), uuid: opt('str'), profile: opt('str') };
 const DEVICE: Schema = {
   index: req('int'), uuid: opt('str'), name: opt('str'), pciBusId: opt('str'), minorNumber: opt('int'),
@@ -84,6 +85,8 @@ const DEVICE: Schema = {
   powerLimitMw: opt('num'), computeMode: opt('str'), migMode: opt(['enabled', 'disabled']), driverVersion: opt('str'),
   cudaDriverVersion: opt('str'),
 };
+/** Device fields absent from recordings made before gpumem read them: checked only when present. */
+const LATER_DEVICE: Schema = { totalEnergyMj: opt('num') };
 const PROCESS: Schema = {
   pid: req('int'), gpuUuid: opt('str'), gpuIndex: opt('int'), gpuInstanceId: opt('int'), computeInstanceId: opt('int'),
   usedBytes: opt('bytes'), kind: req(['compute', 'graphics', 'compute+graphics']), name: opt('str'), smUtilPct: opt('num'),
@@ -116,7 +119,10 @@ export function sampleProblem(s: Record<string, unknown>): string | null {
     const where = `devices[${i}]`;
     d.migInstances ??= [];
     if (!Array.isArray(d.migInstances)) return `${where}.migInstances must be an array`;
-    const problem = checkFields(d, DEVICE, where) ?? checkNested(d, 'memory', MEMORY, where, false) ?? checkNested(d, 'utilization', UTILIZATION, where, false);
+    const problem = checkFields(d, DEVICE, where) ?? checkNested(d, 'memory', MEMORY, where, false) ?? checkNested(d, 'utilization', UTILIZATION, where, false)
+      // Clocks are absent from recordings made before gpumem read them.
+      ?? (d.clocks === undefined ? null : checkNested(d, 'clocks', CLOCKS, where, false))
+      ?? (d.totalEnergyMj === undefined ? null : checkFields({ totalEnergyMj: d.totalEnergyMj }, LATER_DEVICE, where, false));
     if (problem) return problem;
     for (const [j, m] of (d.migInstances as unknown[]).entries()) {
       if (!isObject(m)) return `${where}.migInstances[${j}] must be an object`;

@@ -33,11 +33,22 @@ function describeAllocator(at: AllocatorAtOom): string {
     `retries ${at.numAllocRetries ?? 'n/a'}`;
 }
 
+/** "no CUDA device in pid …: cause", once per distinct cause, so a run with many workers says it once. */
+function noCudaLines(report: CompanionReport | null, paint: Paint): string[] {
+  const byCause = new Map<string, number[]>();
+  for (const p of report?.processes ?? []) {
+    if (typeof p.noCuda === 'string') byCause.set(p.noCuda, [...(byCause.get(p.noCuda) ?? []), p.pid]);
+  }
+  return [...byCause].map(([cause, pids]) =>
+    paint('red', `  no CUDA device in pid ${pids.join(', ')}: ${printable(cause)} — the program ran without the GPU`));
+}
+
 /** Lines for the last attempt's PyTorch split, unprinted OOMs and snapshots; empty without companion data. */
 export function renderPytorch(attempts: readonly PytorchAttempt[], paint: Paint): string[] {
   const out: string[] = [];
   const last = attempts[attempts.length - 1];
   const report = last ? companionOf(last) : null;
+  out.push(...noCudaLines(report, paint));
   if (report && report.gpus.length > 0) {
     out.push(`  PyTorch (companion${attempts.length > 1 ? `, attempt ${last?.attempt}` : ''}), split at the tree's peak on each GPU:`);
     const rows = report.gpus.map((g) => [

@@ -13,7 +13,7 @@ import { allocatorAtOom, type AllocatorAtOom } from '../../core/companion/oom-ev
 import { companionReport, type CompanionReport } from '../../core/companion/report.js';
 import type { GpuProcess } from '../../core/types.js';
 import type { RunPlugin } from '../options.js';
-import { helloLine, oomLine, retriesLine, splitLine } from './live-lines.js';
+import { helloLine, noCudaLine, oomLine, retriesLine, splitLine } from './live-lines.js';
 import { createLivePublisher, type LivePublisher } from './live-publish.js';
 import { linkCompanionOoms } from './oom-link.js';
 import { CompanionServer, type CompanionServerOptions } from './server.js';
@@ -55,6 +55,7 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
     channel.onMessage?.(m, s);
     if (!log) return;
     if (m.type === 'hello') log(helloLine(m));
+    else if (m.type === 'cuda') log(noCudaLine(m.pid, m.problem));
     else if (m.type === 'error') log(`companion: pid ${m.pid}: ${m.what} failed (${m.message}); the program runs on without it`);
     else if (m.type === 'oom') {
       const uuid = s.get(m.pid)?.devices.get(m.device)?.gpuUuid ?? null;

@@ -64,6 +64,7 @@ export function renderPytorch(attempts: readonly PytorchAttempt[], paint: Paint)
       if (answer) out.push(...renderSnapshotAnswer(answer, paint));
     }
     for (const p of companionOf(a)?.processes ?? []) {
+      if (p.oomsNotKept > 0) out.push(paint('gray', `  companion (pid ${p.pid}): ${p.oomsNotKept} more OOM reports were counted but not kept (the first ${p.ooms.length} are above)`));
       for (const [what, message] of Object.entries(p.companionErrors)) out.push(paint('gray', `  companion (pid ${p.pid}): ${printable(what)} failed: ${printable(message)}`));
     }
   }

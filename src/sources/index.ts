@@ -5,3 +5,4 @@ export * from './procfs/index.js';
 export { openReplaySource, readRecording, RECORDING_FORMAT, RECORDING_VERSION, type Recording, type RecordingHeader, type RecordingHostInfo, type ReplaySource } from './replay/index.js';
 export { openSmiSource, parseSmiXml, parseQueryGpuCsv, parseComputeAppsCsv, type SmiSourceOptions } from './smi/index.js';
 export { becomeChildSubreaper } from './nvml/index.js';
+export { readSnapshotFile, readSnapshotBytes } from './snapshot-file.js';

@@ -10,7 +10,7 @@ import type { CommandHandler } from '../context.js';
 import type { SnapshotOptions } from '../options/files.js';
 import { renderSnapshotHtml } from '../render/snapshot-html.js';
 import { renderDiffText, renderSnapshotText } from '../render/snapshot-text.js';
-import { readSnapshotFile } from './snapshot-read.js';
+import { readSnapshotFile } from '../../sources/index.js';
 import { simulateSnapshot } from '../../core/allocator/index.js';
 import { renderSimulationText } from '../render/snapshot-simulation.js';
 

@@ -11,6 +11,8 @@ import { startHarness, type Harness } from './harness.js';
 
 const REAL = '/work/shared/fixtures/snapshots-real/constructor_memory_snapshot.pickle';
 const WHAT_IF = 'expandable_segments:False';
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const json = async (res: Response): Promise<any> => JSON.parse(await res.text());
 let h: Harness;
 let dir: string;
 let runId: number;
@@ -47,7 +49,7 @@ function expected(): unknown {
 
 describe('/api/v1/runs/{id}/snapshots', () => {
   it('lists the snapshots the run wrote; files outside the run folders or gone are not available', async () => {
-    const doc = await (await fetch(`${h.base}/api/v1/runs/${runId}/snapshots`)).json();
+    const doc = await json(await fetch(`${h.base}/api/v1/runs/${runId}/snapshots`));
     expect(doc.kind).toBe('gpumem.run-snapshots');
     expect(doc.snapshots.map((s: { name: string; available: boolean }) => [s.name, s.available])).toEqual([['oom-0.pickle', true], ['passwd', false], ['deleted.pickle', false]]);
     expect(doc.snapshots[0].sizeBytes).toBe(readFileSync(REAL).length);
@@ -56,7 +58,7 @@ describe('/api/v1/runs/{id}/snapshots', () => {
   it('answers the same analysis and what-if simulation as the CLI', async () => {
     const res = await fetch(`${h.base}/api/v1/runs/${runId}/snapshots/0?whatIf=${encodeURIComponent(WHAT_IF)}`);
     expect(res.status).toBe(200);
-    const { source, ...doc } = await res.json();
+    const { source, ...doc } = await json(res);
     expect(source).toEqual({ name: 'oom-0.pickle', sizeBytes: readFileSync(REAL).length });
     expect(doc).toEqual(expected());
     expect(doc.devices[0].simulation.whatIf[0].settings).toBe(WHAT_IF);
@@ -65,12 +67,12 @@ describe('/api/v1/runs/{id}/snapshots', () => {
   it('refuses a file outside the run folders, a missing index and bad settings with one clear error', async () => {
     const outside = await fetch(`${h.base}/api/v1/runs/${runId}/snapshots/1`);
     expect(outside.status).toBe(404);
-    expect((await outside.json()).error.code).toBe('SNAPSHOT_GONE');
+    expect((await json(outside)).error.code).toBe('SNAPSHOT_GONE');
     expect((await fetch(`${h.base}/api/v1/runs/${runId}/snapshots/9`)).status).toBe(404);
     expect((await fetch(`${h.base}/api/v1/runs/999/snapshots`)).status).toBe(404);
     const bad = await fetch(`${h.base}/api/v1/runs/${runId}/snapshots/0?whatIf=no_such_setting:1`);
     expect(bad.status).toBe(400);
-    expect((await bad.json()).error.message).toMatch(/no_such_setting/);
+    expect((await json(bad)).error.message).toMatch(/no_such_setting/);
   });
 });
 
@@ -78,23 +80,24 @@ describe('POST /api/v1/snapshots', () => {
   it('analyses an uploaded snapshot exactly as the same file from disk', async () => {
     const res = await fetch(`${h.base}/api/v1/snapshots?whatIf=${encodeURIComponent(WHAT_IF)}`, { method: 'POST', body: readFileSync(REAL) });
     expect(res.status).toBe(200);
-    const { source, ...doc } = await res.json();
+    const { source, ...doc } = await json(res);
     expect(source).toEqual({ name: 'upload', sizeBytes: readFileSync(REAL).length });
     expect(doc).toEqual(expected());
   });
 
   it('never runs a pickle that names a Python callable', async () => {
-    const evil = Buffer.from("cos\nsystem\n(S'touch /tmp/gpumem-pwned'\ntR.", 'latin1');
+    const evil = Buffer.from("\x80\x02cos\nsystem\n(S'touch /tmp/gpumem-pwned'\ntR.", 'latin1');
     const res = await fetch(`${h.base}/api/v1/snapshots`, { method: 'POST', body: evil });
     expect(res.status).toBe(400);
-    const body = await res.json();
-    expect(body.error.message).toMatch(/^upload: /);
+    const body = await json(res);
+    expect(body.error.code).toBe('INPUT_UNSAFE');
+    expect(body.error.message).toMatch(/^upload: refusing pickle opcode GLOBAL/);
   });
 
   it('refuses an empty body, a GET and an upload over the limit', async () => {
     expect((await fetch(`${h.base}/api/v1/snapshots`, { method: 'POST', body: '' })).status).toBe(400);
     expect((await fetch(`${h.base}/api/v1/snapshots`)).status).toBe(405);
-    const big = await fetch(`${h.base}/api/v1/snapshots`, { method: 'POST', body: Buffer.alloc(257 * 1024 * 1024) });
+    const big = await fetch(`${h.base}/api/v1/snapshots`, { method: 'POST', body: Buffer.alloc(256 * 1024 * 1024 + 1) });
     expect(big.status).toBe(413);
   });
 });

@@ -14,6 +14,8 @@ import { readSnapshotBytes, readSnapshotFile } from '../../sources/index.js';
 import { getRun, RUNS_SCHEMA_VERSION } from '../../store/index.js';
 import { send, sendError, sendJson } from '../http/respond.js';
 import type { ServerState } from '../state.js';
+import { snapshotView } from '../snapshot-view.js';
+import { SERVE_SCHEMA_VERSION } from './api.js';
 
 /** Default upload limit: a snapshot of a long trace is tens of MB; this leaves room without letting a client fill memory. */
 export const DEFAULT_MAX_UPLOAD_BYTES = 256 * 1024 * 1024;
@@ -61,8 +63,12 @@ function answer(res: ServerResponse, url: URL, source: { name: string; sizeBytes
   const options = queryOptions(url);
   if (typeof options === 'string') return sendError(res, 400, 'BAD_QUERY', options);
   try {
-    const doc = snapshotAnalysisJson(analyseSnapshot(read(), options));
-    send(res, 200, 'application/json; charset=utf-8', toJsonText({ ...doc, source }), { 'Cache-Control': 'no-store' });
+    const analysis = analyseSnapshot(read(), options);
+    // view=page: what the page shows, sizes formatted; otherwise the CLI's --json document.
+    const doc = url.searchParams.get('view') === 'page'
+      ? { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.page-snapshot', source, devices: snapshotView(analysis) }
+      : { ...snapshotAnalysisJson(analysis), source };
+    send(res, 200, 'application/json; charset=utf-8', toJsonText(doc), { 'Cache-Control': 'no-store' });
   } catch (error) {
     if (!isGpumemError(error)) throw error;
     const status = error.code === 'INPUT_TOO_LARGE' ? 413 : error.code === 'INPUT_NOT_FOUND' ? 404 : 400;

@@ -82,6 +82,11 @@ export interface HostFacts {
   /** Raw start time in clock ticks since boot (field 22), for exact pid-reuse checks. */
   startTicks: number | null;
   state: ProcessState | null;
+  /**
+   * CPU time used so far (user + system, /proc/PID/stat fields 14 + 15), in clock ticks: compared across the
+   * samples of a window it tells whether the process ran. Absent in older recordings; null when unreadable.
+   */
+  cpuTicks?: number | null;
   /** Container id from /proc/PID/cgroup (docker, containerd, podman, k8s), or null when not in one. */
   containerId: string | null;
   /** NSpid line: the pid in each nested PID namespace, outermost first. */

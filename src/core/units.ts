@@ -16,6 +16,9 @@ const IEC = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'] as const;
  */
 export function formatBytes(bytes: number | bigint | null | undefined, digits = 2): string {
   if (bytes === null || bytes === undefined) return 'n/a';
+  // Sizes are integers everywhere; a fraction or infinity can only come from a damaged input that slipped
+  // past its reader, and must print as unknown rather than end gpumem.
+  if (typeof bytes === 'number' && !Number.isInteger(bytes)) return Number.isFinite(bytes) ? formatBytes(Math.round(bytes), digits) : 'n/a';
   const negative = bytes < 0;
   // Numbers may be fractional (a chart's half-way tick); only BigInt needs converting.
   let value = typeof bytes === 'bigint' ? Number(negative ? -bytes : bytes) : Math.abs(bytes);

@@ -6,6 +6,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { GpumemError, isGpumemError } from '../core/index.js';
+import { inputKind } from './files/input-file.js';
 import { readSnapshot, SnapshotReader, type MemorySnapshot, type PickleValue } from '../core/snapshot/index.js';
 
 const CHUNK_BYTES = 8 * 1024 * 1024;
@@ -14,6 +15,10 @@ const MAX_JSON_BYTES = 500 * 1024 * 1024;
 
 /** Reads and models the snapshot at `path`; every failure is a GpumemError whose message starts with the path. */
 export function readSnapshotFile(path: string): MemorySnapshot {
+  // Type first: opening a FIFO would block until a writer comes, and a snapshot is read by position anyway.
+  if (inputKind(path, { what: 'snapshot', hint: 'give the path of a file written by torch.cuda.memory._dump_snapshot()' }) !== 'file') {
+    throw new GpumemError('INPUT_UNREADABLE', `${path} is a FIFO, not a snapshot file`, { hint: 'save the snapshot to a file first, then give its path' });
+  }
   let fd: number;
   try {
     fd = openSync(path, 'r');

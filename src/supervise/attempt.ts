@@ -3,11 +3,12 @@
  * output, verify cleanup, and build the attempt's report. A program that cannot be started gives a
  * not-started report (exit 127/126) instead of an exception.
  */
-import { formatBytes, isGpumemError } from '../core/index.js';
+import { appendAll, formatBytes, isGpumemError } from '../core/index.js';
 import { startChild } from './child.js';
 import { verifyCleanup } from './cleanup.js';
 import { Monitor } from './monitor.js';
 import { notStartedAttempt } from './not-started.js';
+import { childCudaEnv } from './child-env.js';
 import { createOomWatcher } from './oom-watch.js';
 import type { AttemptContext, RunPlugin, SuperviseOptions } from './options.js';
 import { ProcessTree, type TreeOptions } from './proc-tree.js';
@@ -40,9 +41,14 @@ export async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   const { o, now, log } = a;
   const startedAtMs = now();
   const baseline = await o.source.readSample();
-  const oom = createOomWatcher({
-    ...(a.env.PYTORCH_CUDA_ALLOC_CONF ?? a.env.PYTORCH_ALLOC_CONF ? { allocConf: a.env.PYTORCH_CUDA_ALLOC_CONF ?? a.env.PYTORCH_ALLOC_CONF } : {}),
-    ...(a.env.CUDA_VISIBLE_DEVICES ? { cudaVisibleDevices: a.env.CUDA_VISIBLE_DEVICES } : {}),
+  const allocConf = a.env.PYTORCH_ALLOC_CONF ?? a.env.PYTORCH_CUDA_ALLOC_CONF;
+  // "GPU N" in an OOM is mapped with the CUDA_VISIBLE_DEVICES the processes really have (a launcher may
+  // have changed it), so the explanation never contradicts the live device-mismatch warning.
+  const cudaEnv = childCudaEnv(a.env.CUDA_VISIBLE_DEVICES);
+  let holders: number[] = [];
+  const oom = createOomWatcher(() => {
+    const visible = cudaEnv.visibleDevices(holders);
+    return { ...(allocConf ? { allocConf } : {}), ...(visible ? { cudaVisibleDevices: visible } : {}) };
   });
   const ooms: OomFinding[] = [];
   let child: Awaited<ReturnType<typeof startChild>>;
@@ -50,7 +56,7 @@ export async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
     child = await startChild({
       argv: a.argv, env: a.env, cwd: o.cwd ?? process.cwd(),
       stdout: o.stdout ?? process.stdout, stderr: o.stderr ?? process.stderr,
-      tailBytes: o.tailBytes ?? 16384, onOutput: (text) => ooms.push(...oom.push(text)),
+      tailBytes: o.tailBytes ?? 16384, onOutput: (text) => appendAll(ooms, oom.push(text)),
     });
   } catch (error) {
     if (!isGpumemError(error) || error.code !== 'CHILD_FAILED') throw error;
@@ -70,7 +76,11 @@ export async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   const monitor = new Monitor({
     source: o.source, tree, chosen: a.chosenUuids, intervalMs: a.intervalMs, now, knownPids,
     onAppeared: (p) => log(`warning: GPU ${p.index}: pid ${p.pid}${p.processName ? ` (${p.processName})` : ''} appeared holding ${formatBytes(p.maxUsedBytes)} during the run and is not one of its processes (another user's job, or a process that escaped the run)`),
-    onTick: (tick) => { for (const plugin of a.plugins) plugin.onTick?.(tick, ctx); },
+    onTick: (tick) => {
+      if (tick.treeProcesses.length > 0) holders = tick.treeProcesses.map((p) => p.pid);
+      cudaEnv.note(holders);
+      for (const plugin of a.plugins) plugin.onTick?.(tick, ctx);
+    },
     onMismatch: (m) => log(`warning: device mismatch: pid ${m.pid} (${m.comm ?? '?'}) holds ${formatBytes(m.usedBytes)} on GPU ${m.index}, which was not chosen — the program bypassed CUDA_VISIBLE_DEVICES (hard-coded device index or set the variable itself)`),
     onError: (error) => { if (sampleErrors++ === 0) log(`warning: reading GPU state failed (${error instanceof Error ? error.message : String(error)}); will keep trying`); },
   });
@@ -86,7 +96,7 @@ export async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   await child.drain(1000);
   a.watchdog?.groupEnded(child.pgid);
   a.setCurrent(null);
-  ooms.push(...oom.end());
+  appendAll(ooms, oom.end());
   for (const l of cleanup.leftovers) log(`leftover pid ${l.pid} (${l.cmdline?.join(' ') ?? l.comm}) holding ${formatBytes(l.gpuBytes)}: ${l.outcome} — ${l.detail}`);
   if (!cleanup.memoryReleased) log(`warning: the run's processes still held GPU memory after ${cleanup.waitedMs} ms`);
   for (const h of cleanup.heldByNothing) log(`warning: GPU ${h.index}: ${formatBytes(h.bytes)} is held by no process after the run (was not before)`);

@@ -21,19 +21,59 @@ export interface EnvPlanOptions {
   extra?: Record<string, string>;
 }
 
-const ALLOC_VARS = ['PYTORCH_CUDA_ALLOC_CONF', 'PYTORCH_ALLOC_CONF'] as const;
+/**
+ * The variables PyTorch reads its allocator configuration from. Newer releases (the unified allocator
+ * configuration, 2.9 and later) read PYTORCH_ALLOC_CONF first and fall back to PYTORCH_CUDA_ALLOC_CONF
+ * only when it is unset; older ones read PYTORCH_CUDA_ALLOC_CONF alone. gpumem cannot know the child's
+ * version before it starts, so both get the same value.
+ */
+export const ALLOC_VARS = ['PYTORCH_ALLOC_CONF', 'PYTORCH_CUDA_ALLOC_CONF'] as const;
+
+export interface AllocConfMerge {
+  value: string;
+  changed: boolean;
+  /** Why expandable_segments was not added: the user set the key, or the backend is not the native allocator. */
+  kept: 'has-key' | 'async-backend' | null;
+}
 
 /**
  * Merges `expandable_segments:True` into an allocator configuration string unless the key is already there
- * (in any case, with any value). Returns the new string and whether it changed. Options the user wrote are
- * kept verbatim and in their order.
+ * (in any case, with any value) or the configuration selects `backend:cudaMallocAsync`, where expandable
+ * segments do not exist (they are an option of PyTorch's native caching allocator). Options the user wrote
+ * are kept verbatim and in their order.
  */
-export function mergeAllocConf(existing: string | null): { value: string; changed: boolean } {
+export function mergeAllocConf(existing: string | null): AllocConfMerge {
   const text = (existing ?? '').trim();
   const parts = text === '' ? [] : text.split(',').map((p) => p.trim()).filter((p) => p !== '');
-  const hasKey = parts.some((p) => p.split(':')[0]?.trim().toLowerCase() === 'expandable_segments');
-  if (hasKey) return { value: text, changed: false };
-  return { value: [...parts, 'expandable_segments:True'].join(','), changed: true };
+  const keyOf = (p: string): string => p.split(':')[0]?.trim().toLowerCase() ?? '';
+  if (parts.some((p) => keyOf(p) === 'expandable_segments')) return { value: text, changed: false, kept: 'has-key' };
+  const backend = parts.find((p) => keyOf(p) === 'backend');
+  if (backend && backend.slice(backend.indexOf(':') + 1).trim().toLowerCase() !== 'native') return { value: text, changed: false, kept: 'async-backend' };
+  return { value: [...parts, 'expandable_segments:True'].join(','), changed: true, kept: null };
+}
+
+const KEPT_REASON = {
+  'has-key': 'you set expandable_segments yourself; your value wins',
+  'async-backend': 'your backend is not the native allocator, which alone has expandable_segments; left as you set it',
+} as const;
+
+/** The allocator-config decisions: both variables, one value, unless the user gave them different values. */
+function planAllocConf(base: Readonly<Record<string, string | undefined>>, env: Record<string, string>): EnvDecision[] {
+  const [primary, legacy] = ALLOC_VARS;
+  const given = ALLOC_VARS.filter((n) => base[n] !== undefined);
+  const differ = given.length === 2 && base[primary]?.trim() !== base[legacy]?.trim();
+  const role = (name: string): string => (name === primary ? 'read first by PyTorch ≥ 2.9' : 'read by PyTorch < 2.9 (and by later ones when the other is unset)');
+  return ALLOC_VARS.map((name) => {
+    // Different values: each release keeps reading what the user gave it. Otherwise one value for both.
+    const from = differ ? name : (given[0] ?? name);
+    const merged = mergeAllocConf(base[from] ?? null);
+    env[name] = merged.value;
+    const previous = base[name] ?? null;
+    const action = previous === merged.value ? 'kept' : previous === null ? 'set' : 'merged';
+    const what = merged.kept ? KEPT_REASON[merged.kept] : 'expandable_segments:True reduces fragmentation OOMs (--no-alloc-conf to skip)';
+    const copied = from !== name ? `; same value as ${from}, since the child's PyTorch version is not known before it starts` : '';
+    return { name, value: merged.value, previous, action, reason: `${role(name)}: ${what}${copied}` };
+  });
 }
 
 /**
@@ -67,17 +107,7 @@ export function planEnv(base: Readonly<Record<string, string | undefined>>, opti
   }
 
   if (options.allocConf) {
-    // PyTorch ≥ 2.7 also reads PYTORCH_ALLOC_CONF; merge into whichever the user set, default the classic name.
-    const userVar = ALLOC_VARS.find((n) => base[n] !== undefined) ?? 'PYTORCH_CUDA_ALLOC_CONF';
-    const merged = mergeAllocConf(base[userVar] ?? null);
-    env[userVar] = merged.value;
-    decisions.push({
-      name: userVar, value: merged.value, previous: prev(userVar),
-      action: !merged.changed ? 'kept' : base[userVar] === undefined ? 'set' : 'merged',
-      reason: !merged.changed
-        ? 'you set expandable_segments yourself; your value wins'
-        : 'expandable_segments:True reduces fragmentation OOMs (--no-alloc-conf to skip)',
-    });
+    decisions.push(...planAllocConf(base, env));
   } else {
     decisions.push({
       name: 'PYTORCH_CUDA_ALLOC_CONF', value: base.PYTORCH_CUDA_ALLOC_CONF ?? null, previous: prev('PYTORCH_CUDA_ALLOC_CONF'),

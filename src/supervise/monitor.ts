@@ -40,6 +40,7 @@ export class Monitor {
   private readonly peaks = new Map<string, GpuPeak>();
   private readonly mismatches = new Map<string, DeviceMismatch>();
   private readonly appeared = new Map<string, AppearedProcess>();
+  private readonly pendingAppeared = new Map<string, AppearedProcess>();
   private readonly ticks: Array<{ tMs: number; bytes: Record<string, number> }> = [];
   private readonly startMs: number;
   private running = false;
@@ -153,6 +154,11 @@ export class Monitor {
   private noteAppeared(sample: Sample, byUuid: Map<string, Device>, tMs: number): void {
     const { tree, chosen, knownPids } = this.options;
     if (!knownPids) return;
+    // A process of the run may start between the tree scan and the GPU read of one tick: only one seen
+    // outside the tree in two ticks is reported, and one the tree claims later is taken back.
+    for (const [key, entry] of this.appeared) if (tree.has(entry.pid)) this.appeared.delete(key);
+    const present = new Set(sample.processes.map((p) => `${p.pid}/${p.gpuUuid ?? ''}`));
+    for (const key of this.pendingAppeared.keys()) if (!present.has(key)) this.pendingAppeared.delete(key);
     for (const p of sample.processes) {
       if (tree.has(p.pid) || knownPids.has(p.pid) || !p.gpuUuid || (chosen && !chosen.has(p.gpuUuid))) continue;
       const key = `${p.pid}/${p.gpuUuid}`;
@@ -161,8 +167,17 @@ export class Monitor {
         known.maxUsedBytes = Math.max(known.maxUsedBytes ?? 0, p.usedBytes ?? 0);
         continue;
       }
+      const pending = this.pendingAppeared.get(key);
       const device = byUuid.get(p.gpuUuid);
-      const entry: AppearedProcess = { index: device?.index ?? p.gpuIndex ?? -1, uuid: p.gpuUuid, name: device?.name ?? null, pid: p.pid, processName: p.name, maxUsedBytes: p.usedBytes, firstSeenMs: tMs };
+      const entry: AppearedProcess = {
+        index: device?.index ?? p.gpuIndex ?? -1, uuid: p.gpuUuid, name: device?.name ?? null, pid: p.pid, processName: p.name,
+        maxUsedBytes: Math.max(pending?.maxUsedBytes ?? 0, p.usedBytes ?? 0), firstSeenMs: pending?.firstSeenMs ?? tMs,
+      };
+      if (!pending) {
+        this.pendingAppeared.set(key, entry);
+        continue;
+      }
+      this.pendingAppeared.delete(key);
       this.appeared.set(key, entry);
       this.options.onAppeared?.(entry);
     }

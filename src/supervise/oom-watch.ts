@@ -24,11 +24,15 @@ function toFinding(event: OomEvent, context: OomRunContext): OomFinding {
   return { line: event.line, text: firstLine, event, causes: explainOom(event, context) };
 }
 
-/** A streaming OOM detector over a child's combined stdout and stderr. */
-export function createOomWatcher(context: OomRunContext = {}): OomWatcher {
+/**
+ * A streaming OOM detector over a child's combined stdout and stderr. `context` may be a function: it is
+ * then asked at each finding (the child's own CUDA_VISIBLE_DEVICES is only known once it runs).
+ */
+export function createOomWatcher(context: OomRunContext | (() => OomRunContext) = {}): OomWatcher {
   const scanner = createOomScanner();
+  const now = (): OomRunContext => (typeof context === 'function' ? context() : context);
   return {
-    push: (chunk) => scanner.push(chunk).map((e) => toFinding(e, context)),
-    end: () => scanner.end().map((e) => toFinding(e, context)),
+    push: (chunk) => scanner.push(chunk).map((e) => toFinding(e, now())),
+    end: () => scanner.end().map((e) => toFinding(e, now())),
   };
 }

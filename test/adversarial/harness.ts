@@ -30,6 +30,8 @@ export interface CliOptions {
   timeoutMs?: number;
   cwd?: string;
   input?: string;
+  /** Output kept per stream, in characters (default 4 million); the rest is read and dropped. */
+  maxOutputChars?: number;
   /** Extra spawn options (e.g. uid/gid to run as another user). */
   spawn?: SpawnOptions;
 }
@@ -41,8 +43,9 @@ export function gpumem(args: readonly string[], options: CliOptions = {}): Promi
   let stdout = '';
   let stderr = '';
   let peakRssBytes = 0;
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout.length < 4_000_000 ? (stdout += d) : undefined));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr.length < 4_000_000 ? (stderr += d) : undefined));
+  const cap = options.maxOutputChars ?? 4_000_000;
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout.length < cap ? (stdout += d) : undefined));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr.length < cap ? (stderr += d) : undefined));
   child.stdin!.on('error', () => {});
   child.stdin!.end(options.input ?? '');
   let timedOut = false;

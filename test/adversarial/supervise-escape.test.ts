@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GiB, alive } from '../supervise/helpers/claims.js';
-import { PROCS, gpumem, node, sleep, startGpumem, until, world, type World } from './supervise-helpers.js';
+import { expectAllEnded, expectClean, gpumem, node, PROCS, startGpumem, until, type World, world } from './supervise-helpers.js';
 
 let w: World | null = null;
 const stray: number[] = [];
@@ -34,12 +34,12 @@ describe('supervise faults: processes that leave the run', () => {
       const r = await gpumem(args, w.env, 30000);
       const pid = helperPid(r.stderr);
       if (pid) stray.push(pid);
-      expect(r.timedOut).toBe(false);
+      expectClean(r, 'gpumem run');
       expect(pid).toBeGreaterThan(0);
       const report = JSON.parse(r.stdout) as Report;
       expect(report.peaks).toEqual([expect.objectContaining({ index: 1, peakBytes: 3 * GiB })]);
       expect(report.attempts[0]?.cleanup.leftovers).toEqual([expect.objectContaining({ pid, outcome: 'terminated' })]);
-      expect(alive(pid)).toBe(false);
+      expectAllEnded([pid], 'double-forked helper after the run');
     }, 40000);
   }
 
@@ -52,7 +52,7 @@ describe('supervise faults: processes that leave the run', () => {
     const other = spawn(process.execPath, [`${PROCS}/worker-tree.mjs`, '--claim', `1:${2 * GiB}`, '--hold-ms', '5000'], { env: w.env, detached: true, stdio: 'ignore' });
     stray.push(other.pid as number);
     const r = await g.done;
-    expect(r.timedOut).toBe(false);
+    expectClean(r, 'gpumem run');
     const report = JSON.parse(r.stdout) as Report;
     expect(report.attempts[0]?.appeared).toEqual([expect.objectContaining({ pid: other.pid, index: 1, maxUsedBytes: 2 * GiB })]);
     expect(r.stderr).toContain(`pid ${other.pid} appeared holding 2.00 GiB`);
@@ -74,10 +74,8 @@ describe('supervise faults: processes that leave the run', () => {
     expect(members.length).toBeGreaterThanOrEqual(3);
     g.child.kill('SIGKILL');
     await g.done;
-    const gone = await until(() => members.every((pid) => !alive(pid)) && !alive(helper), 8000);
-    expect(members.filter((pid) => alive(pid))).toEqual([]);
-    expect(gone).toBe(true);
-    await sleep(10);
+    await until(() => members.every((pid) => !alive(pid)) && !alive(helper), 8000);
+    expectAllEnded([...members, helper], 'the run after gpumem was killed with SIGKILL');
   }, 60000);
 });
 

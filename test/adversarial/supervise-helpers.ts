@@ -3,15 +3,16 @@
  * claim files, always bounded in time — a hang is a failure with the output so far, never a stuck suite.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { tempDir } from '../supervise/helpers/claims.js';
+import { alive, tempDir } from '../supervise/helpers/claims.js';
+import { expectNoHang, expectNoStackTrace, type CliResult } from './harness.js';
 import { startPump, type Pump } from '../supervise/helpers/pump.js';
 
 export const BIN = resolve(__dirname, '../../dist/cli/bin.js');
 export const PROCS = resolve(__dirname, '../fixtures/procs');
 
-export interface Result { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; timedOut: boolean }
+export type Result = CliResult;
 
 export interface Started {
   child: ChildProcess;
@@ -27,13 +28,22 @@ export function startGpumem(args: string[], env: Record<string, string>, limitMs
   child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
   let timedOut = false;
+  let peakRssBytes = 0;
+  const rss = setInterval(() => {
+    try {
+      peakRssBytes = Math.max(peakRssBytes, Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) * 1024);
+    } catch {
+      // Exited between samples.
+    }
+  }, 50);
   const timer = setTimeout(() => {
     timedOut = true;
     child.kill('SIGKILL');
   }, limitMs);
   const done = new Promise<Result>((r) => child.on('close', (code, signal) => {
     clearTimeout(timer);
-    r({ code, signal, stdout, stderr, timedOut });
+    clearInterval(rss);
+    r({ code, signal, stdout, stderr, timedOut, peakRssBytes });
   }));
   return { child, output: () => stdout + stderr, done };
 }
@@ -66,4 +76,16 @@ export async function until(ok: () => boolean, limitMs = 10000): Promise<boolean
   const end = Date.now() + limitMs;
   while (!ok() && Date.now() < end) await sleep(20);
   return ok();
+}
+
+/** The suite's failure classes (harness.ts): a hang or a stack trace fails with its class name first. */
+export function expectClean(r: Result, what: string): void {
+  expectNoHang(r, what);
+  expectNoStackTrace(r, what);
+}
+
+/** Fails with "ESCAPE" when a process of the run is still alive: it got away from supervision. */
+export function expectAllEnded(pids: readonly number[], what: string): void {
+  const left = pids.filter((pid) => alive(pid));
+  if (left.length > 0) throw new Error(`ESCAPE: ${what}: pid ${left.join(', ')} still running`);
 }

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { node, sleep, startGpumem, until, world, type World } from './supervise-helpers.js';
+import { expectClean, node, sleep, startGpumem, until, type World, world } from './supervise-helpers.js';
 
 let w: World | null = null;
 afterEach(() => {
@@ -27,7 +27,7 @@ describe('supervise faults: the output reader', () => {
     await until(() => /line 0/.test(g.output()), 10000);
     g.child.stdout?.destroy();
     const r = await g.done;
-    expect(r.timedOut).toBe(false);
+    expectClean(r, 'gpumem run');
     expect(existsSync(done)).toBe(true);
     expect(r.code).toBe(5);
     expect(r.stderr).toContain('gpumem run: exit 5');
@@ -42,7 +42,7 @@ describe('supervise faults: the output reader', () => {
     g.child.stdout?.destroy();
     g.child.stderr?.destroy();
     const r = await g.done;
-    expect(r.timedOut).toBe(false);
+    expectClean(r, 'gpumem run');
     expect(existsSync(done)).toBe(true);
     expect(r.code).toBe(3);
   });
@@ -63,7 +63,7 @@ describe('supervise faults: the output reader', () => {
     g.child.stdout?.on('data', (c: Buffer) => (received += c.length));
     g.child.stdout?.resume();
     const r = await g.done;
-    expect(r.timedOut).toBe(false);
+    expectClean(r, 'gpumem run');
     expect(r.code).toBe(0);
     expect(received).toBeGreaterThanOrEqual(mb * 1024 * 1024);
   }, 70000);

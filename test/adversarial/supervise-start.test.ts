@@ -5,7 +5,7 @@
 import { chmodSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { gpumem, world, type World } from './supervise-helpers.js';
+import { expectClean, gpumem, world, type World } from './supervise-helpers.js';
 
 let w: World | null = null;
 afterEach(() => {
@@ -23,7 +23,7 @@ describe('supervise faults: the program cannot be started', () => {
   it('a mistyped command with the companion on exits 127 at once, leaks no socket folder and is recorded as not-started', async () => {
     w = world();
     const r = await gpumem(['run', '--db', w.db, '--', 'pyhton-not-a-program', 'train.py'], w.env, 10000);
-    expect(r.timedOut).toBe(false);
+    expectClean(r, 'gpumem run');
     expect(r.code).toBe(127);
     expect(r.stderr).toContain('cannot start "pyhton-not-a-program": ENOENT');
     expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
@@ -32,13 +32,32 @@ describe('supervise faults: the program cannot be started', () => {
     expect(await runsIn(w.db, w.env)).toEqual([expect.objectContaining({ status: 'not-started' })]);
   });
 
+  it('a pipeline stage with a mistyped command ends the pipeline at once with 127; the stage is stored as not-started', async () => {
+    w = world();
+    const file = join(w.dir, 'p.yaml');
+    writeFileSync(file, 'name: p\nstages:\n  - name: train\n    command: "pyhton-not-a-program train.py"\n  - name: eval\n    command: "true"\n');
+    const r = await gpumem(['pipeline', file, '--db', w.db], w.env, 10000);
+    expectClean(r, 'gpumem pipeline');
+    expect(r.code).toBe(127);
+    expect(readdirSync(w.tmp).filter((n) => n.startsWith('gpumem-'))).toEqual([]);
+    expect(await runsIn(w.db, w.env)).toEqual([expect.objectContaining({ status: 'not-started' })]);
+  });
+
+  it('fit with a mistyped command stops after the first try with one error line', async () => {
+    w = world();
+    const r = await gpumem(['fit', '--', 'pyhton-not-a-program', 'train.py', '--bs', '{batch}'], w.env, 10000);
+    expectClean(r, 'gpumem fit');
+    expect(r.code).toBe(1);
+    expect(r.stderr.match(/cannot start "pyhton-not-a-program": ENOENT/g)).toHaveLength(1);
+  });
+
   it('a file that is not executable exits 126 like a shell', async () => {
     w = world();
     const script = join(w.dir, 'train.sh');
     writeFileSync(script, '#!/bin/sh\necho hi\n');
     chmodSync(script, 0o644);
     const r = await gpumem(['run', '--no-history', '--', script], w.env, 10000);
-    expect(r.timedOut).toBe(false);
+    expectClean(r, 'gpumem run');
     expect(r.code).toBe(126);
     expect(r.stderr).toContain('EACCES');
   });

@@ -58,7 +58,7 @@ describe('gpumem explain (CLI)', () => {
     expect(json.inputs).toEqual(['a.err', 'b.err']);
     expect(json.events.map((e) => [e.file, e.family])).toEqual([['a.err', 'pytorch-cuda'], ['b.err', 'cuda-runtime']]);
     expect(json.snapshots).toEqual(['oom_snapshot.pickle']);
-    expect((await gpumem(['explain', '*.err'], undefined, dir)).stdout).toContain('gpumem snapshot oom_snapshot.pickle');
+    expect((await gpumem(['explain', '*.err'], undefined, dir)).stdout).toContain('gpumem snapshot oom_snapshot.pickle --what-if');
     // An absolute glob reads its own folder, whatever the working directory.
     const absolute = JSON.parse((await gpumem(['explain', join(dir, '*.err'), '--json'], undefined, tmpdir())).stdout) as { inputs: string[]; snapshots: string[] };
     expect(absolute.inputs).toEqual([join(dir, 'a.err'), join(dir, 'b.err')]);

@@ -1,5 +1,8 @@
 /** `gpumem snapshot --simulate / --what-if` on real snapshots, through the built binary. */
 import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const BIN = new URL('../../dist/cli/bin.js', import.meta.url).pathname;
@@ -31,8 +34,12 @@ describe('gpumem snapshot --what-if', () => {
       expect(w.peakAllocatedBytes).toBeLessThanOrEqual(w.peakReservedBytes);
       for (const k of ['peakReservedBytes', 'peakAllocatedBytes', 'endReservedBytes', 'endSegmentCount', 'coversWholeRun', 'settings']) expect(w).toHaveProperty(k);
     }
-    // Fixed segments pay for fragmentation: more segments than the expandable run that really happened.
+    // Fixed segments pay for fragmentation: more segments than the expandable run that really happened, and
+    // the run would have died before the request that failed in reality.
     expect(sim.whatIf[0].endSegmentCount).toBeGreaterThan(sim.actual.endSegmentCount);
+    expect(sim.actual.earlierOomCount).toBe(0);
+    expect(sim.whatIf[0].earlierOomCount).toBeGreaterThan(0);
+    expect(sim.whatIf[0].firstOomEventIndex).toBeLessThan(dev1.trace.ooms[0].eventIndex);
     // No OOM on device 0: nothing to avoid.
     expect(out.devices.find((d: { device: number }) => d.device === 0).simulation.whatIf[0].oomAvoided).toBeNull();
   });
@@ -49,5 +56,21 @@ describe('gpumem snapshot --what-if', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/max_split_size_mb too small/);
     expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('gpumem snapshot --html on real snapshots', () => {
+  it('writes the page for a device with a trace but no memory (a chart tick of half a byte)', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'gpumem-real-html-')), 'r.html');
+    const r = gpumem('snapshot', `${REAL}muduard_dump_snapshot.pickle`, '--html', out);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(existsSync(out)).toBe(true);
+    expect(readFileSync(out, 'utf8')).toMatch(/<svg/);
+  });
+  it('a path that cannot be written is the user\'s mistake: one line, exit 2', () => {
+    const r = gpumem('snapshot', `${REAL}octreenca_my_snapshot.pickle`, '--html', '/nonexistent-dir/r.html');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/cannot write .*ENOENT/);
   });
 });

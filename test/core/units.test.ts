@@ -5,6 +5,9 @@ import { formatBytes, formatDuration, formatPercent, GpumemError, parseByteSize 
 describe('formatBytes', () => {
   it('uses IEC units', () => {
     expect(formatBytes(0)).toBe('0 B');
+    // Fractional values (a chart's half-way tick) format like any other number.
+    expect(formatBytes(0.5)).toBe('1 B');
+    expect(formatBytes(1536.5)).toBe('1.50 KiB');
     expect(formatBytes(1023)).toBe('1023 B');
     expect(formatBytes(1024)).toBe('1.00 KiB');
     expect(formatBytes(81559 * 1024 * 1024)).toBe('79.65 GiB');

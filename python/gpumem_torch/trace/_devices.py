@@ -98,6 +98,8 @@ def patch_torch_cuda(stack, gpu_name, total_bytes):
         "get_device_properties": lambda *a, **k: _FakeProperties(gpu_name, total_bytes),
         "get_device_capability": lambda *a, **k: (9, 0),
         "is_bf16_supported": lambda *a, **k: True,
+        # Optimizers before torch.accelerator (2.4 and older) ask this in their CUDA-graph check.
+        "is_current_stream_capturing": lambda *a, **k: False,
         "manual_seed": lambda *a, **k: None,
         "manual_seed_all": lambda *a, **k: None,
     }

@@ -2,9 +2,10 @@
  * Loads the model `gpumem estimate` is asked about: a safetensors file (header only: 8 bytes, then the
  * header), a folder or sharded index (every shard's header), or a config.json; or `--params`.
  */
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readSync, readdirSync, statSync } from 'node:fs';
+import { inputKind, readInputBytes } from '../../sources/index.js';
 import { basename, dirname, join } from 'node:path';
-import { GpumemError } from '../../core/index.js';
+import { GpumemError, appendAll } from '../../core/index.js';
 import {
   modelFromConfig,
   modelFromParams,
@@ -29,6 +30,9 @@ export interface LoadedModel {
  * checkpoint costs two small reads.
  */
 export function readSafetensorsHeader(path: string): TensorInfo[] {
+  if (inputKind(path, { what: 'safetensors file', hint: 'give a model.safetensors file' }) !== 'file') {
+    throw new GpumemError('INPUT_UNREADABLE', `${path} is a FIFO, not a safetensors file`, { hint: 'give a model.safetensors file' });
+  }
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -49,12 +53,8 @@ export function readSafetensorsHeader(path: string): TensorInfo[] {
 }
 
 function readJson(path: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (cause) {
-    throw new GpumemError('INPUT_NOT_FOUND', `cannot read ${path}`, { hint: 'check the path', cause });
-  }
+  // A config or shard index is small; the cap keeps a FIFO or a wrong path from growing memory.
+  const text = readInputBytes(path, 64 * 1024 * 1024, { what: 'JSON file', hint: 'give a config.json or model.safetensors.index.json' }).toString('utf8');
   try {
     const v = JSON.parse(text) as unknown;
     if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
@@ -65,13 +65,13 @@ function readJson(path: string): Record<string, unknown> {
 }
 
 function fromShards(indexPath: string): { tensors: TensorInfo[]; files: string[] } {
-  const index = parseShardIndex(readFileSync(indexPath, 'utf8'), indexPath);
+  const index = parseShardIndex(readInputBytes(indexPath, 64 * 1024 * 1024, { what: 'shard index', hint: 'give a model.safetensors.index.json' }).toString('utf8'), indexPath);
   const tensors: TensorInfo[] = [];
   const files: string[] = [];
   for (const shard of index.shards.keys()) {
     const path = join(dirname(indexPath), shard);
     files.push(path);
-    tensors.push(...readSafetensorsHeader(path));
+    appendAll(tensors, readSafetensorsHeader(path));
   }
   return { tensors, files };
 }

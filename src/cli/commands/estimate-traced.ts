@@ -8,14 +8,12 @@ import {
   replayStepTrace,
   sparkline,
   type AllocatorModel,
+  type BatchSearchResult,
   type Budget,
   type ReplayResult,
   type StepTrace,
 } from '../../core/estimate/index.js';
 import { AllocatorSim, parseAllocatorConf } from '../../core/allocator/index.js';
-import { runTracedProgram } from '../../supervise/index.js';
-import type { CommandContext } from '../context.js';
-import type { EstimateOptions } from '../options/estimate.js';
 import { painter } from '../render/style.js';
 
 export const TRACED_SCHEMA_VERSION = 1;
@@ -28,14 +26,14 @@ export interface TracedInputs {
 }
 
 // Module names, notes and error text come from the traced program: no terminal control characters.
-const printable = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+export const printable = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 
 /**
  * The caching-allocator simulator with the run's settings: --alloc-conf, else the PYTORCH_CUDA_ALLOC_CONF /
  * PYTORCH_ALLOC_CONF the program would inherit. Unlimited capacity, so the peak it reserves is measured
  * rather than cut off; the budget is compared afterwards.
  */
-function allocatorModel(confText: string | null, torchVersion: string | null): AllocatorModel {
+export function allocatorModel(confText: string | null, torchVersion: string | null): AllocatorModel {
   const version = torchVersion?.split('+')[0] ?? undefined;
   const settings = confText ? parseAllocatorConf(confText, { version: version ?? null }) : undefined;
   return new AllocatorSim({ ...(settings ? { settings } : {}), ...(version ? { version } : {}) });
@@ -64,6 +62,8 @@ export interface TracedReport {
   phasePeaks: ReplayResult['phasePeaks'];
   timelineBytes: number[];
   fit: null | { gpu: string; capacityBytes: number; margin: number; budgetBytes: number; fits: boolean };
+  /** With `{batch}` in the command and --gpu: the traced probes and the largest batch that fits. */
+  batchSearch: null | BatchSearchResult;
   notes: string[];
 }
 
@@ -98,6 +98,7 @@ export function buildTracedReport(trace: StepTrace, command: string[], inputs: T
     fit: inputs.budget && budgetBytes !== null
       ? { gpu: inputs.budget.gpu, capacityBytes: inputs.budget.capacityBytes, margin: inputs.budget.margin, budgetBytes, fits: device <= budgetBytes }
       : null,
+    batchSearch: null,
     notes: trace.notes,
   };
 }
@@ -124,53 +125,13 @@ export function renderTraced(r: TracedReport, color: boolean): string {
     const verdict = r.fit.fits ? paint('green', 'fits') : paint('red', 'DOES NOT FIT');
     out.push(`${r.fit.gpu}: ${verdict} (budget ${formatBytes(r.fit.budgetBytes)} = ${formatBytes(r.fit.capacityBytes)} less ${Math.round(r.fit.margin * 100)} % margin)`);
   }
+  if (r.batchSearch) {
+    const b = r.batchSearch;
+    const probes = b.probes.map((p) => `${p.batch} → ${formatBytes(p.deviceBytes)}${p.fits ? '' : ' (too big)'}`).join(', ');
+    out.push(`${paint('bold', 'largest batch')} ${b.maxBatch}${b.exact ? '' : ' at least'} (traced: ${probes}${b.bytesPerSample ? `; ${formatBytes(b.bytesPerSample)} per sample` : ''})`);
+    if (b.maxBatch > 0) out.push('  the breakdown above is at that batch');
+  }
   for (const n of r.notes) out.push(`note: ${printable(n)}`);
   return `${out.join('\n')}\n`;
 }
 
-function tracedHint(trace: StepTrace): string {
-  if (/^ModuleNotFoundError|^ImportError/.test(trace.error ?? '')) {
-    return 'install the missing package into the Python environment that runs the script (or run gpumem with that environment\'s python)';
-  }
-  if (trace.stepsDone > 0) return `traced ${trace.stepsDone} step(s); lower --steps or check the script`;
-  return 'the tracer needs one full training step (forward, backward, optimizer.step()) run by this command';
-}
-
-/** Runs the trace for the CLI and prints it; returns whether it fits the budget (true without one). */
-export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o: EstimateOptions, inputs: TracedInputs): Promise<boolean> {
-  const entry = o.entry ?? null;
-  const command = entry !== null ? [`--entry ${entry}`] : ctx.args.rest;
-  if (entry !== null && ctx.args.rest.length > 0) {
-    throw new GpumemError('USAGE', 'give either --entry or a command after --, not both', { hint: 'gpumem estimate -- python train.py' });
-  }
-  if (entry !== null && !/^[A-Za-z_][\w.]*:[A-Za-z_]\w*$/.test(entry)) {
-    throw new GpumemError('BAD_OPTION_VALUE', `--entry: "${entry}" is not module:function`, { hint: 'e.g. --entry mypkg.train:make_step' });
-  }
-  // --steps and --trace-timeout are range-checked by the parser (options/estimate.ts).
-  const steps = o.steps;
-  const timeoutS = o.traceTimeout;
-  const conf = o.allocConf ?? (ctx.env.PYTORCH_CUDA_ALLOC_CONF || ctx.env.PYTORCH_ALLOC_CONF || null);
-  // A bad setting is reported before the (slow) trace, not after it.
-  if (conf) parseAllocatorConf(conf);
-  const run = await runTracedProgram({
-    command: entry === null ? ctx.args.rest : null,
-    entry,
-    python: o.python,
-    steps,
-    timeoutMs: timeoutS * 1000,
-    env: ctx.env,
-    cwd: ctx.cwd,
-    gpuName: inputs.gpuName,
-    gpuBytes: inputs.budget?.capacityBytes ?? 80 * 1024 ** 3,
-  });
-  const trace = parseStepTrace(run.traceText);
-  if (trace.error !== null) {
-    throw new GpumemError('CHILD_FAILED', `tracing ${printable(command.join(' '))} stopped: ${printable(trace.error)}`, {
-      hint: tracedHint(trace),
-    });
-  }
-  const report = buildTracedReport(trace, command, inputs, allocatorModel(conf, trace.torchVersion), conf);
-  if (o.json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  else ctx.stdout.write(renderTraced(report, ctx.color));
-  return report.fit === null || report.fit.fits;
-}

@@ -20,7 +20,7 @@ import type { CommandContext, CommandHandler } from '../context.js';
 import type { EstimateOptions } from '../options/estimate.js';
 import { loadModel } from './estimate-model.js';
 import { renderEstimate } from './estimate-render.js';
-import { runTracedEstimate } from './estimate-traced.js';
+import { runTracedEstimate } from './estimate-trace-run.js';
 
 type Opts = EstimateOptions;
 

@@ -3,9 +3,10 @@
  * streaming reads in 1 MiB chunks of raw bytes, so a 1 GB log never sits in memory and is never decoded as a
  * whole: the byte scanner decodes only the text around what it finds (invalid UTF-8 becomes U+FFFD there).
  */
-import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { closeSync, readdirSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { GpumemError } from '../../core/index.js';
+import { fifoReader, openInputFile } from '../../sources/index.js';
 
 export const CHUNK_BYTES = 1 << 20;
 
@@ -32,8 +33,19 @@ export function expandInputs(args: readonly string[], cwd: string): string[] {
   return out;
 }
 
-/** Opens a file for reading, with one clear error when it is missing, a folder, or unreadable. */
-export function openInput(path: string, cwd: string): number {
+/** An open log: a regular file (read by position) or a FIFO (read as a stream, like stdin). */
+export interface OpenedInput {
+  fd: number;
+  /** Reads the next bytes of a FIFO (see fifoReader); null for a regular file. */
+  fifo: ((buffer: Uint8Array) => number) | null;
+}
+
+/**
+ * Opens a log for reading after checking its type: a missing path, a folder or a device (/dev/zero never
+ * ends) is one clear error; a FIFO is opened without waiting for a writer, so one with no writer reads as
+ * empty instead of hanging.
+ */
+export function openInput(path: string, cwd: string): OpenedInput {
   const full = resolve(cwd, path);
   let stat;
   try {
@@ -42,22 +54,20 @@ export function openInput(path: string, cwd: string): number {
     throw new GpumemError('INPUT_NOT_FOUND', `${path}: no such file`, { cause, hint: 'give a log file, a glob, or - for stdin' });
   }
   if (stat.isDirectory()) throw new GpumemError('INPUT_UNREADABLE', `${path} is a folder`, { hint: `give the log files in it, e.g. "${join(path, '*.log')}"` });
-  try {
-    return openSync(full, 'r');
-  } catch (cause) {
-    throw new GpumemError('INPUT_UNREADABLE', `${path}: cannot be read`, { cause, hint: 'check the file permissions' });
-  }
+  const { fd, kind } = openInputFile(full, { what: 'log file', hint: 'give a log file, a glob, or - for stdin (pipe a device or stream into stdin if you mean it)' });
+  return { fd, fifo: kind === 'fifo' ? fifoReader(fd) : null };
 }
 
 /**
- * Reads `fd` from `position` to its current end, calling `onBytes` per chunk; returns the new position. The
- * chunk is a view of one reused buffer: `onBytes` must copy what it keeps (the byte scanner does).
+ * Reads the input from `position` to its current end (a FIFO: to its end of stream), calling `onBytes` per
+ * chunk; returns the new position. The chunk is a view of one reused buffer: `onBytes` must copy what it
+ * keeps (the byte scanner does).
  */
-export function readRange(fd: number, position: number, onBytes: (bytes: Buffer) => void): number {
+export function readRange(input: OpenedInput, position: number, onBytes: (bytes: Buffer) => void): number {
   const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   let pos = position;
   for (;;) {
-    const n = readSync(fd, buffer, 0, CHUNK_BYTES, pos);
+    const n = input.fifo ? input.fifo(buffer) : readSync(input.fd, buffer, 0, CHUNK_BYTES, pos);
     if (n === 0) break;
     pos += n;
     onBytes(buffer.subarray(0, n));
@@ -67,11 +77,11 @@ export function readRange(fd: number, position: number, onBytes: (bytes: Buffer)
 
 /** Reads a whole file through `onBytes` and closes it. */
 export function readWhole(path: string, cwd: string, onBytes: (bytes: Buffer) => void): void {
-  const fd = openInput(path, cwd);
+  const input = openInput(path, cwd);
   try {
-    readRange(fd, 0, onBytes);
+    readRange(input, 0, onBytes);
   } finally {
-    closeSync(fd);
+    closeSync(input.fd);
   }
 }
 

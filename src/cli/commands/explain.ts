@@ -5,6 +5,7 @@
  */
 import { closeSync, fstatSync } from 'node:fs';
 import {
+  appendAll,
   createOomByteScanner,
   explainOom,
   GpumemError,
@@ -61,7 +62,12 @@ async function readStdin(ctx: CommandContext, onBytes: (bytes: Buffer) => void):
 }
 
 async function follow(ctx: CommandContext<ExplainOptions>, path: string, context: OomContext): Promise<number> {
-  const fd = openInput(path, ctx.cwd);
+  const input = openInput(path, ctx.cwd);
+  const fd = input.fd;
+  if (input.fifo) {
+    closeSync(fd);
+    throw new GpumemError('USAGE', `${path} is a FIFO: --follow watches a growing regular file`, { hint: `read the stream without --follow: gpumem explain ${path}` });
+  }
   let scanner = createOomByteScanner();
   let found = 0;
   const emit = (events: OomEvent[]): void => {
@@ -76,7 +82,7 @@ async function follow(ctx: CommandContext<ExplainOptions>, path: string, context
     await untilInterrupted(async (stopped) => {
       // The first read happens under the interrupt handler too: a Ctrl-C right after the first report
       // must end the follow cleanly (status 1 for the OOM found), not kill the process by the signal.
-      let pos = readRange(fd, 0, (bytes) => emit(scanner.push(bytes)));
+      let pos = readRange(input, 0, (bytes) => emit(scanner.push(bytes)));
       emit(scanner.flush());
       while (!stopped()) {
         await stopped.sleep(FOLLOW_POLL_MS);
@@ -92,7 +98,7 @@ async function follow(ctx: CommandContext<ExplainOptions>, path: string, context
           emit(scanner.flush());
           continue;
         }
-        pos = readRange(fd, pos, (bytes) => emit(scanner.push(bytes)));
+        pos = readRange(input, pos, (bytes) => emit(scanner.push(bytes)));
       }
     });
     emit(scanner.end());
@@ -116,11 +122,11 @@ export const run: CommandHandler<ExplainOptions> = async (ctx) => {
   for (const input of inputs) {
     const scanner = createOomByteScanner();
     const events: OomEvent[] = [];
-    const onBytes = (bytes: Buffer): void => void events.push(...scanner.push(bytes));
+    const onBytes = (bytes: Buffer): void => void appendAll(events, scanner.push(bytes));
     if (input === '-') await readStdin(ctx, onBytes);
     else readWhole(input, ctx.cwd, onBytes);
-    events.push(...scanner.end());
-    items.push(...explained(input === '-' ? '<stdin>' : input, events, context));
+    appendAll(events, scanner.end());
+    appendAll(items, explained(input === '-' ? '<stdin>' : input, events, context));
   }
   const snapshots = [...new Set(inputs.flatMap((i) => snapshotsNear(i, ctx.cwd)))];
   if (o.json) {

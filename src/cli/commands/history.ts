@@ -22,13 +22,40 @@ export function existingHistoryFor(ctx: HistoryContext): Db | null {
   return existsSync(path) ? openHistory(path) : null;
 }
 
+const warned = new WeakSet<CommandContext>();
+
+/** One warning per command: a full disk would otherwise repeat the same line for every stage and write. */
+function warnOnce(ctx: CommandContext, text: string): void {
+  if (warned.has(ctx)) return;
+  warned.add(ctx);
+  ctx.stderr.write(`gpumem: warning: ${text}\n`);
+}
+
 /** Like historyFor, but a failure is a warning: supervising the job matters more than recording it. */
 export function tryHistory(ctx: HistoryContext): Db | null {
   if (ctx.args.options.noHistory) return null;
   try {
     return historyFor(ctx);
   } catch (error) {
-    ctx.stderr.write(`gpumem: warning: run history unavailable (${(error as Error).message}); continuing without it\n`);
+    warnOnce(ctx, `run history unavailable (${(error as Error).message}); continuing without it`);
     return null;
   }
+}
+
+/**
+ * Runs one history write; a failure (disk full, read-only file, a locked or damaged database) becomes a
+ * single warning and null, so the job still runs, its report is still printed and its exit status returned.
+ */
+export function historyWrite<T>(ctx: CommandContext, what: string, write: () => T): T | null {
+  try {
+    return write();
+  } catch (error) {
+    warnOnce(ctx, `the run history could not be written (${what}: ${(error as Error).message}); the report above is not stored`);
+    return null;
+  }
+}
+
+/** Closes the history; a failure to close (e.g. a checkpoint on a full disk) is a warning too. */
+export function closeHistory(ctx: CommandContext, db: Db | null): void {
+  if (db) historyWrite(ctx, 'closing', () => db.close());
 }

@@ -1,22 +1,26 @@
 /** `gpumem pipeline FILE.yaml`: stages with verified cleanup between them (docs/pipeline.md). */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { GpumemError, formatBytes, formatDuration, isGpumemError, printable } from '../../core/index.js';
 import type { GpuSource } from '../../sources/index.js';
 import { keepRunningOnBrokenPipe } from '../broken-pipe.js';
 import { openSourceFromContext } from '../open-source.js';
+import { readInputBytes } from '../../sources/index.js';
 import { beginPipeline, beginRun, completePipeline, completeRun } from '../../store/index.js';
 import { parsePipeline, pipelineReportJson, resolveStageGpus, runPipeline, type CompanionPlugin, type PipelineReport, type PipelineSpec } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
 import type { PipelineOptions } from '../options/supervise.js';
 import { painter, table } from '../render/style.js';
 import { companionSettings, startCompanion, type CompanionChoice } from './companion.js';
-import { tryHistory } from './history.js';
+import { closeHistory, historyWrite, tryHistory } from './history.js';
+
+/** A pipeline file is a short YAML document; anything past this is not one. */
+const MAX_PIPELINE_BYTES = 1024 * 1024;
 
 function readPipelineFile(path: string): string {
   try {
-    return readFileSync(path, 'utf8');
+    return readInputBytes(path, MAX_PIPELINE_BYTES, { what: 'pipeline file', hint: 'give a YAML pipeline file (see docs/pipeline.md)' }).toString('utf8');
   } catch (error) {
+    if (isGpumemError(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     throw new GpumemError(code === 'ENOENT' ? 'INPUT_NOT_FOUND' : 'INPUT_UNREADABLE', `cannot read pipeline file ${path}: ${code ?? (error as Error).message}`, {
       hint: 'check the path', cause: error,
@@ -52,22 +56,22 @@ export const run: CommandHandler<PipelineOptions> = async (ctx) => {
       log: (l) => ctx.stderr.write(`gpumem: ${l}\n`),
       // Recorded only once every stage's GPUs are accepted: a refused pipeline leaves no history row.
       onReady: () => {
-        pipelineId = db ? beginPipeline(db, path, startedAtMs) : null;
+        pipelineId = db ? historyWrite(ctx, 'starting the record', () => beginPipeline(db, path, startedAtMs)) : null;
         companion = startCompanion(ctx, settings, { runId: null, startedAtMs, ...(pipelineId !== null ? { folderName: `pipeline-${pipelineId}` } : {}) });
         if (companion.plugin) plugins.push(companion.plugin);
       },
-      onStageStart: (stage) => (db && pipelineId !== null ? beginRun(db, { argv: stage.argv, cwd: ctx.cwd, startedAtMs: Date.now(), pipelineId, stage: stage.name }) : null),
-      onStageEnd: (runId, run) => db && runId !== null && completeRun(db, runId, run),
+      onStageStart: (stage) => (db && pipelineId !== null ? historyWrite(ctx, 'starting a stage record', () => beginRun(db, { argv: stage.argv, cwd: ctx.cwd, startedAtMs: Date.now(), pipelineId: pipelineId!, stage: stage.name })) : null),
+      onStageEnd: (runId, run) => db && runId !== null && historyWrite(ctx, 'storing a stage report', () => completeRun(db, runId, run)),
     });
     const json = pipelineReportJson(report);
-    if (db && pipelineId !== null) completePipeline(db, pipelineId, report.status, report.durationMs, json);
+    if (db && pipelineId !== null) historyWrite(ctx, 'storing the pipeline report', () => completePipeline(db, pipelineId!, report.status, report.durationMs, json));
     if (o.json) ctx.stdout.write(`${JSON.stringify({ ...json, pipelineId, runFolder: companion.runFolder }, null, 2)}\n`);
     else ctx.stderr.write(renderPipeline(report, ctx.color && ctx.stderr.isTTY));
     if (report.status === 'ok') return { kind: 'ok' };
     const failed = report.stages.find((s) => s.status === 'failed');
     return failed ? { kind: 'child', code: report.exit.code, signal: report.exit.signal } : { kind: 'failure' };
   } finally {
-    db?.close();
+    closeHistory(ctx, db);
     source.close();
   }
 };

@@ -9,7 +9,7 @@ import type { CommandHandler } from '../context.js';
 import type { RunOptions } from '../options/supervise.js';
 import { renderRunReport } from '../render/run.js';
 import { companionSettings, startCompanion, type CompanionChoice } from './companion.js';
-import { tryHistory } from './history.js';
+import { closeHistory, historyWrite, tryHistory } from './history.js';
 
 export const run: CommandHandler<RunOptions> = async (ctx) => {
   const o = ctx.args.options;
@@ -38,17 +38,17 @@ export const run: CommandHandler<RunOptions> = async (ctx) => {
       log: (line) => ctx.stderr.write(`gpumem: ${line}\n`),
       // Recorded only once --gpus and the pre-flight accepted the run: a refused run leaves no history row.
       onReady: () => {
-        runId = db ? beginRun(db, { argv, cwd: ctx.cwd, startedAtMs }) : null;
+        runId = db ? historyWrite(ctx, 'starting the record', () => beginRun(db, { argv, cwd: ctx.cwd, startedAtMs })) : null;
         companion = startCompanion(ctx, settings, { runId, startedAtMs });
         return companion.plugin ? [companion.plugin] : [];
       },
     });
-    if (db && runId !== null) completeRun(db, runId, report);
-    if (o.json) ctx.stdout.write(`${JSON.stringify({ ...runReportJson(report), runId, runFolder: companion.runFolder }, null, 2)}\n`);
-    else ctx.stderr.write(renderRunReport(report, ctx.stderr.isTTY && ctx.color, runId));
+    const stored = db && runId !== null ? historyWrite(ctx, 'storing the report', () => (completeRun(db, runId!, report), runId)) : null;
+    if (o.json) ctx.stdout.write(`${JSON.stringify({ ...runReportJson(report), runId: stored, runFolder: companion.runFolder }, null, 2)}\n`);
+    else ctx.stderr.write(renderRunReport(report, ctx.stderr.isTTY && ctx.color, stored));
     return { kind: 'child', code: report.exit.code, signal: report.exit.signal };
   } finally {
-    db?.close();
+    closeHistory(ctx, db);
     source.close();
   }
 };

@@ -12,6 +12,7 @@ export { RUNS_SCHEMA_VERSION } from '../../store/index.js';
 import { RUNS_SCHEMA_VERSION } from '../../store/index.js';
 
 function exitText(r: RunRow): string {
+  if (r.unreadable) return 'unreadable';
   if (r.status === 'running') return 'running / cut off';
   return r.exitSignal ? r.exitSignal : String(r.exitCode ?? '?');
 }
@@ -51,7 +52,8 @@ export const run: CommandHandler<RunsOptions> = async (ctx) => {
     const body = rows.map((r) => [
       String(r.id), new Date(r.startedAtMs).toISOString().replace('T', ' ').slice(0, 19), formatDuration(r.durationMs),
       r.status === 'ok' ? paint('green', exitText(r)) : paint('red', exitText(r)), String(r.retries),
-      r.gpus ? r.gpus.map((g) => g.index).join(',') : 'all', formatBytes(r.peakBytes), trimTo(printable((r.stage ? `[${r.stage}] ` : '') + r.argv.join(' ')), 60),
+      r.gpus ? r.gpus.map((g) => g.index).join(',') : 'all', formatBytes(r.peakBytes),
+      r.unreadable ? `(unreadable row: ${r.unreadable})` : trimTo(printable((r.stage ? `[${r.stage}] ` : '') + r.argv.join(' ')), 60),
     ]);
     ctx.stdout.write(`${table([header, ...body], ['right', 'left', 'right', 'left', 'right', 'left', 'right']).join('\n')}\n`);
     return { kind: 'ok' };
@@ -64,6 +66,7 @@ function renderShow(r: RunRow, report: unknown, color: boolean): string {
   const paint = painter(color);
   const lines = [
     paint('bold', `run ${r.id}: ${printable(r.argv.join(' '))}`),
+    ...(r.unreadable ? [paint('red', `  this stored run is damaged (${r.unreadable}); what could be read follows`)] : []),
     `  started ${new Date(r.startedAtMs).toISOString()} in ${printable(r.cwd)}; ${r.status === 'running' ? 'no end recorded (still running, or gpumem was killed)' : `${formatDuration(r.durationMs)}, exit ${exitText(r)}`}`,
   ];
   if (r.stage) lines.push(`  pipeline ${r.pipelineId}, stage ${printable(r.stage)}`);

@@ -77,7 +77,7 @@ export const ESTIMATE = defineCommand<EstimateOptions>({
     gpuIndex: { type: 'number', value: 'N', integer: true, min: 0, default: 0, description: 'with --gpu auto: which GPU' },
     margin: { type: 'number', value: 'PCT', min: 0, max: 100, maxExclusive: true, default: 8, noun: 'a percentage', description: 'percent of the budget kept free for estimate error' },
     effectiveBatch: { ...SIZE, description: 'global batch to reach with gradient accumulation' },
-    stages: { type: 'string', value: 'SPEC', description: 'stages, e.g. "stage1:freeze=backbone,batch=2 stage2:full" (keys: freeze, full, batch, ckpt, act, lora)' },
+    stages: { type: 'string', value: 'SPEC', description: 'stages, e.g. "stage1:freeze=backbone,batch=2 stage2:full" (keys: freeze, full, batch, ckpt, act, lora); with a traced command holding {stage}: the stage names, each traced' },
     unfreeze: { type: 'list', value: 'GROUP', description: 'progressive unfreezing: module groups (A+B) in the order they are unfrozen' },
     context: { type: 'bytes', value: 'BYTES', description: 'CUDA context size (default by GPU generation, 512–640 MiB)' },
     fragmentation: { type: 'number', value: 'PCT', min: 0, max: 100, maxExclusive: true, default: 5, noun: 'a percentage', description: 'allocator slack as percent of activations and transients' },

@@ -86,6 +86,9 @@ export function renderExplain(items: readonly ExplainedEvent[], options: { color
     });
     out.push('');
   });
-  for (const snap of options.snapshots) out.push(`A memory snapshot sits next to the log: run \`gpumem snapshot ${printable(snap)}\` to see what held the memory.`);
+  for (const snap of options.snapshots) {
+    const file = printable(snap);
+    out.push(`A memory snapshot sits next to the log: run \`gpumem snapshot ${file}\` to see what held the memory, and \`gpumem snapshot ${file} --what-if 'expandable_segments:True'\` to replay it through the allocator simulation and see whether other allocator settings would have avoided the OOM.`);
+  }
   return `${out.join('\n').replace(/\n+$/, '')}\n`;
 }

@@ -56,8 +56,11 @@ export function renderPytorch(attempts: readonly PytorchAttempt[], paint: Paint)
     for (const u of companionOf(a)?.unprintedOoms ?? []) {
       out.push(paint('yellow', `  OOM caught by the program (attempt ${a.attempt}, not printed): ${describeAllocator(u)}`));
     }
-    for (const file of companionOf(a)?.snapshots ?? []) out.push(`  memory snapshot at the OOM: ${printable(file)}  (gpumem snapshot ${printable(file)})`);
+    for (const file of companionOf(a)?.snapshots ?? []) {
+      out.push(`  memory snapshot at the OOM: ${printable(file)}  (gpumem snapshot ${printable(file)}; add --what-if 'expandable_segments:True' to replay it under other allocator settings)`);
+    }
     for (const p of companionOf(a)?.processes ?? []) {
+      if (p.oomsNotKept > 0) out.push(paint('gray', `  companion (pid ${p.pid}): ${p.oomsNotKept} more OOM reports were counted but not kept (the first ${p.ooms.length} are above)`));
       for (const [what, message] of Object.entries(p.companionErrors)) out.push(paint('gray', `  companion (pid ${p.pid}): ${printable(what)} failed: ${printable(message)}`));
     }
   }

@@ -3,7 +3,8 @@ import { formatBytes } from '../../core/units.js';
 import type { DeviceSimulation, SimulationRun } from '../../core/allocator/index.js';
 
 function runLine(label: string, r: SimulationRun): string {
-  const oom = r.oomAvoided === null ? '' : r.oomAvoided ? `; the OOM request succeeds${r.oomSpareBytes !== null ? ` with ${formatBytes(r.oomSpareBytes)} to spare` : ''}` : '; the OOM still happens';
+  const earlier = r.earlierOomCount > 0 ? `; ${r.earlierOomCount} earlier allocation(s) fail, the first at event ${r.firstOomEventIndex}` : '';
+  const oom = r.oomAvoided === null ? earlier : r.oomAvoided ? `; the OOM request succeeds${r.oomSpareBytes !== null ? ` with ${formatBytes(r.oomSpareBytes)} to spare` : ''}` : `; the OOM still happens${earlier}`;
   return `  ${label.padEnd(36)} peak reserved ${formatBytes(r.peakReservedBytes)}, peak allocated ${formatBytes(r.peakAllocatedBytes)}, fragmentation at peak ${formatBytes(r.fragmentationAtPeakBytes)}, end ${formatBytes(r.endReservedBytes)} in ${r.endSegmentCount} segments${oom}`;
 }
 

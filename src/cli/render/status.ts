@@ -3,7 +3,7 @@
  * (driver-reserved shaded), then its processes. Output is a pure function of the sample, the width and the
  * colour flag, so non-TTY output is stable and testable.
  */
-import { formatBytes, formatDuration, formatPercent, printable, type Device, type GpuProcess, type Sample } from '../../core/index.js';
+import { appendAll, formatBytes, formatDuration, formatPercent, printable, type Device, type GpuProcess, type Sample } from '../../core/index.js';
 import { memoryBar, painter, table, trimTo, visibleLength } from './style.js';
 
 export interface StatusRenderOptions {
@@ -83,10 +83,10 @@ export function renderStatus(sample: Sample, options: StatusRenderOptions): stri
       lines.push(`    MIG gi ${m.gpuInstanceId} ci ${m.computeInstanceId ?? '-'}${m.profile ? ` ${m.profile}` : ''}  ${formatBytes(m.memory.usedBytes)} / ${formatBytes(m.memory.totalBytes)}`);
     }
     const procs = sample.processes.filter((p) => p.gpuIndex === d.index || (p.gpuIndex === null && p.gpuUuid !== null && p.gpuUuid === d.uuid));
-    lines.push(...processRows(procs, sample, options.columns, paint));
+    appendAll(lines, processRows(procs, sample, options.columns, paint));
   }
   const orphans = sample.processes.filter((p) => !sample.devices.some((d) => p.gpuIndex === d.index || (p.gpuUuid !== null && p.gpuUuid === d.uuid)));
-  if (orphans.length > 0) lines.push('', 'processes on GPUs not listed:', ...processRows(orphans, sample, options.columns, paint));
+  if (orphans.length > 0) appendAll(lines, ['', 'processes on GPUs not listed:']) && appendAll(lines, processRows(orphans, sample, options.columns, paint));
   return `${lines.join('\n')}\n`;
 }
 

@@ -71,14 +71,25 @@ export class SortedBlocks {
     return lo;
   }
 
+  // Shifting by hand: splice allocates a result array on every call and dominated the profile.
   insert(block: Block): void {
-    this.items.splice(this.lowerBound(block.sizeBytes, block.address), 0, block);
+    const items = this.items;
+    const at = this.lowerBound(block.sizeBytes, block.address);
+    items.push(block);
+    for (let j = items.length - 1; j > at; j--) items[j] = items[j - 1] as Block;
+    items[at] = block;
   }
 
   remove(block: Block): void {
     const i = this.lowerBound(block.sizeBytes, block.address);
     if (this.items[i] !== block) throw new Error('allocator simulation: block missing from its free list');
-    this.items.splice(i, 1);
+    this.removeAt(i);
+  }
+
+  removeAt(i: number): void {
+    const items = this.items;
+    for (let j = i; j < items.length - 1; j++) items[j] = items[j + 1] as Block;
+    items.pop();
   }
 }
 

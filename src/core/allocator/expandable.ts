@@ -69,7 +69,9 @@ export function mapForRequest(sim: AllocatorSim, pool: Pool, stream: number, siz
   let candidate = findRoom(sim, pool, stream, size);
   if (!candidate.mapped && !mapBlock(sim, candidate, Math.min(candidate.sizeBytes, size))) return null;
   while (candidate.sizeBytes < size) {
-    const next = candidate.next as Block;
+    const next = candidate.next;
+    // The request is larger than the segment's whole address space: as cuMemCreate would, fail.
+    if (!next || next.allocated) return null;
     if (!mapBlock(sim, next, Math.min(size - candidate.sizeBytes, next.sizeBytes))) return null;
     candidate = next;
   }

@@ -8,7 +8,7 @@ import { TRACE_ACTIONS, type SnapshotSegment, type TraceColumns } from '../snaps
 import { startState } from './seed.js';
 import { AllocatorSim, type SimSegment } from './sim.js';
 import type { AllocatorSettings } from './settings.js';
-import { roundSize } from './sizes.js';
+import { isPossibleSize, roundSize } from './sizes.js';
 
 const A = Object.fromEntries(TRACE_ACTIONS.map((a, i) => [a, i])) as Record<(typeof TRACE_ACTIONS)[number], number>;
 
@@ -33,6 +33,11 @@ export interface ReplayResult {
   coversWholeRun: boolean;
   /** Real reserved bytes before the first event (0 when the trace starts with the process). */
   startReservedBytes: number;
+  /** Allocations the real run made that fail in the simulation (the run would have died there). */
+  failedAllocations: number;
+  firstFailedEvent: number | null;
+  /** alloc/oom entries left out because their size is not a possible request (damaged or crafted files). */
+  skippedEvents: number;
   /** Segments installed before the first event (a trace that starts mid-run). */
   seededSegments: number;
   eventCount: number;
@@ -58,8 +63,10 @@ export function traceStartReserved(trace: TraceColumns, endReservedBytes: number
   let net = 0;
   for (let i = 0; i < trace.length; i++) {
     const a = trace.action[i];
-    if (a === A.segment_alloc || a === A.segment_map) net += trace.sizeBytes[i] as number;
-    else if (a === A.segment_free || a === A.segment_unmap) net -= trace.sizeBytes[i] as number;
+    const size = trace.sizeBytes[i] as number;
+    if (!isPossibleSize(size)) continue;
+    if (a === A.segment_alloc || a === A.segment_map) net += size;
+    else if (a === A.segment_free || a === A.segment_unmap) net -= size;
   }
   return endReservedBytes - net;
 }
@@ -99,10 +106,18 @@ export function replayTrace(trace: TraceColumns, options: ReplayOptions): Replay
   let emptyCacheCalls = 0;
   let inRelease = false;
   const ooms: ReplayOom[] = [];
+  let skippedEvents = 0;
+  let failedAllocations = 0;
+  let firstFailedEvent: number | null = null;
   for (let i = 0; i < trace.length; i++) {
     const action = trace.action[i];
     const addr = trace.addr[i] as number;
     const size = trace.sizeBytes[i] as number;
+    // A size no allocator could be asked for (a damaged or crafted file) is counted and left out.
+    if ((action === A.alloc || action === A.oom) && !isPossibleSize(size)) {
+      skippedEvents++;
+      continue;
+    }
     const releasing = action === A.segment_free || action === A.segment_unmap;
     // A run of segment releases outside an allocation is empty_cache (or the cache release of a failed
     // cudaMalloc, which frees the same unsplit segments).
@@ -123,6 +138,10 @@ export function replayTrace(trace: TraceColumns, options: ReplayOptions): Replay
     } else if (action === A.alloc) {
       const ok = sim.alloc(i, size, trace.stream[i] as number);
       pending.length = 0;
+      if (!ok) {
+        failedAllocations++;
+        if (firstFailedEvent === null) firstFailedEvent = i;
+      }
       if (ok) {
         addressChecks++;
         if (sim.addressOf(i) === addr) addressMatches++;
@@ -146,6 +165,9 @@ export function replayTrace(trace: TraceColumns, options: ReplayOptions): Replay
     }
   }
   return {
+    skippedEvents,
+    failedAllocations,
+    firstFailedEvent,
     seededSegments,
     coversWholeRun: startReservedBytes === 0 && unknownFrees === 0,
     startReservedBytes,
@@ -174,9 +196,14 @@ export function capacityAtOom(trace: TraceColumns, endReservedBytes: number): nu
   let reserved = traceStartReserved(trace, endReservedBytes);
   for (let i = 0; i < trace.length; i++) {
     const a = trace.action[i];
-    if (a === A.segment_alloc || a === A.segment_map) reserved += trace.sizeBytes[i] as number;
-    else if (a === A.segment_free || a === A.segment_unmap) reserved -= trace.sizeBytes[i] as number;
-    else if (a === A.oom) return reserved + (trace.addr[i] as number);
+    const size = trace.sizeBytes[i] as number;
+    if (!isPossibleSize(size)) continue;
+    if (a === A.segment_alloc || a === A.segment_map) reserved += size;
+    else if (a === A.segment_free || a === A.segment_unmap) reserved -= size;
+    else if (a === A.oom) {
+      const capacity = reserved + (trace.addr[i] as number);
+      return isPossibleSize(capacity) ? capacity : null;
+    }
   }
   return null;
 }

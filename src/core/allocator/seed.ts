@@ -8,16 +8,11 @@
  */
 import { TRACE_ACTIONS, type SnapshotSegment, type TraceColumns } from '../snapshot/model-types.js';
 import type { AllocatorSettings } from './settings.js';
-import { roundSize } from './sizes.js';
+import { isPossibleSize, roundSize } from './sizes.js';
+import type { SeedSegment } from './segments.js';
 
 const A = Object.fromEntries(TRACE_ACTIONS.map((a, i) => [a, i])) as Record<(typeof TRACE_ACTIONS)[number], number>;
 
-export interface SeedSegment {
-  address: number;
-  sizeBytes: number;
-  stream: number;
-  allocations: Array<{ id: number; address: number; sizeBytes: number; requestedBytes: number }>;
-}
 
 /** Segments and live blocks before the trace's first event (empty for a trace that starts with the process). */
 export function startState(trace: TraceColumns, endSegments: readonly SnapshotSegment[], settings: AllocatorSettings): SeedSegment[] {
@@ -26,6 +21,7 @@ export function startState(trace: TraceColumns, endSegments: readonly SnapshotSe
   for (let i = 0; i < trace.length; i++) {
     const a = trace.action[i] as number;
     const addr = trace.addr[i] as number;
+    if (!isPossibleSize(trace.sizeBytes[i] as number) || !Number.isSafeInteger(addr)) continue;
     if (a === A.segment_alloc || a === A.segment_free) {
       if (!firstSegmentEvent.has(addr)) firstSegmentEvent.set(addr, { action: a, size: trace.sizeBytes[i] as number, stream: trace.stream[i] as number });
     } else if (a === A.alloc || a === A.free_requested || a === A.free_completed) {
@@ -34,7 +30,7 @@ export function startState(trace: TraceColumns, endSegments: readonly SnapshotSe
   }
   const seeds: SeedSegment[] = [];
   for (const s of endSegments) {
-    if (s.isExpandable === true || firstSegmentEvent.has(s.address)) continue;
+    if (s.isExpandable === true || firstSegmentEvent.has(s.address) || !Number.isSafeInteger(s.address) || !isPossibleSize(s.totalBytes)) continue;
     seeds.push({ address: s.address, sizeBytes: s.totalBytes, stream: s.stream, allocations: [] });
   }
   for (const [address, e] of firstSegmentEvent) {
@@ -60,7 +56,7 @@ export function startState(trace: TraceColumns, endSegments: readonly SnapshotSe
   for (const s of endSegments) {
     for (const b of s.blocks) {
       if (b.state !== 'active_allocated' && b.state !== 'active_pending_free') continue;
-      if (firstBlockEvent.has(b.address)) continue;
+      if (firstBlockEvent.has(b.address) || !Number.isSafeInteger(b.address) || !isPossibleSize(b.sizeBytes)) continue;
       home(b.address)?.allocations.push({ id: nextId--, address: b.address, sizeBytes: b.sizeBytes, requestedBytes: b.requestedBytes ?? b.sizeBytes });
     }
   }

@@ -5,11 +5,13 @@
  * PyTorch keeps. Device memory is a number (`capacityBytes`): a cudaMalloc or page mapping that would take the
  * reserved total above it fails, as the real one would with that much memory free for this process.
  */
-import { Block, Pool, type SegmentRef } from './blocks.js';
+import { Block, Pool } from './blocks.js';
 import { optionExists } from './versions.js';
-import { allocationSize, LARGE_BUFFER_BYTES, MIN_BLOCK_BYTES, roundSize, SMALL_BUFFER_BYTES, SMALL_SIZE_BYTES } from './sizes.js';
+import { allocationSize, LARGE_BUFFER_BYTES, MIN_BLOCK_BYTES, roundSize, SMALL_SIZE_BYTES } from './sizes.js';
 import { defaultAllocatorSettings, type AllocatorSettings } from './settings.js';
-import { mapForRequest, releaseExpandable } from './expandable.js';
+import { mapForRequest } from './expandable.js';
+import { installSegment, listSegments, type SeedSegment } from './segments.js';
+import { collectGarbage, releaseOversize, releasePool } from './release.js';
 
 export interface AllocatorSimOptions {
   settings?: AllocatorSettings;
@@ -55,8 +57,12 @@ export class AllocatorSim {
   readonly small = new Pool(true);
   /** @internal */
   readonly large = new Pool(false);
-  private readonly live = new Map<number, Block>();
+  /** @internal live allocations by id */
+  readonly live = new Map<number, Block>();
   private readonly fractionBytes: number;
+  /** Garbage collection acts only with a memory fraction set (`set_fraction` in PyTorch). */
+  private readonly gcOn: boolean;
+  private readonly roundupOn: boolean;
   /** Releases before 2.6 always allow an oversize block at most kLargeBuffer larger than the request. */
   private readonly nonSplitRoundingBytes: number;
   private nextSynthetic = SYNTHETIC_BASE;
@@ -78,24 +84,24 @@ export class AllocatorSim {
     this.version = options.version ?? null;
     this.nonSplitRoundingBytes = optionExists('max_non_split_rounding_mb', this.version) ? this.settings.maxNonSplitRoundingBytes : LARGE_BUFFER_BYTES;
     this.fractionBytes = options.memoryFractionBytes ?? Infinity;
+    this.gcOn = this.fractionBytes !== Infinity && this.settings.garbageCollectionThreshold > 0;
+    this.roundupOn = this.settings.roundupPower2Divisions.some((d) => d > 1);
   }
 
-  private get gcOn(): boolean {
-    return this.fractionBytes !== Infinity && this.settings.garbageCollectionThreshold > 0;
-  }
 
   /** Allocates `sizeBytes` for `id`; false when the request fails after every cache release (an OOM). */
   alloc(id: number, sizeBytes: number, stream = 0): boolean {
     if (this.live.has(id)) throw new Error(`allocator simulation: id ${id} is already allocated`);
-    const size = roundSize(sizeBytes, this.settings);
+    // Without power-of-two roundup the rounding is plain 512-byte steps; skip the interval lookup.
+    const size = this.roundupOn ? roundSize(sizeBytes, this.settings) : sizeBytes <= MIN_BLOCK_BYTES ? MIN_BLOCK_BYTES : Math.ceil(sizeBytes / MIN_BLOCK_BYTES) * MIN_BLOCK_BYTES;
     const pool = size <= SMALL_SIZE_BYTES ? this.small : this.large;
     const segmentBytes = allocationSize(size);
     let block = this.findFree(pool, stream, size);
     if (!block) {
-      if (this.gcOn) this.collectGarbage();
+      if (this.gcOn) collectGarbage(this, this.fractionBytes);
       block =
         this.newBlock(pool, stream, size, segmentBytes, false) ??
-        (this.releaseOversize(pool, stream, size) ? this.newBlock(pool, stream, size, segmentBytes, false) : null) ??
+        (releaseOversize(this, pool, stream, size) ? this.newBlock(pool, stream, size, segmentBytes, false) : null) ??
         (this.emptyCache(), this.newBlock(pool, stream, size, segmentBytes, true));
     }
     if (!block) {
@@ -137,7 +143,10 @@ export class AllocatorSim {
   free(id: number): void {
     const block = this.live.get(id);
     if (!block) return;
-    this.requestFree(id);
+    if (!block.freeRequested) {
+      this.allocatedBytes -= block.sizeBytes;
+      this.requestedBytes -= block.requestedBytes;
+    }
     this.live.delete(id);
     block.allocated = false;
     block.freeRequested = false;
@@ -151,34 +160,8 @@ export class AllocatorSim {
    * Installs a cudaMalloc'ed segment that existed before the simulation started, with the allocations live in
    * it; the space between them becomes free blocks, merged as the allocator keeps them.
    */
-  seedSegment(segment: { address: number; sizeBytes: number; stream: number; allocations: Array<{ id: number; address: number; sizeBytes: number; requestedBytes: number }> }): void {
-    const pool = segment.sizeBytes <= SMALL_BUFFER_BYTES ? this.small : this.large;
-    const ref: SegmentRef = { address: segment.address, sizeBytes: segment.sizeBytes, expandable: null };
-    const end = segment.address + segment.sizeBytes;
-    const parts: Block[] = [];
-    let cursor = segment.address;
-    for (const a of [...segment.allocations].sort((x, y) => x.address - y.address)) {
-      if (a.address < cursor || a.address + a.sizeBytes > end || this.live.has(a.id)) continue;
-      if (a.address > cursor) parts.push(new Block(cursor, a.address - cursor, segment.stream, pool, ref));
-      const b = new Block(a.address, a.sizeBytes, segment.stream, pool, ref);
-      b.allocated = true;
-      b.requestedBytes = a.requestedBytes;
-      this.live.set(a.id, b);
-      this.allocatedBytes += b.sizeBytes;
-      this.requestedBytes += a.requestedBytes;
-      parts.push(b);
-      cursor = a.address + a.sizeBytes;
-    }
-    if (cursor < end) parts.push(new Block(cursor, end - cursor, segment.stream, pool, ref));
-    for (let i = 0; i < parts.length; i++) {
-      const b = parts[i] as Block;
-      b.prev = parts[i - 1] ?? null;
-      b.next = parts[i + 1] ?? null;
-      if (!b.allocated) pool.insertFree(b);
-    }
-    this.reservedBytes += segment.sizeBytes;
-    this.peakReservedBytes = Math.max(this.peakReservedBytes, this.reservedBytes);
-    this.peakAllocatedBytes = Math.max(this.peakAllocatedBytes, this.allocatedBytes);
+  seedSegment(segment: SeedSegment): void {
+    installSegment(this, segment);
   }
 
   /** Address of a live allocation, or null. */
@@ -188,8 +171,8 @@ export class AllocatorSim {
 
   /** `release_cached_blocks` (torch.cuda.empty_cache): frees every unsplit cached segment, unmaps free pages. */
   emptyCache(): void {
-    this.releasePool(this.large);
-    this.releasePool(this.small);
+    releasePool(this, this.large);
+    releasePool(this, this.small);
   }
 
   stats(): AllocatorSimStats {
@@ -207,24 +190,7 @@ export class AllocatorSim {
 
   /** Segments as a snapshot lists them: one per cudaMalloc, one per contiguous mapped range of an expandable segment. */
   segments(): SimSegment[] {
-    const all: Block[] = [...this.live.values()];
-    for (const pool of [this.small, this.large]) for (const list of pool.free.values()) all.push(...list.items);
-    all.sort((a, b) => a.address - b.address);
-    const out: SimSegment[] = [];
-    let current: SimSegment | null = null;
-    let end = -1;
-    let ref: SegmentRef | null = null;
-    for (const b of all) {
-      if (!current || b.segment !== ref || b.address !== end || (!b.segment.expandable && b.prev === null)) {
-        current = { address: b.address, sizeBytes: 0, stream: b.stream, pool: b.pool.isSmall ? 'small' : 'large', expandable: b.segment.expandable !== null, blocks: [] };
-        out.push(current);
-        ref = b.segment;
-      }
-      current.blocks.push({ offset: b.address - current.address, sizeBytes: b.sizeBytes, allocated: b.allocated, requestedBytes: b.allocated ? b.requestedBytes : 0 });
-      current.sizeBytes += b.sizeBytes;
-      end = b.address + b.sizeBytes;
-    }
-    return out;
+    return listSegments(this);
   }
 
   /** @internal A fresh address range for a new segment. */
@@ -278,7 +244,7 @@ export class AllocatorSim {
     const maxSplit = this.settings.maxSplitSizeBytes;
     if (size < maxSplit && found.sizeBytes >= maxSplit) return null;
     if (size >= maxSplit && found.sizeBytes >= size + this.nonSplitRoundingBytes) return null;
-    items.splice(i, 1);
+    list.removeAt(i);
     return found;
   }
 
@@ -314,78 +280,10 @@ export class AllocatorSim {
     dst.sizeBytes += src.sizeBytes;
   }
 
-  /** `release_block`: cudaFree of a whole cached segment. */
-  private release(block: Block): void {
+  /** @internal `release_block`: cudaFree of a whole cached segment. */
+  release(block: Block): void {
     block.pool.freeOf(block.stream).remove(block);
     this.unreserve(block.sizeBytes);
     this.segmentEvent('segment_free', block.address, block.sizeBytes);
-  }
-
-  /** `release_available_cached_blocks`: with max_split_size set, frees oversize cached segments for the request. */
-  private releaseOversize(pool: Pool, stream: number, size: number): boolean {
-    const maxSplit = this.settings.maxSplitSizeBytes;
-    if (maxSplit === Infinity) return false;
-    const list = pool.free.get(stream);
-    if (!list) return false;
-    const key = Math.max(size, maxSplit);
-    let i = list.lowerBound(key, -Infinity);
-    const single = list.items[i];
-    // One cached segment large enough: free it. Expandable blocks are never freed here (newer releases skip
-    // them explicitly; freeing one would cut a live expandable segment apart).
-    if (single && !single.segment.expandable) {
-      this.release(single);
-      return true;
-    }
-    let released = 0;
-    for (i = Math.min(i, list.items.length) - 1; i >= 0 && released < key; i--) {
-      const b = list.items[i] as Block;
-      if (b.sizeBytes < maxSplit) break;
-      if (b.segment.expandable) continue;
-      released += b.sizeBytes;
-      this.release(b);
-    }
-    return released >= key;
-  }
-
-  /** `release_blocks`: frees unsplit cached segments and unmaps the free pages of expandable ones. */
-  private releasePool(pool: Pool): void {
-    const toUnmap: Block[] = [];
-    for (const b of pool.freeInOrder()) {
-      if (b.segment.expandable) toUnmap.push(b);
-      else if (!b.prev && !b.next) this.release(b);
-    }
-    for (const b of toUnmap) releaseExpandable(this, b);
-  }
-
-  /** `garbage_collect_cached_blocks`: frees the oldest unsplit large cached segments above the threshold. */
-  private collectGarbage(): void {
-    const threshold = Math.floor(this.settings.garbageCollectionThreshold * this.fractionBytes);
-    if (this.reservedBytes <= threshold) return;
-    const target = this.reservedBytes - threshold;
-    const pool = this.large;
-    const age = (b: Block): number => pool.freeSearches - b.gcBase;
-    let totalAge = 0;
-    let count = 0;
-    for (const b of pool.freeInOrder()) {
-      if (!b.isSplit() && !b.segment.expandable) {
-        totalAge += age(b);
-        count++;
-      }
-    }
-    let reclaimed = 0;
-    let freed = true;
-    while (reclaimed < target && freed && count > 0) {
-      const ageThreshold = totalAge / count;
-      freed = false;
-      for (const b of pool.freeInOrder()) {
-        if (!b.isSplit() && !b.segment.expandable && age(b) >= ageThreshold) {
-          freed = true;
-          reclaimed += b.sizeBytes;
-          totalAge -= age(b);
-          count--;
-          this.release(b);
-        }
-      }
-    }
   }
 }

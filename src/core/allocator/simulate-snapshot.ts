@@ -19,6 +19,9 @@ export interface SimulationRun {
   numAllocRetries: number;
   /** For a trace with an OOM: whether every failed request would have been served; null without an OOM. */
   oomAvoided: boolean | null;
+  /** Allocations the real run made that fail under these settings, and the first one's trace index. */
+  earlierOomCount: number;
+  firstOomEventIndex: number | null;
   /** Device memory still free after the request that failed, when it would have succeeded. */
   oomSpareBytes: number | null;
 }
@@ -52,8 +55,11 @@ function runOf(settings: string, r: ReplayResult): SimulationRun {
     endReservedBytes: r.endReservedBytes,
     endSegmentCount: r.segments.length,
     numAllocRetries: r.numAllocRetries,
-    oomAvoided: r.ooms.length === 0 ? null : failed === 0,
-    oomSpareBytes: failed === 0 && spare.length > 0 ? Math.min(...spare) : null,
+    // The request that failed only counts as avoided when nothing before it fails instead.
+    oomAvoided: r.ooms.length === 0 ? null : failed === 0 && r.failedAllocations === 0,
+    oomSpareBytes: failed === 0 && r.failedAllocations === 0 && spare.length > 0 ? Math.min(...spare) : null,
+    earlierOomCount: r.failedAllocations,
+    firstOomEventIndex: r.failedAllocations > 0 ? r.firstFailedEvent : r.ooms.find((o) => !o.succeeded)?.eventIndex ?? null,
   };
 }
 

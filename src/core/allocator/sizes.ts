@@ -56,3 +56,11 @@ export function allocationSize(sizeBytes: number): number {
   if (sizeBytes < MIN_LARGE_ALLOC_BYTES) return LARGE_BUFFER_BYTES;
   return ceilTo(sizeBytes, ROUND_LARGE_BYTES);
 }
+
+/** Largest size replayed from a file: 1 PiB, far beyond any GPU, and small enough that sums stay exact. */
+export const MAX_REQUEST_BYTES = 2 ** 50;
+
+/** A size a trace or snapshot can honestly hold (damaged or crafted files may hold NaN, negatives, 1e300). */
+export function isPossibleSize(bytes: number): boolean {
+  return Number.isInteger(bytes) && bytes >= 0 && bytes <= MAX_REQUEST_BYTES;
+}

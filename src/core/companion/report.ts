@@ -30,6 +30,8 @@ export interface CompanionReport {
     }>;
     ooms: OomMessage[];
     oomExceptions: string[];
+    /** OOM reports beyond the ones kept in `ooms` (a program catching OOMs in a loop): counted, not stored. */
+    oomsNotKept: number;
     companionErrors: Record<string, string>;
     droppedMessages: number;
   }>;
@@ -72,6 +74,7 @@ export function companionReport(
       })),
       ooms: p.ooms,
       oomExceptions: p.oomExceptions,
+      oomsNotKept: p.oomsNotKept,
       companionErrors: Object.fromEntries(p.errors),
       droppedMessages: p.droppedMessages,
     })),

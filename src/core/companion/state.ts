@@ -23,14 +23,25 @@ export interface CompanionProcessState {
   hello: HelloMessage | null;
   identities: DeviceIdentity[];
   devices: Map<number, CompanionDeviceState>;
+  /** The first MAX_KEPT_OOMS OOM reports; the rest are only counted (oomReportsByDevice). */
   ooms: OomMessage[];
-  /** Uncaught OOM exception texts (for the explain parser). */
+  /** Every OOM report received, kept or not, per CUDA device. */
+  oomReportsByDevice: Map<number, number>;
+  /** OOM reports received but not kept (beyond MAX_KEPT_OOMS): a program that catches OOMs in a loop. */
+  oomsNotKept: number;
+  /** Uncaught OOM exception texts (for the explain parser), the first MAX_KEPT_OOMS of them. */
   oomExceptions: string[];
   /** Companion failures: feature → message. */
   errors: Map<string, string>;
   ended: boolean;
   droppedMessages: number;
 }
+
+/**
+ * How many OOM reports and exception texts one process keeps. A program that catches OOMs in a loop can send
+ * hundreds of thousands; the first ones carry the evidence, the rest are counted so memory stays bounded.
+ */
+export const MAX_KEPT_OOMS = 64;
 
 /** Per-pid companion state of one run. */
 export type CompanionState = Map<number, CompanionProcessState>;
@@ -49,7 +60,10 @@ function maxOf(a: number | null, b: number | null): number | null {
 function processOf(state: CompanionState, pid: number): CompanionProcessState {
   let p = state.get(pid);
   if (!p) {
-    p = { pid, hello: null, identities: [], devices: new Map(), ooms: [], oomExceptions: [], errors: new Map(), ended: false, droppedMessages: 0 };
+    p = {
+      pid, hello: null, identities: [], devices: new Map(), ooms: [], oomReportsByDevice: new Map(), oomsNotKept: 0, oomExceptions: [],
+      errors: new Map(), ended: false, droppedMessages: 0,
+    };
     state.set(pid, p);
   }
   return p;
@@ -99,11 +113,13 @@ export function applyCompanionMessage(state: CompanionState, message: CompanionM
       for (const s of message.devices) updateStats(p, s, message.timeMs, cudaVisibleDevices);
       break;
     case 'oom':
-      p.ooms.push(message);
+      p.oomReportsByDevice.set(message.device, (p.oomReportsByDevice.get(message.device) ?? 0) + 1);
+      if (p.ooms.length < MAX_KEPT_OOMS) p.ooms.push(message);
+      else p.oomsNotKept++;
       if (message.stats) updateStats(p, message.stats, message.timeMs, cudaVisibleDevices);
       break;
     case 'exception':
-      if (message.oom) p.oomExceptions.push(message.message);
+      if (message.oom && p.oomExceptions.length < MAX_KEPT_OOMS) p.oomExceptions.push(message.message);
       break;
     case 'error':
       p.errors.set(message.what, message.message);

@@ -105,7 +105,7 @@ export function finishPytorchSummary(best: ReadonlyMap<string, PytorchGpuSummary
       acc.alloc.push(d.maxPeakAllocatedBytes);
       acc.reserved.push(d.maxPeakReservedBytes);
       acc.retries.push(d.maxNumAllocRetries);
-      const reports = p.ooms.filter((o) => o.device === d.device).length;
+      const reports = p.oomReportsByDevice.get(d.device) ?? 0;
       acc.ooms.push(d.latest.numOoms === null ? (reports > 0 ? reports : null) : Math.max(d.latest.numOoms, reports));
       per.set(d.gpuUuid, acc);
     }

@@ -7,7 +7,7 @@ import type { Device, Sample } from '../types.js';
 import { accountDevice } from './accounting.js';
 import { buildProcessViews } from './process-view.js';
 import { RULES } from './rules/index.js';
-import { buildTrees, userTotals } from './trees.js';
+import { buildTrees, treeOf, userTotals } from './trees.js';
 import type { DeviceAccounting, DiagnoseInput, Finding, ProcessTree, ProcessView, Rule, RuleContext, Severity, UserTotal } from './types.js';
 
 /** Version of the JSON shape (docs/diagnose.md). Bump on any incompatible change. */
@@ -40,16 +40,20 @@ export function buildContext(input: DiagnoseInput): RuleContext {
     });
   }
   const first = samples[0] as Sample;
+  // The facts of a pid that exited during the window are the ones /proc last showed for it.
+  const lastSeen = new Map<number, NonNullable<Sample['processes'][number]['host']>>();
+  for (let i = samples.length - 1; i >= 0; i--) {
+    for (const p of (samples[i] as Sample).processes) if (p.host?.visible === true && !lastSeen.has(p.pid)) lastSeen.set(p.pid, p.host);
+  }
   const views = buildProcessViews(samples).map((v): ProcessView => {
     if (v.visible) return v;
-    // The facts of a pid that exited during the window are the ones /proc last showed for it.
-    const seen = [...samples].reverse().flatMap((s) => s.processes).find((p) => p.pid === v.pid && p.host?.visible === true)?.host;
+    const seen = lastSeen.get(v.pid);
     if (seen) return { ...v, gone: true, user: seen.user, uid: seen.uid, ppid: seen.ppid, command: seen.cmdline?.join(' ') ?? v.command };
     return input.pidNamespace === 'host' ? { ...v, gone: true } : v;
   });
   const trees = buildTrees(views, input.ancestors);
   const ranked = views.map((v): ProcessView => {
-    const tree = trees.find((t) => t.pids.includes(v.pid));
+    const tree = treeOf(trees, v.pid);
     // A direct child of a launcher that holds real memory is one of its ranks.
     if (v.role === 'main' && tree?.launcher && v.ppid === tree.rootPid && !v.contextOnly) return { ...v, role: 'rank' };
     return v;

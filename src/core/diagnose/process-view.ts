@@ -2,6 +2,7 @@
  * Per-process facts for the latest sample of a window: which GPU, how much, who, how old, what state,
  * how busy over the window, whether it only holds a CUDA context, and its role (main, worker, rank, kernel).
  */
+import { maxOf } from '../arrays.js';
 import type { Device, GpuProcess, Sample } from '../types.js';
 import { commandText, isKernelCommand } from './classify.js';
 import { THRESHOLDS } from './thresholds.js';
@@ -23,6 +24,22 @@ function sameRow(a: GpuProcess, b: GpuProcess): boolean {
   return a.gpuIndex === b.gpuIndex;
 }
 
+/** The rows of a sample by pid, built once per sample: looking each process up by scanning was quadratic. */
+const pidIndex = new WeakMap<Sample, Map<number, GpuProcess[]>>();
+function rowsByPid(sample: Sample): Map<number, GpuProcess[]> {
+  let index = pidIndex.get(sample);
+  if (!index) {
+    index = new Map();
+    for (const p of sample.processes) {
+      const list = index.get(p.pid);
+      if (list) list.push(p);
+      else index.set(p.pid, [p]);
+    }
+    pidIndex.set(sample, index);
+  }
+  return index;
+}
+
 /**
  * Measures a process's utilization over the window. Uses the driver's per-process SM % where any sample has
  * it; otherwise, when the whole GPU reported 0% in every sample, every process on it was idle too; otherwise
@@ -32,7 +49,7 @@ export function measureUtil(row: GpuProcess, gpuIndex: number | null, samples: r
   const perProcess: Array<{ timeMs: number; pct: number }> = [];
   const perDevice: Array<{ timeMs: number; pct: number }> = [];
   for (const sample of samples) {
-    const match = sample.processes.find((p) => sameRow(p, row));
+    const match = rowsByPid(sample).get(row.pid)?.find((p) => sameRow(p, row));
     if (match?.smUtilPct !== null && match?.smUtilPct !== undefined) perProcess.push({ timeMs: sample.timeMs, pct: match.smUtilPct });
     const device = sample.devices.find((d) => d.index === gpuIndex);
     if (device?.utilization.gpuPct !== null && device?.utilization.gpuPct !== undefined) {
@@ -52,12 +69,25 @@ function summarise(points: Array<{ timeMs: number; pct: number }>, basis: Proces
   const total = points.reduce((s, p) => s + p.pct, 0);
   return {
     meanPct: total / points.length,
-    maxPct: Math.max(...points.map((p) => p.pct)),
+    maxPct: maxOf(points.map((p) => p.pct)),
     samples: points.length,
     idleMs,
     idleWholeWindow: firstIdle === 0,
     basis,
   };
+}
+
+/** CPU ticks `row`'s process used over the window: latest reading minus the earliest of the same process. */
+function cpuTicksInWindow(row: GpuProcess, samples: readonly Sample[]): number | null {
+  // Recordings may lack the field or carry anything in it: only whole tick counts are compared.
+  const now = row.host?.cpuTicks;
+  if (!Number.isSafeInteger(now) || samples.length < 2) return null;
+  for (const sample of samples) {
+    const host = rowsByPid(sample).get(row.pid)?.[0]?.host;
+    if (!Number.isSafeInteger(host?.cpuTicks) || host?.startTicks !== row.host?.startTicks) continue;
+    return sample === samples[samples.length - 1] ? null : (now as number) - (host?.cpuTicks as number);
+  }
+  return null;
 }
 
 /** Builds the view of every process row in the latest sample of the window. */
@@ -91,6 +121,7 @@ export function buildProcessViews(samples: readonly Sample[]): ProcessView[] {
       ageMs: host?.startTimeMs !== null && host?.startTimeMs !== undefined ? Math.max(0, latest.timeMs - host.startTimeMs) : null,
       util,
       contextOnly,
+      cpuTicksInWindow: cpuTicksInWindow(row, samples),
       role,
     };
   });

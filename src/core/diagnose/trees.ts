@@ -51,6 +51,7 @@ export function buildTrees(views: readonly ProcessView[], ancestors: Readonly<Re
   };
 
   const trees = new Map<number, ProcessTree>();
+  const member = new Map<ProcessTree, { pids: Set<number>; unknown: Set<number> }>();
   for (const v of views) {
     const { root, launcher } = rootOf(v.pid);
     let tree = trees.get(root);
@@ -67,10 +68,18 @@ export function buildTrees(views: readonly ProcessView[], ancestors: Readonly<Re
         unknownPids: [],
       };
       trees.set(root, tree);
+      member.set(tree, { pids: new Set(), unknown: new Set() });
     }
-    if (!tree.pids.includes(v.pid)) tree.pids.push(v.pid);
+    const sets = member.get(tree)!;
+    if (!sets.pids.has(v.pid)) {
+      sets.pids.add(v.pid);
+      tree.pids.push(v.pid);
+    }
     if (v.usedBytes === null) {
-      if (!tree.unknownPids.includes(v.pid)) tree.unknownPids.push(v.pid);
+      if (!sets.unknown.has(v.pid)) {
+        sets.unknown.add(v.pid);
+        tree.unknownPids.push(v.pid);
+      }
       continue;
     }
     const key = v.gpuIndex === null ? '?' : String(v.gpuIndex);
@@ -80,18 +89,32 @@ export function buildTrees(views: readonly ProcessView[], ancestors: Readonly<Re
   return [...trees.values()].sort((a, b) => b.totalBytes - a.totalBytes || a.rootPid - b.rootPid);
 }
 
-/** The tree a pid belongs to. */
+const treeIndex = new WeakMap<readonly ProcessTree[], Map<number, ProcessTree>>();
+
+/** The tree a pid belongs to (the first that lists it). The index is built once per list of trees. */
 export function treeOf(trees: readonly ProcessTree[], pid: number): ProcessTree | undefined {
-  return trees.find((t) => t.pids.includes(pid));
+  let index = treeIndex.get(trees);
+  if (!index) {
+    index = new Map();
+    for (const t of trees) for (const p of t.pids) if (!index.has(p)) index.set(p, t);
+    treeIndex.set(trees, index);
+  }
+  return index.get(pid);
 }
 
 /** Memory per user over all GPUs ("unknown user" for rows without /proc facts), largest first. */
 export function userTotals(views: readonly ProcessView[]): UserTotal[] {
   const totals = new Map<string, UserTotal>();
+  const seen = new Map<string, Set<number>>();
   for (const v of views) {
     const user = v.user ?? (v.uid !== null ? `uid ${v.uid}` : 'unknown user');
     const t = totals.get(user) ?? { user, totalBytes: 0, bytesByGpu: {}, pids: [] };
-    if (!t.pids.includes(v.pid)) t.pids.push(v.pid);
+    const pids = seen.get(user) ?? new Set<number>();
+    seen.set(user, pids);
+    if (!pids.has(v.pid)) {
+      pids.add(v.pid);
+      t.pids.push(v.pid);
+    }
     if (v.usedBytes !== null) {
       const key = v.gpuIndex === null ? '?' : String(v.gpuIndex);
       t.bytesByGpu[key] = (t.bytesByGpu[key] ?? 0) + v.usedBytes;

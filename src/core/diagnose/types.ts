@@ -55,6 +55,11 @@ export interface ProcessView {
   /** Holds about one CUDA context and did no work: typical of DataLoader workers that touched CUDA. */
   contextOnly: boolean;
   role: ProcessRole;
+  /**
+   * CPU time the process used between the first and the latest sample that saw it (same start time), in
+   * clock ticks; null when unknown (one sample, an older recording, /proc unreadable).
+   */
+  cpuTicksInWindow?: number | null;
 }
 
 export type ProcessRole = 'main' | 'worker' | 'rank' | 'kernel';

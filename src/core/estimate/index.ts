@@ -15,3 +15,4 @@ export * from './params.js';
 export * from './report.js';
 export * from './trace.js';
 export * from './replay.js';
+export * from './trace-batch.js';

@@ -25,6 +25,21 @@ export function num(value: PickleValue | undefined): number | null {
 }
 
 /**
+ * Reads a size or address field: a whole number of bytes from 0 to 2^53 − 1, or null when absent. Anything
+ * else (1.5, inf, −1, 1e300) is a damaged or crafted file, reported with the field's place.
+ */
+export function byteField(value: PickleValue | undefined, where: () => string): number | null {
+  const n = num(value ?? null);
+  if (n === null) return null;
+  if (!Number.isSafeInteger(n) || n < 0) {
+    throw new GpumemError('INPUT_MALFORMED', `${where()} is ${String(value)}, not a whole number of bytes`, {
+      hint: 'sizes and addresses in a snapshot are non-negative integers; this file is damaged or was not written by PyTorch',
+    });
+  }
+  return n;
+}
+
+/**
  * Builds the model from an unpickled (or JSON-parsed) snapshot. `fileBytes` sizes the work budget: every
  * segment, block and trace entry visited costs one unit, and more units than 2 × fileBytes + 1 million
  * means the file references the same data over and over, which no real snapshot does. `columnTraces`,
@@ -51,23 +66,25 @@ export function readSnapshot(root: PickleValue, fileBytes: number, columnTraces:
   spend(rawSegments.length);
   let legacy = false;
   const segments: SnapshotSegment[] = [];
-  for (const raw of rawSegments) {
+  for (let si = 0; si < rawSegments.length; si++) {
+    const raw = rawSegments[si];
     if (!isDict(raw)) continue;
     const rawBlocks = Array.isArray(raw.blocks) ? raw.blocks : [];
     spend(rawBlocks.length);
-    const address = num(raw.address) ?? 0;
+    const address = byteField(raw.address, () => `segment ${si}: address`) ?? 0;
     let cursor = address;
     const blocks: SnapshotBlock[] = [];
-    for (const b of rawBlocks) {
+    for (let bi = 0; bi < rawBlocks.length; bi++) {
+      const b = rawBlocks[bi];
       if (!isDict(b)) continue;
-      const sizeBytes = num(b.size) ?? 0;
+      const sizeBytes = byteField(b.size, () => `segment ${si}, block ${bi}: size`) ?? 0;
       const history = Array.isArray(b.history) ? b.history : null;
       if (history) legacy = true;
       const last = history && history.length > 0 ? history[history.length - 1] : undefined;
       blocks.push({
-        address: num(b.address) ?? cursor,
+        address: byteField(b.address, () => `segment ${si}, block ${bi}: address`) ?? cursor,
         sizeBytes,
-        requestedBytes: num(b.requested_size) ?? (isDict(last) ? num(last.real_size) : null),
+        requestedBytes: byteField(b.requested_size, () => `segment ${si}, block ${bi}: requested_size`) ?? (isDict(last) ? byteField(last.real_size, () => `segment ${si}, block ${bi}: real_size`) : null),
         state: typeof b.state === 'string' ? b.state : 'unknown',
         frames: Array.isArray(b.frames) ? b.frames : isDict(last) && Array.isArray(last.frames) ? last.frames : NO_FRAMES,
       });
@@ -77,7 +94,7 @@ export function readSnapshot(root: PickleValue, fileBytes: number, columnTraces:
     segments.push({
       device: num(raw.device) ?? 0,
       address,
-      totalBytes: num(raw.total_size) ?? blocks.reduce((s, b) => s + b.sizeBytes, 0),
+      totalBytes: byteField(raw.total_size, () => `segment ${si}: total_size`) ?? blocks.reduce((s, b) => s + b.sizeBytes, 0),
       stream: num(raw.stream) ?? 0,
       segmentType: typeof raw.segment_type === 'string' ? raw.segment_type : 'unknown',
       poolId: Array.isArray(pool) ? pool.map((x) => String(num(x) ?? x)).join(',') : null,
@@ -133,7 +150,7 @@ function readTrace(entries: readonly PickleValue[]): TraceColumns {
     }
     t.action[i] = code;
     t.addr[i] = num(name === 'oom' ? e.device_free : e.addr) ?? 0;
-    t.sizeBytes[i] = num(e.size) ?? 0;
+    t.sizeBytes[i] = byteField(e.size, () => `trace entry ${i}: size`) ?? 0;
     t.stream[i] = num(e.stream) ?? 0;
     t.timeUs[i] = num(e.time_us) ?? NaN;
     // Entries share frame lists by identity (PyTorch reuses one list per recorded stack); keep each once.

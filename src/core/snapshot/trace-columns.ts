@@ -7,7 +7,7 @@
  */
 import { GpumemError } from '../errors.js';
 import { nameRecord } from '../records.js';
-import { num } from './model.js';
+import { byteField, num } from './model.js';
 import { OTHER_ACTION, TRACE_ACTIONS, type TraceColumns } from './model-types.js';
 import { StackTable, EMPTY_STACK } from './stacks.js';
 import { Special, type PickleValue } from './unpickle-types.js';
@@ -143,7 +143,7 @@ export class TraceBuilder {
         if (ref.action === OOM_ACTION) this.addr[row] = ref.deviceFree;
         break;
       case 'size':
-        this.size[row] = num(value) ?? 0;
+        this.size[row] = byteField(value, () => `trace entry ${row}: size`) ?? 0;
         break;
       case 'stream':
         this.stream[row] = num(value) ?? 0;

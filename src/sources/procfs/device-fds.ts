@@ -12,7 +12,7 @@ export interface DeviceFdOptions {
   /** Default "/proc". */
   procRoot?: string;
   /**
-   * Stand-in device nodes for tests, in addition to /dev/nvidia*: regular files named `<prefix>N` (N digits)
+   * Stand-in device nodes for tests, in addition to /dev/nvidia*: regular files named `<prefix>N`, `<prefix>ctl`, `<prefix>-uvm`
    * inside a folder that is private to the caller (see testDevicePrefixProblem). Ignored otherwise.
    */
   devicePrefix?: string;
@@ -41,9 +41,9 @@ export function testDevicePrefixProblem(prefix: string, uid: number = process.ge
   return null;
 }
 
-/** True when `target` is one of the test stand-ins: `<prefix>N`, a regular file. */
+/** True when `target` is one of the test stand-ins: a regular file named like a device node after the prefix (`N`, `ctl`, `-uvm`…). */
 function isTestDevice(target: string, prefix: string): boolean {
-  if (!target.startsWith(prefix) || !/^\d+$/.test(target.slice(prefix.length))) return false;
+  if (!target.startsWith(prefix) || !/^(\d+|ctl|-uvm|-uvm-tools|-modeset)$/.test(target.slice(prefix.length))) return false;
   try {
     return lstatSync(target).isFile();
   } catch {

@@ -64,7 +64,9 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     const known = cache.get(pid);
     let stat: ProcStat | null = known?.stat ? known.stat.read() : null;
     if (known && stat && stat.startTicks === known.startTicks && stat.state !== 'Z') {
-      if (stat.state !== known.facts.state || stat.ppid !== known.facts.ppid) known.facts = { ...known.facts, state: stat.state, ppid: stat.ppid };
+      if (stat.state !== known.facts.state || stat.ppid !== known.facts.ppid || stat.cpuTicks !== known.facts.cpuTicks) {
+        known.facts = { ...known.facts, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks };
+      }
       return known.facts;
     }
     forget(pid);
@@ -82,7 +84,7 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
       handle?.close();
       return readHostFacts(pid, options);
     }
-    const facts: HostFacts = { visible: true, state: stat.state, ppid: stat.ppid, ...readStableFacts(pid, stat, options) };
+    const facts: HostFacts = { visible: true, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks, ...readStableFacts(pid, stat, options) };
     // A zombie is read afresh every sample (its facts are being released); there is nothing to hold for it.
     if (handle && stat.state === 'Z') {
       handle.close();

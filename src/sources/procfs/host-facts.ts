@@ -112,5 +112,5 @@ export function readHostFacts(pid: number, options: ProcOptions = {}): HostFacts
   if (!raw.ok && raw.reason !== 'process gone') return { ...invisibleFacts(raw.reason), visible: true };
   const stat = raw.ok ? parseProcStat(raw.value) : null;
   if (!stat) return invisibleFacts(NOT_HERE);
-  return { visible: true, state: stat.state, ppid: stat.ppid, ...readStableFacts(pid, stat, options) };
+  return { visible: true, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks, ...readStableFacts(pid, stat, options) };
 }

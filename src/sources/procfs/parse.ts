@@ -14,6 +14,8 @@ export interface ProcStat {
   pgid: number;
   /** Field 22: start time in clock ticks after boot. */
   startTicks: number;
+  /** Fields 14 + 15: CPU time used so far (user + system), in clock ticks; null when unreadable. */
+  cpuTicks: number | null;
 }
 
 const STATES = new Set(['R', 'S', 'D', 'Z', 'T', 't', 'X', 'I', 'W', 'P', 'K']);
@@ -23,7 +25,7 @@ const isSpace = (c: number): boolean => c === 32 || (c >= 9 && c <= 13);
 
 /**
  * Parses /proc/PID/stat. The comm sits in parentheses and may itself contain ") (", so the fields after it
- * are read from the *last* ")". Only fields 3–5 and 22 are read, scanning without splitting the ~50 fields
+ * are read from the *last* ")". Only fields 3–5, 14–15 and 22 are read, scanning without splitting the ~50 fields
  * (this runs for every GPU process on every sample). Returns null when the text is not a stat line.
  */
 export function parseProcStat(text: string): ProcStat | null {
@@ -36,6 +38,8 @@ export function parseProcStat(text: string): ProcStat | null {
   let ppid = Number.NaN;
   let pgid = Number.NaN;
   let startTicks = Number.NaN;
+  let utime = Number.NaN;
+  let stime = Number.NaN;
   let field = 2;
   let i = close + 1;
   while (i < text.length && field < 22) {
@@ -47,10 +51,14 @@ export function parseProcStat(text: string): ProcStat | null {
     if (field === 3) state = text.slice(from, i);
     else if (field === 4) ppid = Number(text.slice(from, i));
     else if (field === 5) pgid = Number(text.slice(from, i));
+    else if (field === 14) utime = Number(text.slice(from, i));
+    else if (field === 15) stime = Number(text.slice(from, i));
     else if (field === 22) startTicks = Number(text.slice(from, i));
   }
   if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isInteger(pgid) || !Number.isSafeInteger(startTicks)) return null;
-  return { pid, comm: text.slice(open + 1, close), state: STATES.has(state) ? (state as ProcessState) : null, ppid, pgid, startTicks };
+  const cpu = utime + stime;
+  const cpuTicks = Number.isSafeInteger(cpu) && cpu >= 0 ? cpu : null;
+  return { pid, comm: text.slice(open + 1, close), state: STATES.has(state) ? (state as ProcessState) : null, ppid, pgid, startTicks, cpuTicks };
 }
 
 /** A numeric list line of /proc/PID/status ("Uid:\t1000\t1000\t1000\t1000", "NSpid:\t812\t1"). */

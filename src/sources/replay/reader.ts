@@ -1,6 +1,6 @@
 /** Reading recordings: all at once (diagnose windows) or one sample per readSample (a replay source). */
-import { readFileSync, statSync } from 'node:fs';
 import { GpumemError, type Sample } from '../../core/index.js';
+import { readInputBytes } from '../files/index.js';
 import type { GpuSource } from '../source.js';
 import { parseRecordingHeader, parseRecordingLine, type RecordingHeader } from './format.js';
 import { createHostFactsDecoder } from './host-table.js';
@@ -14,10 +14,9 @@ const MAX_BYTES = 2 * 1024 ** 3;
 
 function readText(path: string): string {
   try {
-    if (statSync(path).size > MAX_BYTES) {
-      throw new GpumemError('INPUT_TOO_LARGE', `${path}: recording larger than 2 GiB`, { hint: 'record a shorter window or a longer --interval' });
-    }
-    return readFileSync(path, 'utf8');
+    // Type first: a FIFO is read up to the cap, a device such as /dev/zero is refused before any read.
+    const bytes = readInputBytes(path, MAX_BYTES, { what: 'recording', hint: 'give --replay a file made by `gpumem record --out FILE` (record a shorter window if it is over 2 GiB)' });
+    return bytes.toString('utf8');
   } catch (error) {
     if (error instanceof GpumemError) throw error;
     const code = (error as NodeJS.ErrnoException).code;

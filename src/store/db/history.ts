@@ -42,6 +42,8 @@ export interface RunRow {
   retries: number;
   /** Peak bytes of the tree, summed over GPUs, max over attempts. */
   peakBytes: number | null;
+  /** Set when the stored row is damaged (a field that is not what this gpumem wrote): what could not be read. */
+  unreadable?: string;
 }
 
 /** Inserts a run that is starting; returns its id. */
@@ -93,12 +95,46 @@ interface RawRun {
 
 const SELECT_RUN = `SELECT r.*, (SELECT MAX(s) FROM (SELECT SUM(peak_bytes) AS s FROM peaks WHERE run_id = r.id GROUP BY attempt)) AS peak_bytes FROM runs r`;
 
+const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
+const intOrNull = (v: unknown): number | null => (isInt(v) ? v : null);
+const textOrNull = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+function parseField<T>(text: unknown, name: string, ok: (v: unknown) => v is T, problems: string[]): T | null {
+  if (text === null) return null;
+  try {
+    const value: unknown = typeof text === 'string' ? JSON.parse(text) : undefined;
+    if (ok(value)) return value;
+  } catch {
+    // Reported below with the field's name.
+  }
+  problems.push(name);
+  return null;
+}
+
+const isArgv = (v: unknown): v is string[] => Array.isArray(v) && v.every((a) => typeof a === 'string');
+const isGpus = (v: unknown): v is NonNullable<RunRow['gpus']> => Array.isArray(v) && v.every((g) => typeof g === 'object' && g !== null && isInt((g as { index?: unknown }).index));
+
+/**
+ * A stored row as a RunRow. A damaged row (a disk error, a hand edit, another program) does not stop the
+ * listing: every field is checked, the readable ones are kept and `unreadable` names the rest.
+ */
 function toRow(r: RawRun): RunRow {
-  return {
-    id: r.id, pipelineId: r.pipeline_id, stage: r.stage, argv: JSON.parse(r.argv_json) as string[], cwd: r.cwd,
-    gpus: r.gpus_json ? (JSON.parse(r.gpus_json) as RunRow['gpus']) : null, startedAtMs: r.started_at_ms, durationMs: r.duration_ms,
-    status: r.status, exitCode: r.exit_code, exitSignal: r.exit_signal, retries: r.retries, peakBytes: r.peak_bytes,
+  const problems: string[] = [];
+  const argv = parseField(r.argv_json, 'argv_json', isArgv, problems) ?? [];
+  const gpus = parseField(r.gpus_json, 'gpus_json', isGpus, problems);
+  if (!isInt(r.started_at_ms) || Math.abs(r.started_at_ms) > 8.64e15) problems.push('started_at_ms');
+  if (typeof r.status !== 'string') problems.push('status');
+  for (const [name, v] of [['duration_ms', r.duration_ms], ['exit_code', r.exit_code], ['retries', r.retries], ['peak_bytes', r.peak_bytes]] as const) {
+    if (v !== null && !isInt(v)) problems.push(name);
+  }
+  const row: RunRow = {
+    id: r.id, pipelineId: intOrNull(r.pipeline_id), stage: textOrNull(r.stage), argv, cwd: textOrNull(r.cwd) ?? '',
+    gpus, startedAtMs: isInt(r.started_at_ms) && Math.abs(r.started_at_ms) <= 8.64e15 ? r.started_at_ms : 0, durationMs: intOrNull(r.duration_ms),
+    status: textOrNull(r.status) ?? 'unreadable', exitCode: intOrNull(r.exit_code), exitSignal: textOrNull(r.exit_signal), retries: intOrNull(r.retries) ?? 0,
+    peakBytes: intOrNull(r.peak_bytes),
   };
+  if (problems.length > 0) row.unreadable = `damaged field${problems.length > 1 ? 's' : ''} ${problems.join(', ')}`;
+  return row;
 }
 
 /** The most recent runs, newest first. */
@@ -110,7 +146,14 @@ export function listRuns(db: Db, limit = 20): RunRow[] {
 export function getRun(db: Db, id: number): { run: RunRow; report: unknown } | null {
   const raw = db.prepare(`${SELECT_RUN} WHERE r.id = ?`).get(id) as (RawRun & { report_json: string | null }) | undefined;
   if (!raw) return null;
-  return { run: toRow(raw), report: raw.report_json ? (JSON.parse(raw.report_json) as unknown) : null };
+  let report: unknown = null;
+  try {
+    report = raw.report_json ? (JSON.parse(raw.report_json) as unknown) : null;
+  } catch {
+    const run = toRow(raw);
+    return { run: { ...run, unreadable: run.unreadable ? `${run.unreadable}, report_json` : 'damaged field report_json' }, report: null };
+  }
+  return { run: toRow(raw), report };
 }
 
 /** Inserts a pipeline that is starting; returns its id. */

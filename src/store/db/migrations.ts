@@ -1,7 +1,9 @@
 /**
- * Schema of the run history, as numbered migrations. `PRAGMA user_version` records the last one applied;
- * each runs in its own transaction, so a crash mid-migration leaves the previous version. Append new
- * migrations; never edit an applied one.
+ * Schema of the run history, as numbered migrations. `PRAGMA user_version` records the last one applied.
+ * All pending migrations run in one IMMEDIATE transaction that re-reads user_version after taking the
+ * write lock, so several gpumem processes opening a new database at once apply each migration exactly once
+ * (the others wait, then find nothing to do) and a crash mid-migration leaves the previous version.
+ * Append new migrations; never edit an applied one.
  */
 import { GpumemError } from '../../core/index.js';
 import type { Db } from './open.js';
@@ -81,16 +83,21 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Applies every migration above the database's user_version. Refuses a database from a newer gpumem. */
 export function migrate(db: Db): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
-  if (current > SCHEMA_VERSION) {
-    throw new GpumemError('STORE_ERROR', `the run history has schema version ${current}, newer than this gpumem understands (${SCHEMA_VERSION})`, {
-      hint: 'upgrade gpumem, or use another file with --db PATH',
-    });
-  }
-  for (let v = current; v < SCHEMA_VERSION; v++) {
-    db.transaction(() => {
-      db.exec(MIGRATIONS[v] as string);
-      db.pragma(`user_version = ${v + 1}`);
-    })();
-  }
+  const version = (): number => db.pragma('user_version', { simple: true }) as number;
+  const check = (current: number): void => {
+    if (current > SCHEMA_VERSION) {
+      throw new GpumemError('STORE_ERROR', `the run history has schema version ${current}, newer than this gpumem understands (${SCHEMA_VERSION})`, {
+        hint: 'upgrade gpumem, or use another file with --db PATH',
+      });
+    }
+  };
+  check(version());
+  if (version() === SCHEMA_VERSION) return;
+  db.transaction(() => {
+    // Read again under the write lock: another process may have migrated while we waited for it.
+    const current = version();
+    check(current);
+    for (let v = current; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v] as string);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
 }

@@ -23,11 +23,12 @@ export function openHistory(path: string): Db {
   try {
     mkdirSync(dirname(path), { recursive: true });
     const db = new Database(path);
+    // First, so that concurrent first runs wait for each other's schema instead of failing with SQLITE_BUSY.
+    db.pragma('busy_timeout = 5000');
     db.pragma('journal_mode = WAL');
     // NORMAL is durable against process crashes in WAL mode; only a power loss may drop the last commit.
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
-    db.pragma('busy_timeout = 5000');
     migrate(db);
     return db;
   } catch (error) {

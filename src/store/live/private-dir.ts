@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 /** Why `dir` cannot be trusted as our private folder, or null when it can. */
 export function privateDirProblem(dir: string, uid: number): string | null {
@@ -25,10 +26,11 @@ export function privateDirProblem(dir: string, uid: number): string | null {
 }
 
 /**
- * Makes sure `dir` is our private folder: creates it (its parent must exist) with mode 0700, or verifies
- * the existing one. Throws an Error saying why it refuses.
+ * Makes sure `dir` is our private folder: creates it with mode 0700 (and its missing parents, as
+ * XDG_RUNTIME_DIR may not exist yet), or verifies the existing one. Throws an Error saying why it refuses.
  */
 export function ensurePrivateDir(dir: string, uid: number): void {
+  mkdirSync(dirname(dir), { recursive: true, mode: 0o700 });
   try {
     mkdirSync(dir, { mode: 0o700 });
     return;

@@ -125,7 +125,7 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
       publisher = null;
       const findings = ctx.ooms ?? [];
       const env = ctx.env;
-      const allocConf = env.PYTORCH_CUDA_ALLOC_CONF ?? env.PYTORCH_ALLOC_CONF;
+      const allocConf = env.PYTORCH_ALLOC_CONF ?? env.PYTORCH_CUDA_ALLOC_CONF;
       const unprinted = linkCompanionOoms(findings, server.state, {
         ...(allocConf ? { allocConf } : {}),
         ...(env.CUDA_VISIBLE_DEVICES ? { cudaVisibleDevices: env.CUDA_VISIBLE_DEVICES } : {}),

@@ -25,7 +25,9 @@ interface Traced {
   peakAllocatedBytes: number | null;
   peakReservedBytes: number | null;
   segmentCount: number | null;
-  fit: { fits: boolean } | null;
+  fit: { fits: boolean; budgetBytes: number } | null;
+  command: string[];
+  batchSearch: null | { maxBatch: number; exact: boolean; probes: Array<{ batch: number; deviceBytes: number; fits: boolean }> };
 }
 
 // Asynchronous, so a trace of many seconds does not block the test worker's event loop.
@@ -101,6 +103,45 @@ describe('gpumem estimate -- python … (real torch, fake tensors)', () => {
     expect(t.byCategory['optimizer-state']).toBe(2 * params * 4);
     expect(t.byCategory.workspace).toBe(32 * 1024 * 1024); // Hopper
   }, TIMEOUT_MS);
+
+  it('finds the largest batch of a {batch} command by traced probes, and reports the breakdown at it', async () => {
+    const t = await traced(['--gpu', '1GiB', '--', python(), 'train_llama.py', '--batch-size', '{batch}', '--seq', '128']);
+    const search = t.batchSearch!;
+    expect(search.maxBatch).toBeGreaterThan(2);
+    expect(search.exact).toBe(true);
+    const at = (b: number) => search.probes.find((p) => p.batch === b);
+    expect(at(search.maxBatch)?.fits).toBe(true);
+    expect(at(search.maxBatch + 1)?.fits).toBe(false);
+    // Every probe's verdict agrees with its own bytes against the budget, and bytes grow with the batch.
+    const sorted = [...search.probes].sort((a, b) => a.batch - b.batch);
+    for (const p of sorted) expect(p.fits).toBe(p.deviceBytes <= t.fit!.budgetBytes);
+    for (let i = 1; i < sorted.length; i++) expect(sorted[i]!.deviceBytes).toBeGreaterThanOrEqual(sorted[i - 1]!.deviceBytes);
+    expect(t.command).toContain(String(search.maxBatch));
+    expect(t.nvidiaSmiBytes).toBe(at(search.maxBatch)!.deviceBytes);
+  }, 7 * TIMEOUT_MS);
+
+  it('traces the two-stage fine-tune per stage: the frozen stage fits, full fine-tuning breaks, the fix is a smaller batch with accumulation', async () => {
+    const r = await estimate(['--json', '--gpu', '1.5GiB', '--stages', 'frozen full', '--batch', '8', '--', python(), 'train_two_stage.py', '--stage', '{stage}', '--batch', '{batch}']);
+    expect(r.code).toBe(1); // a stage breaks
+    const j = JSON.parse(r.stdout) as {
+      kind: string;
+      stages: Array<{ name: string; fits: boolean; report: Traced; growth: Array<{ category: string; deltaBytes: number }> }>;
+      fix: { stage: string; batch: number; accumulation: number; effectiveBatch: number; search: NonNullable<Traced['batchSearch']> };
+    };
+    expect(j.kind).toBe('trace-stages');
+    const [frozen, full] = j.stages;
+    expect([frozen!.name, frozen!.fits, full!.name, full!.fits]).toEqual(['frozen', true, 'full', false]);
+    // Frozen: only the 21-class head trains (2048·21 + 21 parameters), so AdamW keeps 2 × 4 B for each.
+    expect(frozen!.report.byCategory['optimizer-state']).toBe(2 * 4 * (2048 * 21 + 21));
+    // The backbone's saved activations are what full fine-tuning adds most.
+    expect(full!.growth[0]!.category).toBe('activations');
+    expect(j.fix.stage).toBe('full');
+    expect(j.fix.batch).toBeLessThan(8);
+    expect(j.fix.batch * j.fix.accumulation).toBeGreaterThanOrEqual(8);
+    const chosen = j.fix.search.probes.find((p) => p.batch === j.fix.batch)!;
+    expect(chosen.fits).toBe(true);
+    expect(chosen.deviceBytes).toBeLessThan(full!.report.nvidiaSmiBytes);
+  }, 8 * TIMEOUT_MS);
 
   it.each([
     ['never_steps.py', [], /before its first training step/],

@@ -63,3 +63,34 @@ it('the comparison can fail: the expandable-segments run replayed with fixed seg
   expect(r.addressMatches).toBeLessThan(r.addressChecks);
   expect(r.segments.length).not.toBe(endSegments.length);
 });
+
+it('any trace, however damaged, replays without an internal error or a hang', async () => {
+  const fc = (await import('fast-check')).default;
+  const { TRACE_ACTIONS } = await import('../../../src/core/snapshot/index.js');
+  const MiB = 2 ** 20;
+  const entry = fc.record({
+    action: fc.integer({ min: 0, max: TRACE_ACTIONS.length }),
+    addr: fc.oneof(fc.integer({ min: 0, max: 64 }).map((k) => 2 ** 40 + k * MiB), fc.double()),
+    size: fc.oneof(fc.integer({ min: 0, max: 200 * MiB }), fc.double(), fc.constantFrom(NaN, -1, Infinity, 2 ** 60)),
+    stream: fc.integer({ min: 0, max: 2 }),
+  });
+  fc.assert(fc.property(fc.array(entry, { maxLength: 300 }), fc.boolean(), fc.boolean(), (entries, expandable, seed) => {
+    const n = entries.length;
+    const trace = {
+      length: n,
+      action: Uint8Array.from(entries.map((e) => e.action)),
+      addr: Float64Array.from(entries.map((e) => e.addr)),
+      sizeBytes: Float64Array.from(entries.map((e) => e.size)),
+      stream: Float64Array.from(entries.map((e) => e.stream)),
+      timeUs: new Float64Array(n).fill(NaN),
+      stack: new Int32Array(n),
+      stacks: [[]],
+      otherActions: {},
+    };
+    const block = { address: 2 ** 40 + MiB, sizeBytes: seed ? MiB : NaN, requestedBytes: null, state: 'active_allocated', frames: [] };
+    const endSegments = [{ device: 0, address: 2 ** 40, totalBytes: seed ? 20 * MiB : -5, stream: 0, segmentType: 'large', poolId: null, isExpandable: false, blocks: [block] }];
+    const settings = settingsFromSnapshot(expandable ? { expandable_segments: true } : null);
+    const r = replayTrace(trace, { settings, endSegments, capacityBytes: 512 * MiB });
+    expect(r.endAllocatedBytes).toBeLessThanOrEqual(r.endReservedBytes);
+  }), { numRuns: 300 });
+});

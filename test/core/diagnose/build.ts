@@ -44,6 +44,8 @@ export interface ProcOpts {
   startTimeMs?: number;
   env?: CudaEnv | null;
   exe?: string | null;
+  /** CPU time used so far, in clock ticks (absent: unknown). */
+  cpuTicks?: number;
 }
 
 export function host(pid: number, o: ProcOpts = {}): HostFacts {
@@ -62,6 +64,7 @@ export function host(pid: number, o: ProcOpts = {}): HostFacts {
     nspid: visible ? [pid] : null,
     cudaEnv: visible ? (o.env === undefined ? null : o.env) : null,
     unavailable: visible ? {} : { visible: 'no such process in /proc' },
+    ...(o.cpuTicks !== undefined ? { cpuTicks: o.cpuTicks } : {}),
   };
 }
 

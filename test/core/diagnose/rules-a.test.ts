@@ -90,16 +90,36 @@ describe('idle-kernel', () => {
 });
 
 describe('orphans', () => {
-  it('fires for a process re-parented to pid 1 or a subreaper', () => {
-    const s = sample(0, [device(0, 4 * GiB)], [proc(50, 0, 1 * GiB, { ppid: 1 }), proc(51, 0, 3 * GiB, { ppid: 77 })]);
-    const [f] = check('orphans', input([s], { ancestors: { 77: host(77, { cmd: ['/usr/lib/systemd/systemd', '--user'] }) } }));
-    expect(f).toMatchObject({ severity: 'warning', command: 'gpumem kill --orphans', evidence: { pids: [50, 51], bytes: 4 * GiB } });
+  it('fires for a process re-parented to pid 1 or a subreaper that did not run on the CPU or GPU, naming exactly its pids', () => {
+    const at = (t: number, cpu: number) => sample(t, [device(0, 4 * GiB)], [proc(50, 0, 1 * GiB, { ppid: 1, smUtilPct: 0, cpuTicks: 7 }), proc(51, 0, 3 * GiB, { ppid: 77, smUtilPct: 0, cpuTicks: cpu })]);
+    const [f] = check('orphans', input([at(0, 9), at(500, 9)], { ancestors: { 77: host(77, { cmd: ['/usr/lib/systemd/systemd', '--user'] }) } }));
+    expect(f).toMatchObject({ severity: 'warning', command: 'gpumem kill 50 51', evidence: { pids: [50, 51], bytes: 4 * GiB } });
     expect(f!.evidence.summary).toMatch(/re-parented to \/usr\/lib\/systemd\/systemd \(pid 77\)/);
+  });
+  it('a detached job that computes on the CPU (nohup) is not an orphan and gets no kill command', () => {
+    const at = (t: number, cpu: number) => sample(t, [device(0, 4 * GiB)], [proc(50, 0, 1 * GiB, { ppid: 1, smUtilPct: 0, cpuTicks: cpu })]);
+    const [f] = check('orphans', input([at(0, 100), at(500, 150)]));
+    expect(f).toMatchObject({ severity: 'info', evidence: { pids: [50], details: { activity: 'active' } } });
+    expect(f!.command).toBeUndefined();
+  });
+  it('one sample cannot prove idleness: reported as unknown, without a command', () => {
+    const [f] = check('orphans', input([sample(0, [device(0, 4 * GiB)], [proc(50, 0, 1 * GiB, { ppid: 1, smUtilPct: 0, cpuTicks: 5 })])]));
+    expect(f).toMatchObject({ severity: 'info', evidence: { details: { activity: 'unknown' } } });
+    expect(f!.command).toBeUndefined();
   });
   it('stays quiet for children of a live parent, and of a container whose pid 1 is the program itself', () => {
     const s = sample(0, [device(0, 4 * GiB)], [proc(50, 0, 1 * GiB, { ppid: 1 }), proc(51, 0, 3 * GiB, { ppid: 40 })]);
     const ancestors = { 1: host(1, { cmd: ['python', 'serve.py'] }), 40: host(40, { cmd: ['bash'] }) };
     expect(check('orphans', input([s], { ancestors }))).toEqual([]);
+  });
+});
+
+describe('stopped', () => {
+  it("reports a stopped process as stopped, with resuming or ending it as the choices", () => {
+    const [f] = check('stopped', input([sample(0, [device(0, 4 * GiB)], [proc(70, 0, 2 * GiB, { ppid: 1, state: 'T' })])]));
+    expect(f).toMatchObject({ severity: 'warning', command: 'gpumem kill 70', evidence: { pids: [70], bytes: 2 * GiB } });
+    expect(f!.fix).toMatch(/kill -CONT 70/);
+    expect(check('orphans', input([sample(0, [device(0, 4 * GiB)], [proc(70, 0, 2 * GiB, { ppid: 1, state: 'T' })])]))).toEqual([]);
   });
 });
 

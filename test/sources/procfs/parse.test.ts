@@ -3,16 +3,17 @@ import { describe, expect, it } from 'vitest';
 import { parseCmdline, parseContainerId, parseCudaEnv, parsePasswd, parseProcStat, statusNumbers } from '../../../src/sources/procfs/index.js';
 
 const statLine = (comm: string, state = 'S', ppid = 1, start = 12345): string =>
+  // Fields 14 and 15 (utime 1, stime 2) give cpuTicks 3.
   `4242 (${comm}) ${state} ${ppid} 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 ${start} 1000000 100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0`;
 
 describe('parseProcStat', () => {
   it('reads fields after the last ")" so comm may hold spaces and parentheses', () => {
-    expect(parseProcStat(statLine('a) (b c) S 9 9'))).toEqual({ pid: 4242, comm: 'a) (b c) S 9 9', state: 'S', ppid: 1, pgid: 4242, startTicks: 12345 });
+    expect(parseProcStat(statLine('a) (b c) S 9 9'))).toEqual({ pid: 4242, comm: 'a) (b c) S 9 9', state: 'S', ppid: 1, pgid: 4242, startTicks: 12345, cpuTicks: 3 });
   });
   it('any comm round-trips (property)', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 15 }).filter((s) => !s.includes('\n')), fc.constantFrom('R', 'S', 'D', 'Z'), fc.nat(), fc.nat(), (comm, state, ppid, start) => {
-        expect(parseProcStat(statLine(comm, state, ppid, start))).toEqual({ pid: 4242, comm, state, ppid, pgid: 4242, startTicks: start });
+        expect(parseProcStat(statLine(comm, state, ppid, start))).toEqual({ pid: 4242, comm, state, ppid, pgid: 4242, startTicks: start, cpuTicks: 3 });
       }),
     );
   });
@@ -21,7 +22,7 @@ describe('parseProcStat', () => {
     fc.assert(
       fc.property(fc.array(fc.constantFrom(' ', '  ', '\t', ' \n'), { minLength: fields.length, maxLength: fields.length }), (gaps) => {
         const text = `4242 (x)${fields.map((f, i) => `${gaps[i]}${f}`).join('')}\n`;
-        expect(parseProcStat(text)).toEqual({ pid: 4242, comm: 'x', state: 'S', ppid: 1, pgid: 4242, startTicks: 12345 });
+        expect(parseProcStat(text)).toEqual({ pid: 4242, comm: 'x', state: 'S', ppid: 1, pgid: 4242, startTicks: 12345, cpuTicks: 3 });
       }),
     );
   });

@@ -99,7 +99,7 @@ describe('recordings', () => {
       expect.unreachable();
     } catch (error) {
       expect((error as GpumemError).code).toBe('INPUT_UNREADABLE');
-      expect((error as GpumemError).message).toMatch(/cannot read recording \(EISDIR\)/);
+      expect((error as GpumemError).message).toMatch(/is a folder, not a recording/);
       expect((error as GpumemError).hint).toMatch(/--replay/);
     }
   });

@@ -12,7 +12,9 @@ export const duplicateInstances: Rule = {
     for (const v of ctx.processes) {
       if (v.role === 'worker' || v.role === 'kernel' || v.gpuIndex === null || v.command === null) continue;
       const key = `${v.gpuIndex}\u0000${v.command}`;
-      groups.set(key, [...(groups.get(key) ?? []), v]);
+      const group = groups.get(key);
+      if (group) group.push(v);
+      else groups.set(key, [v]);
     }
     const findings: Finding[] = [];
     for (const rows of groups.values()) {

@@ -12,6 +12,7 @@ import { orphans } from './orphans.js';
 import { otherUsers } from './other-users.js';
 import { pytorchCache } from './pytorch-cache.js';
 import { stalePids } from './stale-pids.js';
+import { stoppedProcesses } from './stopped.js';
 import { unattributed } from './unattributed.js';
 import { workerCuda } from './worker-cuda.js';
 import { wrongGpu } from './wrong-gpu.js';
@@ -24,6 +25,7 @@ export const RULES: readonly Rule[] = [
   workerCuda,
   zombies,
   orphans,
+  stoppedProcesses,
   stalePids,
   idleKernel,
   otherUsers,

@@ -1,3 +1,4 @@
+import { maxOf } from '../../arrays.js';
 import { formatBytes, formatDuration, formatPercent } from '../../units.js';
 import { THRESHOLDS } from '../thresholds.js';
 import type { Finding, Rule } from '../types.js';
@@ -25,7 +26,7 @@ export const lowUtilization: Rule = {
         severity: 'warning',
         title: `GPU ${acc.gpuIndex} holds ${formatBytes(acc.usedBytes)} but averaged ${formatPercent(meanPct)} utilization`,
         evidence: {
-          summary: `${points.length} samples over ${formatDuration(ctx.windowMs)}: mean ${formatPercent(meanPct, 1)}, max ${formatPercent(Math.max(...points))}; jobs ${jobs.map((v) => `pid ${v.pid} ${formatBytes(v.usedBytes)}`).join(', ')}`,
+          summary: `${points.length} samples over ${formatDuration(ctx.windowMs)}: mean ${formatPercent(meanPct, 1)}, max ${formatPercent(maxOf(points))}; jobs ${jobs.map((v) => `pid ${v.pid} ${formatBytes(v.usedBytes)}`).join(', ')}`,
           pids: pidsOf(jobs),
           gpuIndexes: [acc.gpuIndex],
           bytes: held,

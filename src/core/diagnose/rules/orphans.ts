@@ -1,6 +1,5 @@
 import { formatBytes, formatDuration } from '../../units.js';
 import { isMultiprocessingChild, isPythonCommand, isReaperCommand, isShell, launcherName } from '../classify.js';
-import { THRESHOLDS } from '../thresholds.js';
 import type { Finding, ProcessView, Rule, RuleContext } from '../types.js';
 import { gpusOf, pidsOf, sumBytes } from './helpers.js';
 
@@ -24,43 +23,71 @@ export function orphanReason(v: ProcessView, ctx: RuleContext): string | null {
   return null;
 }
 
-/** Processes whose parent is gone, still holding GPU memory. */
+/**
+ * Whether a process ran during the window: on the GPU (per-process or idle-device utilization above 0) or on
+ * the CPU (its CPU time grew). "idle" needs both to be known and zero; anything unmeasured is "unknown".
+ */
+export function activityOf(v: ProcessView): 'active' | 'idle' | 'unknown' {
+  const cpu = v.cpuTicksInWindow ?? null;
+  if ((v.util !== null && v.util.maxPct > 0) || (cpu !== null && cpu > 0)) return 'active';
+  return v.util !== null && cpu === 0 ? 'idle' : 'unknown';
+}
+
+const stopped = (v: ProcessView): boolean => v.state === 'T' || v.state === 't';
+
+/**
+ * Processes whose launcher is gone and that did nothing during the window: what a user means by an orphan.
+ * A detached job that still computes (started with nohup or setsid) is only mentioned; one whose activity
+ * could not be measured is reported as such; stopped processes belong to the `stopped` rule. Suggested
+ * commands name exactly the pids of the finding.
+ */
 export const orphans: Rule = {
   id: 'orphans',
-  description: 'processes whose parent is gone (re-parented to init or a subreaper) still hold GPU memory',
+  description: 'processes whose launcher is gone and that did not run on the CPU or GPU during the window still hold GPU memory',
   check(ctx) {
-    const rows = ctx.processes.filter((v) => (v.usedBytes ?? 0) > 0 && v.role !== 'kernel' && orphanReason(v, ctx) !== null);
+    const rows = ctx.processes.filter((v) => (v.usedBytes ?? 0) > 0 && v.role !== 'kernel' && !stopped(v) && orphanReason(v, ctx) !== null);
     if (rows.length === 0) return [];
-    const busy = (v: ProcessView): boolean => v.util !== null && v.util.meanPct >= THRESHOLDS.activeUtilPct;
     const findings: Finding[] = [];
-    const idle = rows.filter((v) => !busy(v));
-    const active = rows.filter(busy);
-    for (const [group, severity] of [[idle, 'warning'], [active, 'info']] as const) {
+    const groups = { idle: rows.filter((v) => activityOf(v) === 'idle'), unknown: rows.filter((v) => activityOf(v) === 'unknown'), active: rows.filter((v) => activityOf(v) === 'active') };
+    for (const kind of ['idle', 'unknown', 'active'] as const) {
+      const group = groups[kind];
       if (group.length === 0) continue;
       const total = sumBytes(group);
+      const pids = pidsOf(group);
+      const s = group.length === 1 ? '' : 'es';
+      const title = {
+        idle: `${group.length} orphaned process${group.length === 1 ? ' holds' : 'es hold'} ${formatBytes(total)} (launcher gone, no CPU or GPU activity in ${formatDuration(ctx.windowMs)})`,
+        unknown: `${group.length} detached process${s} (launcher gone) hold${group.length === 1 ? 's' : ''} ${formatBytes(total)}; whether ${group.length === 1 ? 'it runs' : 'they run'} is not known from this window`,
+        active: `${group.length} detached process${s} (launcher gone) still computing with ${formatBytes(total)}`,
+      }[kind];
+      const fix = {
+        idle: `these are leftovers of a run that ended; ending them returns ${formatBytes(total)}`,
+        unknown: `look over a longer window (gpumem doctor --window 10): a leftover shows no CPU or GPU activity; if ${group.length === 1 ? 'it is one' : 'they are leftovers'}, \`gpumem kill ${pids.join(' ')}\` returns ${formatBytes(total)}`,
+        active: `a job started with nohup or setsid keeps running when its shell goes: nothing to do unless you meant to stop it (then \`gpumem kill ${pids.join(' ')}\`)`,
+      }[kind];
       findings.push({
         id: this.id,
-        severity,
-        title:
-          severity === 'warning'
-            ? `${group.length} orphaned process${group.length === 1 ? ' holds' : 'es hold'} ${formatBytes(total)}`
-            : `${group.length} detached process${group.length === 1 ? '' : 'es'} (parent gone) still computing with ${formatBytes(total)}`,
+        severity: kind === 'idle' ? 'warning' : 'info',
+        title,
         evidence: {
           summary: group
-            .map((v) => `pid ${v.pid} ${formatBytes(v.usedBytes)} on GPU ${v.gpuIndex ?? '?'}: ${orphanReason(v, ctx)}${v.ageMs !== null ? `, age ${formatDuration(v.ageMs)}` : ''}`)
+            .map((v) => `pid ${v.pid} ${formatBytes(v.usedBytes)} on GPU ${v.gpuIndex ?? '?'}: ${orphanReason(v, ctx)}${v.ageMs !== null ? `, age ${formatDuration(v.ageMs)}` : ''}${activityText(v)}`)
             .join('; '),
-          pids: pidsOf(group),
+          pids,
           gpuIndexes: gpusOf(group),
           bytes: total,
-          details: { parents: group.map((v) => v.ppid ?? -1) },
+          details: { parents: group.map((v) => v.ppid ?? -1), activity: kind },
         },
-        fix:
-          severity === 'warning'
-            ? `these are leftovers of a run that ended; ending them returns ${formatBytes(total)}`
-            : `if this is a run started with nohup/setsid, nothing to do; if its launcher died, end it to return ${formatBytes(total)}`,
-        command: `gpumem kill --orphans`,
+        fix,
+        ...(kind === 'idle' ? { command: `gpumem kill ${pids.join(' ')}` } : {}),
       });
     }
     return findings;
   },
 };
+
+function activityText(v: ProcessView): string {
+  const gpu = v.util === null ? 'GPU use unknown' : v.util.maxPct > 0 ? `GPU up to ${v.util.maxPct}%` : 'GPU idle';
+  const cpu = v.cpuTicksInWindow === null || v.cpuTicksInWindow === undefined ? 'CPU use unknown' : v.cpuTicksInWindow > 0 ? `${v.cpuTicksInWindow} CPU ticks` : 'CPU idle';
+  return `, ${gpu}, ${cpu}`;
+}

@@ -1,3 +1,4 @@
+import { maxOf, minOf } from '../../arrays.js';
 import { formatBytes } from '../../units.js';
 import type { Finding, ProcessView, Rule } from '../types.js';
 import { gpusOf, pidsOf, sumBytes } from './helpers.js';
@@ -26,7 +27,7 @@ export const workerCuda: Rule = {
           pids,
           gpuIndexes: gpusOf(rows),
           bytes: total,
-          details: { parentPid: parent, workers: pids.length, minBytes: Math.min(...each), maxBytes: Math.max(...each) },
+          details: { parentPid: parent, workers: pids.length, minBytes: minOf(each), maxBytes: maxOf(each) },
         },
         fix:
           `keep CUDA out of the workers: no .cuda()/.to("cuda")/torch.cuda calls in Dataset.__getitem__, collate_fn or worker_init_fn; ` +

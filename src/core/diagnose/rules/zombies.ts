@@ -31,7 +31,6 @@ export const zombies: Rule = {
       fix:
         `a zombie cannot be killed; its parent must reap it. End or restart ${parentText || 'the parent'} ` +
         `(the zombies are then reaped by init and the driver frees ${formatBytes(total)}); if a zombie's threads still run CUDA work, end the whole group`,
-      command: 'gpumem kill --zombie-holders',
     };
     return [finding];
   },

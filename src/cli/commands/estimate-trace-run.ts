@@ -1,0 +1,85 @@
+/** Runs `gpumem estimate -- CMD` / `--entry`: traces (once, or per probed batch) and prints the report. */
+import { GpumemError } from '../../core/index.js';
+import { parseAllocatorConf } from '../../core/allocator/index.js';
+import { parseStepTrace, searchMaxBatch, type StepTrace } from '../../core/estimate/index.js';
+import { runTracedProgram, substitute } from '../../supervise/index.js';
+import type { CommandContext } from '../context.js';
+import type { EstimateOptions } from '../options/estimate.js';
+import { renderStages, traceStages } from './estimate-trace-stages.js';
+import { allocatorModel, buildTracedReport, printable, renderTraced, type TracedInputs, type TracedReport } from './estimate-traced.js';
+
+// Each probe is a full trace (tens of seconds for a large model); seven settle the usual curves.
+const MAX_PROBES = 7;
+
+function tracedHint(trace: StepTrace): string {
+  if (/^ModuleNotFoundError|^ImportError/.test(trace.error ?? '')) {
+    return 'install the missing package into the Python environment that runs the script (or run gpumem with that environment\'s python)';
+  }
+  if (trace.stepsDone > 0) return `traced ${trace.stepsDone} step(s); lower --steps or check the script`;
+  return 'the tracer needs one full training step (forward, backward, optimizer.step()) run by this command';
+}
+
+/** Runs the trace for the CLI and prints it; returns whether it fits the budget (true without one). */
+export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o: EstimateOptions, inputs: TracedInputs): Promise<boolean> {
+  const entry = o.entry ?? null;
+  const command = entry !== null ? [`--entry ${entry}`] : ctx.args.rest;
+  if (entry !== null && ctx.args.rest.length > 0) {
+    throw new GpumemError('USAGE', 'give either --entry or a command after --, not both', { hint: 'gpumem estimate -- python train.py' });
+  }
+  if (entry !== null && !/^[A-Za-z_][\w.]*:[A-Za-z_]\w*$/.test(entry)) {
+    throw new GpumemError('BAD_OPTION_VALUE', `--entry: "${entry}" is not module:function`, { hint: 'e.g. --entry mypkg.train:make_step' });
+  }
+  // --steps and --trace-timeout are range-checked by the parser (options/estimate.ts).
+  const steps = o.steps;
+  const timeoutS = o.traceTimeout;
+  const conf = o.allocConf ?? (ctx.env.PYTORCH_CUDA_ALLOC_CONF || ctx.env.PYTORCH_ALLOC_CONF || null);
+  // A bad setting is reported before the (slow) trace, not after it.
+  if (conf) parseAllocatorConf(conf);
+  const traceOnce = async (argv: string[] | null): Promise<TracedReport> => {
+    const run = await runTracedProgram({
+      command: argv,
+      entry,
+      python: o.python,
+      steps,
+      timeoutMs: timeoutS * 1000,
+      env: ctx.env,
+      cwd: ctx.cwd,
+      gpuName: inputs.gpuName,
+      gpuBytes: inputs.budget?.capacityBytes ?? 80 * 1024 ** 3,
+    });
+    const trace = parseStepTrace(run.traceText);
+    if (trace.error !== null) {
+      throw new GpumemError('CHILD_FAILED', `tracing ${printable((argv ?? command).join(' '))} stopped: ${printable(trace.error)}`, {
+        hint: tracedHint(trace),
+      });
+    }
+    return buildTracedReport(trace, argv ?? command, inputs, allocatorModel(conf, trace.torchVersion), conf);
+  };
+  const usesBatch = entry === null && ctx.args.rest.some((a) => a.includes('{batch}'));
+  const withBatch = (batch: number): string[] => substitute(ctx.args.rest, { batch, accum: 1 });
+  if (entry === null && ctx.args.rest.some((a) => a.includes('{stage}'))) {
+    const names = (o.stages ?? '').split(/[\s,]+/).filter((n) => n !== '');
+    if (names.length === 0) throw new GpumemError('USAGE', 'the command has {stage} but --stages names none', { hint: 'e.g. --stages "frozen full"' });
+    const budgetBytes = inputs.budget ? Math.floor(inputs.budget.capacityBytes * (1 - inputs.budget.margin)) : null;
+    const staged = await traceStages(names, o.batch, budgetBytes, usesBatch, (stage, batch) => traceOnce(withBatch(batch).map((a) => a.replaceAll('{stage}', stage))), MAX_PROBES);
+    if (o.json) ctx.stdout.write(`${JSON.stringify(staged, null, 2)}\n`);
+    else ctx.stdout.write(renderStages(staged, ctx.color));
+    return staged.stages.every((st) => st.fits !== false);
+  }
+  let report: TracedReport;
+  if (usesBatch && inputs.budget) {
+    const byBatch = new Map<number, TracedReport>();
+    const budgetBytes = Math.floor(inputs.budget.capacityBytes * (1 - inputs.budget.margin));
+    const search = await searchMaxBatch(async (batch) => {
+      const r = await traceOnce(withBatch(batch));
+      byBatch.set(batch, r);
+      return r.nvidiaSmiBytes;
+    }, budgetBytes, MAX_PROBES);
+    report = { ...byBatch.get(Math.max(search.maxBatch, 1))!, batchSearch: search };
+  } else {
+    report = await traceOnce(entry === null ? (usesBatch ? withBatch(o.batch) : ctx.args.rest) : null);
+  }
+  if (o.json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else ctx.stdout.write(renderTraced(report, ctx.color));
+  return report.fit === null || report.fit.fits || (report.batchSearch?.maxBatch ?? 0) > 0;
+}

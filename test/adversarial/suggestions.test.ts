@@ -1,0 +1,69 @@
+/**
+ * What doctor tells a tired engineer to type, checked against real processes on the fake driver: an idle
+ * leftover whose launcher is gone, a detached job that computes (as `nohup` leaves it), and a stopped job.
+ * A suggested command must select exactly the processes its finding names, and never the computing job.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { fakeH100, fakeNvmlEnv, writeScenario } from '../fake-nvml/scenario.js';
+import { expectNoHang, expectNoStackTrace, gpumem, tempDir } from './harness.js';
+
+const tmp = tempDir('gpumem-adv-suggest-');
+const pids: number[] = [];
+afterAll(() => {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+  tmp.remove();
+});
+
+/** Starts `script` in a shell that exits at once, so the process is re-parented to init, as after a crash or nohup. */
+function detached(script: string): number {
+  const r = spawnSync('/bin/sh', ['-c', `${script} >/dev/null 2>&1 & echo $!`], { encoding: 'utf8' });
+  const pid = Number(r.stdout.trim());
+  pids.push(pid);
+  return pid;
+}
+
+const ppidOf = (pid: number): number => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]);
+
+interface Finding { id: string; severity: string; command?: string; fix: string; evidence: { pids: number[] } }
+
+describe('doctor suggestions name exactly the processes of their finding', () => {
+  it('idle leftover: `gpumem kill PID`; computing nohup job: no command; stopped job: reported as stopped', async () => {
+    const idle = detached('exec sleep 61');
+    const busy = detached(`exec ${process.execPath} -e "for (;;) {}"`);
+    const stopped = detached('exec sleep 60');
+    process.kill(stopped, 'SIGSTOP');
+    await new Promise((r) => setTimeout(r, 300));
+    for (const pid of [idle, busy, stopped]) expect(ppidOf(pid)).not.toBe(process.pid);
+    const scenario = join(tmp.dir, 'scenario.txt');
+    writeScenario(scenario, {
+      driverVersion: '590.44.01', cudaVersion: 13010,
+      devices: [fakeH100(0, { processes: [idle, busy, stopped].map((pid) => ({ pid, usedBytes: 3 * 1024 ** 3, smUtilPct: 0 })) })],
+    });
+    const r = await gpumem(['doctor', '--json', '--window', '1.5'], { env: fakeNvmlEnv('590', scenario), timeoutMs: 20_000 });
+    expectNoHang(r, 'doctor');
+    expectNoStackTrace(r, 'doctor');
+    const findings = (JSON.parse(r.stdout) as { findings: Finding[] }).findings;
+    const commands = findings.map((f) => f.command).filter((c): c is string => c !== undefined);
+    // Every suggested command names pids, never a filter that could match more.
+    for (const c of commands) expect(c).toMatch(/^gpumem kill \d+( \d+)*$/);
+    for (const f of findings) if (f.command) for (const pid of f.command.split(' ').slice(2)) expect(f.evidence.pids).toContain(Number(pid));
+    expect(commands.some((c) => c.split(' ').includes(String(busy)))).toBe(false);
+    const orphan = findings.find((f) => f.id === 'orphans' && f.severity === 'warning');
+    expect(orphan?.command).toBe(`gpumem kill ${idle}`);
+    const detachedJob = findings.find((f) => f.id === 'orphans' && f.evidence.pids.includes(busy));
+    expect(detachedJob?.severity).toBe('info');
+    const stop = findings.find((f) => f.id === 'stopped');
+    expect(stop?.evidence.pids).toEqual([stopped]);
+    expect(stop?.fix).toContain(`kill -CONT ${stopped}`);
+    expect(stop?.command).toBe(`gpumem kill ${stopped}`);
+  }, 30_000);
+});

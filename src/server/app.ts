@@ -11,6 +11,7 @@ import { MetricsExporter, wantsOpenMetrics } from './metrics/exporter.js';
 import { killProcess, type KillSettings } from './routes/actions.js';
 import { liveRow } from './live-row.js';
 import { handleApiRead } from './routes/api.js';
+import { handleRunPages } from './routes/run-pages.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, handleRunSnapshots, handleSnapshotUpload } from './routes/snapshots.js';
 import { loadAssets, serveAsset } from './routes/assets.js';
 import type { ServerState } from './state.js';
@@ -88,7 +89,7 @@ export function createApp(options: AppOptions): App {
       return;
     }
     if (url.pathname.startsWith('/api/')) {
-      if (!handleRunSnapshots(res, url, state) && !handleApiRead(req, res, url, state, facts)) sendError(res, 404, 'NOT_FOUND', 'no such API path');
+      if (!handleRunSnapshots(res, url, state) && !handleRunPages(res, url, state) && !handleApiRead(req, res, url, state, facts)) sendError(res, 404, 'NOT_FOUND', 'no such API path');
       return;
     }
     if (!serveAsset(res, url.pathname, assets)) sendError(res, 404, 'NOT_FOUND', 'no such page');

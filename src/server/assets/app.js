@@ -172,6 +172,16 @@ async function showRun(id) {
   } else target.append(el('p', 'no timeline recorded', 'muted'));
   const ooms = document.getElementById('run-ooms');
   ooms.replaceChildren(...doc.attempts.flatMap((a) => a.ooms.map((o) => el('li', `attempt ${a.attempt}, line ${o.line}: ${o.text}`))));
+  const split = await (await fetch(`/api/v1/page/runs/${id}/split`)).json();
+  const splitItems = split.splits.map((x) => el('li', `attempt ${x.attempt}, ${x.gpu}: ${x.text}`));
+  // The history keeps the split at each GPU's peak only; say so rather than draw a series that is not there.
+  splitItems.push(el('li', split.splits.length === 0
+    ? 'no PyTorch numbers: the run was not supervised with the companion'
+    : 'the history keeps the split at the peak only, not per sample', 'muted'));
+  document.getElementById('run-split').replaceChildren(...splitItems);
+  const cmpA = document.getElementById('cmp-a');
+  const cmpB = document.getElementById('cmp-b');
+  if (cmpA.value !== String(id)) { cmpB.value = cmpA.value; cmpA.value = String(id); }
   const snaps = await (await fetch(`/api/v1/runs/${id}/snapshots`)).json();
   document.getElementById('run-snapshots').replaceChildren(...(snaps.snapshots ?? []).map((s) => {
     const li = el('li', `memory snapshot ${s.name} `);
@@ -188,6 +198,23 @@ async function showRun(id) {
     return li;
   }));
 }
+
+async function compareRuns() {
+  const a = document.getElementById('cmp-a').value.trim();
+  const b = document.getElementById('cmp-b').value.trim();
+  const status = document.getElementById('compare-status');
+  const tbody = document.querySelector('#compare tbody');
+  const res = await fetch(`/api/v1/page/compare?${new URLSearchParams({ a, b })}`);
+  const doc = await res.json();
+  if (!res.ok) { status.textContent = `error: ${doc.error.message}`; tbody.replaceChildren(); return; }
+  status.textContent = '';
+  tbody.replaceChildren(row([el('th', ''), el('th', `run ${doc.a}`), el('th', `run ${doc.b}`)]), ...doc.rows.map((r) => row(r)));
+}
+
+document.getElementById('compare-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  void compareRuns();
+});
 
 // Snapshot analysis: a run's snapshot (GET) or a chosen file (POST), with what-if allocator settings.
 let snapshotRunPath = null;

@@ -3,8 +3,9 @@
  * device's allocator simulation (`--simulate`, `--what-if`). The CLI's --json and the server's
  * /api/v1/…/snapshots answers are this same document.
  */
-import { simulateSnapshot, type DeviceSimulation } from '../core/allocator/index.js';
-import { buildReport, type MemorySnapshot, type SnapshotReport } from '../core/snapshot/index.js';
+import { simulateSnapshot, type DeviceSimulation } from '../core/allocator/simulate-snapshot.js';
+import type { MemorySnapshot } from '../core/snapshot/model-types.js';
+import { buildReport, type SnapshotReport } from '../core/snapshot/report.js';
 
 export interface SnapshotAnalysisOptions {
   top: number;

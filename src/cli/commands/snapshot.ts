@@ -4,14 +4,14 @@
  */
 import { writeFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { GpumemError } from '../../core/index.js';
-import { diffSnapshots } from '../../core/snapshot/index.js';
-import { analyseSnapshot, snapshotAnalysisJson, toJsonText } from '../../orchestrate/index.js';
+import { GpumemError } from '../../core/errors.js';
+import { diffSnapshots } from '../../core/snapshot/report.js';
+import { analyseSnapshot, snapshotAnalysisJson, toJsonText } from '../../orchestrate/snapshot-analysis.js';
 import type { CommandHandler } from '../context.js';
 import type { SnapshotOptions } from '../options/files.js';
 import { renderSnapshotHtml } from '../render/snapshot-html.js';
 import { renderDiffText, renderSnapshotText } from '../render/snapshot-text.js';
-import { readSnapshotFile } from '../../sources/index.js';
+import { readSnapshotFile } from '../../sources/snapshot-file.js';
 import { renderSimulationText } from '../render/snapshot-simulation.js';
 
 function toJson(value: unknown): string {

@@ -11,7 +11,7 @@ import { companionReport } from '../../src/core/companion/index.js';
 import { formatBytes } from '../../src/core/index.js';
 import { buildReport } from '../../src/core/snapshot/index.js';
 import { answerSnapshotFile } from '../../src/cli/commands/snapshot-answer.js';
-import { readSnapshotFile } from '../../src/cli/commands/snapshot-read.js';
+import { readSnapshotFile } from '../../src/sources/snapshot-file.js';
 import { renderPytorch } from '../../src/cli/render/run-pytorch.js';
 import { fixedSegmentOomSnapshot, MiB } from '../core/allocator/fixed-segment-oom.js';
 

@@ -4,9 +4,10 @@
  * few seconds) and never failing: a snapshot that cannot be read or replayed gets an answer saying why.
  */
 import { statSync } from 'node:fs';
-import { answerOomSnapshot, unansweredSnapshot, type SnapshotOomAnswer } from '../../core/allocator/index.js';
-import { formatBytes, isGpumemError } from '../../core/index.js';
-import { readSnapshotFile } from './snapshot-read.js';
+import { answerOomSnapshot, unansweredSnapshot, type SnapshotOomAnswer } from '../../core/allocator/oom-answer.js';
+import { formatBytes } from '../../core/units.js';
+import { isGpumemError } from '../../core/errors.js';
+import { readSnapshotFile } from '../../sources/snapshot-file.js';
 
 /** Larger snapshots are left to `gpumem snapshot FILE --what-if` (reading 256 MiB takes a few seconds here). */
 export const MAX_ANSWER_BYTES = 256 * 1024 * 1024;

@@ -4,7 +4,7 @@
  * folder next to the history database.
  */
 import { dirname, join } from 'node:path';
-import { GpumemError } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
 import { createRunFolder, defaultDbPath, liveCompanionPath, runFolderPath } from '../../store/index.js';
 import { companionPlugin, type CompanionPlugin } from '../../supervise/index.js';
 import type { CommandContext } from '../context.js';

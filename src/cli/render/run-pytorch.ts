@@ -3,10 +3,11 @@
  * total = allocated + reserved-unallocated + non-PyTorch + tree processes without PyTorch statistics), the
  * allocator's own peaks, retries and OOMs; the allocator's numbers at each OOM; snapshots written.
  */
-import type { AllocatorAtOom } from '../../core/companion/index.js';
-import { formatBytes, printable } from '../../core/index.js';
-import type { CompanionReport } from '../../core/companion/index.js';
-import type { AttemptReport, OomFinding } from '../../core/run/index.js';
+import type { AllocatorAtOom } from '../../core/companion/oom-event.js';
+import { formatBytes } from '../../core/units.js';
+import { printable } from '../../core/text.js';
+import type { CompanionReport } from '../../core/companion/report.js';
+import type { AttemptReport, OomFinding } from '../../core/run/report.js';
 import { table, type Color } from './style.js';
 
 type Paint = (color: Color, text: string) => string;
@@ -32,11 +33,22 @@ function describeAllocator(at: AllocatorAtOom): string {
     `retries ${at.numAllocRetries ?? 'n/a'}`;
 }
 
+/** "no CUDA device in pid …: cause", once per distinct cause, so a run with many workers says it once. */
+function noCudaLines(report: CompanionReport | null, paint: Paint): string[] {
+  const byCause = new Map<string, number[]>();
+  for (const p of report?.processes ?? []) {
+    if (typeof p.noCuda === 'string') byCause.set(p.noCuda, [...(byCause.get(p.noCuda) ?? []), p.pid]);
+  }
+  return [...byCause].map(([cause, pids]) =>
+    paint('red', `  no CUDA device in pid ${pids.join(', ')}: ${printable(cause)} — the program ran without the GPU`));
+}
+
 /** Lines for the last attempt's PyTorch split, unprinted OOMs and snapshots; empty without companion data. */
 export function renderPytorch(attempts: readonly PytorchAttempt[], paint: Paint): string[] {
   const out: string[] = [];
   const last = attempts[attempts.length - 1];
   const report = last ? companionOf(last) : null;
+  out.push(...noCudaLines(report, paint));
   if (report && report.gpus.length > 0) {
     out.push(`  PyTorch (companion${attempts.length > 1 ? `, attempt ${last?.attempt}` : ''}), split at the tree's peak on each GPU:`);
     const rows = report.gpus.map((g) => [

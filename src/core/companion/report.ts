@@ -34,6 +34,8 @@ export interface CompanionReport {
     oomsNotKept: number;
     companionErrors: Record<string, string>;
     droppedMessages: number;
+    /** Why the process could not use CUDA, with the likely cause; absent or null when it could. */
+    noCuda?: string | null;
   }>;
   /** The split at the last monitor tick that had both NVML and companion numbers. */
   lastSplit: { processes: MemorySplit[]; gpus: GpuSplit[] } | null;
@@ -77,6 +79,7 @@ export function companionReport(
       oomsNotKept: p.oomsNotKept,
       companionErrors: Object.fromEntries(p.errors),
       droppedMessages: p.droppedMessages,
+      noCuda: p.noCuda,
     })),
     lastSplit,
     gpus,

@@ -5,7 +5,8 @@
  * others, a symlink) is said once through `warn` and retried on the next tick: diagnose then says the split
  * is unknown, and the run itself is never disturbed.
  */
-import { buildLiveCompanionDoc, type CompanionState } from '../../core/companion/index.js';
+import { buildLiveCompanionDoc } from '../../core/companion/live.js';
+import type { CompanionState } from '../../core/companion/state.js';
 import { readStartTicks } from '../../sources/index.js';
 import { removeLiveCompanion, writeLiveCompanion } from '../../store/index.js';
 

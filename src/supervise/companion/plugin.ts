@@ -5,23 +5,15 @@
  * `gpumem diagnose`; after the attempt it closes the channel, joins its OOM captures to the OOMs found in
  * the output and returns a report for the run's JSON and history.
  */
-import {
-  foldPytorchSample,
-  finishPytorchSummary,
-  splitByGpu,
-  splitProcesses,
-  type AllocatorAtOom,
-  type CompanionMessage,
-  type CompanionState,
-  type GpuSplit,
-  type MemorySplit,
-  type OomMessage,
-  type PytorchGpuSummary,
-} from '../../core/companion/index.js';
-import { allocatorAtOom, companionReport, type CompanionReport } from '../../core/companion/index.js';
-import type { GpuProcess } from '../../core/index.js';
+import { foldPytorchSample, finishPytorchSummary, type PytorchGpuSummary } from '../../core/companion/summary.js';
+import { splitByGpu, splitProcesses, type GpuSplit, type MemorySplit } from '../../core/companion/split.js';
+import type { CompanionMessage, OomMessage } from '../../core/companion/messages.js';
+import type { CompanionState } from '../../core/companion/state.js';
+import { allocatorAtOom, type AllocatorAtOom } from '../../core/companion/oom-event.js';
+import { companionReport, type CompanionReport } from '../../core/companion/report.js';
+import type { GpuProcess } from '../../core/types.js';
 import type { RunPlugin } from '../options.js';
-import { helloLine, oomLine, retriesLine, splitLine } from './live-lines.js';
+import { helloLine, noCudaLine, oomLine, retriesLine, splitLine } from './live-lines.js';
 import { createLivePublisher, type LivePublisher } from './live-publish.js';
 import { linkCompanionOoms } from './oom-link.js';
 import { CompanionServer, type CompanionServerOptions } from './server.js';
@@ -63,6 +55,7 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
     channel.onMessage?.(m, s);
     if (!log) return;
     if (m.type === 'hello') log(helloLine(m));
+    else if (m.type === 'cuda') log(noCudaLine(m.pid, m.problem));
     else if (m.type === 'error') log(`companion: pid ${m.pid}: ${m.what} failed (${m.message}); the program runs on without it`);
     else if (m.type === 'oom') {
       const uuid = s.get(m.pid)?.devices.get(m.device)?.gpuUuid ?? null;

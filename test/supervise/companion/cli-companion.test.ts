@@ -10,8 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/claims.js';
 import { startPump } from '../helpers/pump.js';
 import { MiB } from '../../../src/core/units.js';
+import { BIN } from '../../helpers/cli.js';
 
-const BIN = resolve(__dirname, '../../../dist/cli/bin.js');
 const PY = resolve(__dirname, '../../python');
 const SCRIPT = join(PY, 'scripts', 'supervised_train.py');
 const UUID0 = 'GPU-00000000-0000-4000-8000-000000000000';

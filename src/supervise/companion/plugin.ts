@@ -104,7 +104,7 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
         return {};
       }
       state = server.state;
-      publisher = livePath ? createLivePublisher(livePath, state, now) : null;
+      publisher = livePath ? createLivePublisher(livePath, state, now, log) : null;
       return server.env(ctx.env);
     },
     onTick(tick) {

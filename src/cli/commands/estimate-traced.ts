@@ -12,6 +12,7 @@ import {
   type Budget,
   type ReplayResult,
   type StepTrace,
+  type TracedFix,
 } from '../../core/estimate/index.js';
 import { AllocatorSim, parseAllocatorConf } from '../../core/allocator/index.js';
 import { painter } from '../render/style.js';
@@ -64,6 +65,8 @@ export interface TracedReport {
   fit: null | { gpu: string; capacityBytes: number; margin: number; budgetBytes: number; fits: boolean };
   /** With `{batch}` in the command and --gpu: the traced probes and the largest batch that fits. */
   batchSearch: null | BatchSearchResult;
+  /** When it does not fit: each fix replayed or derived from the trace, best first. */
+  fixes: null | TracedFix[];
   notes: string[];
 }
 
@@ -99,6 +102,7 @@ export function buildTracedReport(trace: StepTrace, command: string[], inputs: T
       ? { gpu: inputs.budget.gpu, capacityBytes: inputs.budget.capacityBytes, margin: inputs.budget.margin, budgetBytes, fits: device <= budgetBytes }
       : null,
     batchSearch: null,
+    fixes: null,
     notes: trace.notes,
   };
 }
@@ -131,7 +135,18 @@ export function renderTraced(r: TracedReport, color: boolean): string {
     out.push(`${paint('bold', 'largest batch')} ${b.maxBatch}${b.exact ? '' : ' at least'} (traced: ${probes}${b.bytesPerSample ? `; ${formatBytes(b.bytesPerSample)} per sample` : ''})`);
     if (b.maxBatch > 0) out.push('  the breakdown above is at that batch');
   }
+  if (r.fixes) out.push(...renderFixes(r.fixes, color));
   for (const n of r.notes) out.push(`note: ${printable(n)}`);
   return `${out.join('\n')}\n`;
 }
 
+/** The ranked fixes of a step that does not fit, one line each, best first. */
+export function renderFixes(fixes: readonly TracedFix[], color: boolean, scope = ''): string[] {
+  const paint = painter(color);
+  const out = [`${paint('bold', 'fixes')}${scope}, best first (derived = the traced allocations rewritten as the fix would change them, not re-traced):`];
+  for (const f of fixes) {
+    const verdict = f.fits ? paint('green', 'fits    ') : paint('red', 'too big ');
+    out.push(`  ${verdict}${formatBytes(f.deviceBytes).padStart(11)}  ${f.what}${f.basis === 'derived' ? ' (derived)' : ''}`);
+  }
+  return out;
+}

@@ -16,3 +16,4 @@ export * from './report.js';
 export * from './trace.js';
 export * from './replay.js';
 export * from './trace-batch.js';
+export * from './trace-fixes.js';

@@ -121,6 +121,7 @@ export const run: CommandHandler<EstimateOptions> = async (ctx) => {
     effectiveBatch: o.effectiveBatch ?? null,
     stages: stagesText === undefined ? null : parseStages(stagesText),
     unfreezeGroups: o.unfreeze ?? null,
+    contextGiven: o.context !== undefined,
   });
   if (o.json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else ctx.stdout.write(renderEstimate(report, ctx.color));

@@ -17,3 +17,4 @@ export * from './trace.js';
 export * from './replay.js';
 export * from './trace-batch.js';
 export * from './trace-fixes.js';
+export * from './assumptions.js';

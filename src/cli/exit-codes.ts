@@ -2,7 +2,7 @@
  * The only place gpumem decides its exit status. Handlers return an Outcome; errors carry a code; this
  * module turns either into a number. Documented in --help and docs/cli.md from EXIT_CODE_DOCS.
  */
-import { isGpumemError } from '../core/index.js';
+import { isGpumemError } from '../core/errors.js';
 
 export const EXIT = {
   OK: 0,

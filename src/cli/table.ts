@@ -6,7 +6,7 @@
 import { optionList, type CommandSpec, type GlobalOptions, type OptionSpec } from './spec.js';
 import { ESTIMATE } from './options/estimate.js';
 import { EXPLAIN, PYTHON_PATH, SNAPSHOT } from './options/files.js';
-import { DIAGNOSE, DOCTOR, KILL, RECORD, STATUS } from './options/gpus.js';
+import { DIAGNOSE, DOCTOR, KILL, RECORD, STATUS, WATCH } from './options/gpus.js';
 import { GLOBAL_TABLE } from './options/shared.js';
 import { SERVE } from './options/serve.js';
 import { FIT, PIPELINE, RUN, RUNS } from './options/supervise.js';
@@ -15,7 +15,7 @@ import { FIT, PIPELINE, RUN, RUNS } from './options/supervise.js';
 export const GLOBAL_OPTIONS: readonly OptionSpec[] = optionList<GlobalOptions>(GLOBAL_TABLE);
 
 /** Every command, in the order of `gpumem --help`. */
-export const COMMANDS: readonly CommandSpec[] = [DOCTOR, DIAGNOSE, STATUS, RECORD, RUN, PIPELINE, KILL, RUNS, SERVE, EXPLAIN, SNAPSHOT, ESTIMATE, PYTHON_PATH, FIT];
+export const COMMANDS: readonly CommandSpec[] = [DOCTOR, DIAGNOSE, STATUS, WATCH, RECORD, RUN, PIPELINE, KILL, RUNS, SERVE, EXPLAIN, SNAPSHOT, ESTIMATE, PYTHON_PATH, FIT];
 
 /** Looks a command up by name. */
 export function findCommand(name: string): CommandSpec | undefined {

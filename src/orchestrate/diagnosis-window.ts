@@ -4,9 +4,11 @@
  * asking, and whether this PID namespace is the host's.
  */
 import { userInfo } from 'node:os';
-import type { HostFacts, Sample } from '../core/index.js';
-import { diagnose, type DiagnoseInput, type DiagnoseReport, type Fallback, type PidNamespace } from '../core/diagnose/index.js';
-import { GpumemError, isGpumemError } from '../core/index.js';
+import type { HostFacts, Sample } from '../core/types.js';
+import { diagnose, type DiagnoseReport } from '../core/diagnose/engine.js';
+import type { DiagnoseInput, PidNamespace } from '../core/diagnose/types.js';
+import type { Fallback } from '../core/diagnose/report-json.js';
+import { GpumemError, isGpumemError } from '../core/errors.js';
 import { detectContainer, openSource, readHostFacts, readRecording, type OpenSourceOptions, type ProcOptions } from '../sources/index.js';
 import { readLiveCompanion } from '../store/index.js';
 

@@ -4,8 +4,9 @@
  * the fit planner in core/fit choose the next batch. Every batch reported was run.
  */
 import { Writable } from 'node:stream';
-import { GpumemError } from '../core/index.js';
-import { DEFAULT_FIT_OPTIONS, buildFitReport, planFit, type FitReport, type Measurement } from '../core/fit/index.js';
+import { GpumemError } from '../core/errors.js';
+import { DEFAULT_FIT_OPTIONS, planFit, type Measurement } from '../core/fit/planner.js';
+import { buildFitReport, type FitReport } from '../core/fit/report.js';
 import type { GpuSource } from '../sources/index.js';
 import { companionPlugin, superviseRun } from '../supervise/index.js';
 

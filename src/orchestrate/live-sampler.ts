@@ -24,9 +24,11 @@ export class LiveSampler {
   private timer: NodeJS.Timeout | null = null;
   private reading: Promise<void> | null = null;
   private stopped = true;
+  private intervalMs: number;
 
   constructor(private readonly source: GpuSource, private readonly options: LiveSamplerOptions) {
     if (!(options.intervalMs >= 1)) throw new RangeError(`sampling interval must be ≥ 1 ms, got ${options.intervalMs}`);
+    this.intervalMs = options.intervalMs;
     this.buffer = new RingBuffer<Sample>(options.capacity ?? Math.max(2, Math.ceil(600_000 / options.intervalMs)));
   }
 
@@ -55,6 +57,12 @@ export class LiveSampler {
     return this.buffer.toArray(last);
   }
 
+  /** Changes the time between samples from the next tick on (a replay's speed keys); the history is kept. */
+  setIntervalMs(intervalMs: number): void {
+    if (!(intervalMs >= 1)) throw new RangeError(`sampling interval must be ≥ 1 ms, got ${intervalMs}`);
+    this.intervalMs = intervalMs;
+  }
+
   subscribe(listener: SampleListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -71,7 +79,7 @@ export class LiveSampler {
   private async tick(): Promise<void> {
     await this.readOnce();
     if (this.stopped) return;
-    this.timer = setTimeout(() => void this.tick(), this.options.intervalMs);
+    this.timer = setTimeout(() => void this.tick(), this.intervalMs);
     // A sampler alone must not keep the process alive: its owner (a server, a TUI) does that.
     this.timer.unref();
   }

@@ -1,5 +1,5 @@
 /** The compact per-sample numbers the page's charts plot: a few dozen bytes per GPU, kept for many samples. */
-import type { Sample } from '../core/index.js';
+import type { Sample } from '../core/types.js';
 
 export interface LiveRow {
   timeMs: number;

@@ -3,8 +3,8 @@
  * findings of the last diagnosis and the run history's summary. Every view (/metrics, the JSON API, the
  * page) renders from one of these, so they agree with each other.
  */
-import type { Sample } from '../core/index.js';
-import type { Finding } from '../core/diagnose/index.js';
+import type { Sample } from '../core/types.js';
+import type { Finding } from '../core/diagnose/types.js';
 import type { LiveCompanionEntry, RunRow } from '../store/index.js';
 
 export interface RunSummary {

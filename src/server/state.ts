@@ -5,8 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import { hostname as osHostname, userInfo } from 'node:os';
-import { diagnose, type DiagnoseReport } from '../core/diagnose/index.js';
-import type { Sample } from '../core/index.js';
+import { diagnose, type DiagnoseReport } from '../core/diagnose/engine.js';
+import type { Sample } from '../core/types.js';
 import { detectPidNamespace, readAncestors, RingBuffer, type LiveSampler } from '../orchestrate/index.js';
 import { liveRow, type LiveRow } from './live-row.js';
 import type { ProcOptions } from '../sources/index.js';

@@ -2,8 +2,9 @@
  * The page's view of a snapshot: the same numbers as the JSON API with every size and duration already
  * formatted by core/units, so the page only places text (always as text, never as markup).
  */
-import { formatBytes, formatDuration, formatPercent, type GpuProcess, type Sample } from '../core/index.js';
-import type { Finding } from '../core/diagnose/index.js';
+import { formatBytes, formatDuration, formatPercent } from '../core/units.js';
+import type { GpuProcess, Sample } from '../core/types.js';
+import type { Finding } from '../core/diagnose/types.js';
 import type { RunRow } from '../store/index.js';
 
 /** The full command line as argv joined by spaces, else the driver's process name. */

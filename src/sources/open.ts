@@ -2,7 +2,7 @@
  * Source selection: the one way commands get a GpuSource. `auto` tries NVML, then nvidia-smi; a recording
  * given with --replay wins over both. Live samples get host facts from /proc; recorded ones keep theirs.
  */
-import { GpumemError, isGpumemError } from '../core/index.js';
+import { GpumemError, isGpumemError } from '../core/errors.js';
 import { createHostEnricher, type ProcOptions } from './procfs/index.js';
 import { openReplaySource } from './replay/index.js';
 import { openSmiSource, resolveSmiPath } from './smi/index.js';

@@ -1,4 +1,4 @@
-import type { Sample } from '../core/index.js';
+import type { Sample } from '../core/types.js';
 
 /**
  * Anything that can produce samples of GPU state: NVML, nvidia-smi, a recording. One contract suite

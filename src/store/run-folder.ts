@@ -5,7 +5,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { GpumemError } from '../core/index.js';
+import { GpumemError } from '../core/errors.js';
 
 /** The folder for a run: `runs/<runId>` beside the database, else `runs/<UTC start>-<pid>`. */
 export function runFolderPath(dbPath: string, run: { runId: number | null; startedAtMs: number; pid: number }): string {

@@ -6,7 +6,7 @@
  * and a reader that goes away (`| head`) only stops the forwarding: the child runs on, supervised.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { GpumemError } from '../core/index.js';
+import { GpumemError } from '../core/errors.js';
 import { forwarder } from './forward.js';
 import type { ChildExit } from './report.js';
 

@@ -4,7 +4,7 @@
  * memory; finally memory that no process accounts for and that was not there before the run is reported —
  * the driver still holding it, or a process we cannot see.
  */
-import type { Device, Sample } from '../core/index.js';
+import type { Device, Sample } from '../core/types.js';
 import type { Monitor } from './monitor.js';
 import { readCmdline } from '../sources/index.js';
 import type { ProcessTree } from './proc-tree.js';

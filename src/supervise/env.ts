@@ -2,8 +2,8 @@
  * The environment of a supervised child and the decisions behind it. Every variable gpumem sets, keeps or
  * leaves alone is recorded as one decision and printed once, so a user can see why their job saw what it saw.
  */
-import type { Device } from '../core/index.js';
-import type { EnvDecision } from '../core/run/index.js';
+import type { Device } from '../core/types.js';
+import type { EnvDecision } from '../core/run/report.js';
 
 export type { EnvDecision };
 

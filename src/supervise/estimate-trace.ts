@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GpumemError } from '../core/index.js';
+import { GpumemError } from '../core/errors.js';
 import { companionPythonDir, companionSiteDir, prependPythonPath } from './companion/python-path.js';
 
 export interface TraceRunOptions {

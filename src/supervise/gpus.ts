@@ -3,7 +3,9 @@
  * the most free memory) and `auto:N` (the N freest). The result is pinned by UUID so that the index a
  * user typed stays the GPU nvidia-smi shows under that index whatever CUDA's own ordering would be.
  */
-import { GpumemError, formatBytes, type Device, type Sample } from '../core/index.js';
+import { GpumemError } from '../core/errors.js';
+import { formatBytes } from '../core/units.js';
+import type { Device, Sample } from '../core/types.js';
 
 export interface GpuChoice {
   /** The chosen devices, in the order the user gave them (auto: freest first). */

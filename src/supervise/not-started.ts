@@ -3,7 +3,7 @@
  * with status 127 (not found) or 126 (found but not runnable); plugins still get their after-attempt call
  * so that whatever they opened for the child (the companion's channel) is closed, and the report says why.
  */
-import type { GpumemError } from '../core/index.js';
+import type { GpumemError } from '../core/errors.js';
 import type { AttemptContext, RunPlugin } from './options.js';
 import type { AttemptReport } from './report.js';
 import type { BatchPlan } from './retry.js';

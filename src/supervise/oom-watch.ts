@@ -3,7 +3,9 @@
  * scanner (core/oom), so `gpumem run` recognises every family `gpumem explain` does and line numbers point
  * into the child's combined output. Events are explained (ranked causes) with the run's environment.
  */
-import { createOomScanner, explainOom, type OomEvent } from '../core/index.js';
+import { createOomScanner } from '../core/oom/scanner.js';
+import { explainOom } from '../core/oom/explain.js';
+import type { OomEvent } from '../core/oom/types.js';
 import type { OomFinding } from './report.js';
 
 export interface OomWatcher {

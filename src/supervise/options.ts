@@ -3,7 +3,7 @@
  * environment variables before each attempt's spawn, see every monitor tick, and attach its own data to
  * the attempt's report — without the supervisor knowing what it does.
  */
-import { GpumemError } from '../core/index.js';
+import { GpumemError } from '../core/errors.js';
 import type { GpuSource } from '../sources/index.js';
 import type { MonitorTick } from './monitor.js';
 import type { FreeRequirement } from './preflight.js';

@@ -2,7 +2,9 @@
  * Pre-flight: before spawning, look at the chosen GPUs — free memory and the processes already there — and
  * refuse early when `--require-free` cannot be met, rather than letting the job fail half an hour in.
  */
-import { GpumemError, formatBytes, formatPercent, type Device, type Sample } from '../core/index.js';
+import { GpumemError } from '../core/errors.js';
+import { formatBytes, formatPercent } from '../core/units.js';
+import type { Device, Sample } from '../core/types.js';
 import type { PreflightGpu } from './report.js';
 
 export type FreeRequirement = { bytes: number } | { pct: number };

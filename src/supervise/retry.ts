@@ -4,8 +4,8 @@
  * even; an odd batch rounds down and the report says the effective batch changed. Batch 1 cannot shrink
  * further, so retrying stops there.
  */
-import { GpumemError } from '../core/index.js';
-import type { BatchPlan } from '../core/run/index.js';
+import { GpumemError } from '../core/errors.js';
+import type { BatchPlan } from '../core/run/report.js';
 
 export type { BatchPlan };
 

@@ -3,7 +3,7 @@
  * forward signals, detect OOMs, verify cleanup, retry with a smaller batch — and return one RunReport.
  */
 import { randomBytes } from 'node:crypto';
-import { formatBytes } from '../core/index.js';
+import { formatBytes } from '../core/units.js';
 import { becomeChildSubreaper } from '../sources/index.js';
 import { runAttempt } from './attempt.js';
 import { formatDecision, planEnv, type EnvDecision } from './env.js';

@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectPidNamespace } from '../../src/orchestrate/index.js';
 import { fakeH100, fakeNvmlEnv, writeScenario } from '../fake-nvml/scenario.js';
 import { GiB, MiB } from '../../src/core/units.js';
+import { BIN } from '../helpers/cli.js';
 
-const BIN = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
 const PROCS = fileURLToPath(new URL('./diagnose-procs/', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-diagnose-'));
 const scenario = join(dir, 'scenario.txt');

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fakeH100, fakeNvmlEnv, writeScenario } from '../fake-nvml/scenario.js';
+import { MiB } from '../../src/core/units.js';
 
 const BIN = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
-const MiB = 1024 * 1024;
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-doctor-live-'));
 const trainer = spawn('/bin/sleep', ['60'], { stdio: 'ignore' });
 afterAll(() => {

@@ -3,12 +3,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fakeH100, fakeNvmlEnv, writeScenario } from '../fake-nvml/scenario.js';
 import { MiB } from '../../src/core/units.js';
+import { BIN } from '../helpers/cli.js';
 
-const BIN = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-status-nvml-'));
 const trainer = spawn('/bin/sleep', ['30'], { stdio: 'ignore', env: { CUDA_VISIBLE_DEVICES: '1' } });
 afterAll(() => trainer.kill('SIGKILL'));

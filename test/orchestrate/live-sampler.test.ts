@@ -55,3 +55,18 @@ describe('LiveSampler', () => {
     source.close();
   });
 });
+
+describe('LiveSampler.setIntervalMs', () => {
+  it('accepts a new interval without losing the history, and refuses one below 1 ms', async () => {
+    const source = openReplaySource(EXAMPLE);
+    const sampler = new LiveSampler(source, { intervalMs: 60_000 });
+    await sampler.start();
+    expect(sampler.history().length).toBe(1);
+    sampler.setIntervalMs(5);
+    await sampler.sampleNow();
+    expect(sampler.history().length).toBe(2);
+    expect(() => sampler.setIntervalMs(0)).toThrow(RangeError);
+    await sampler.stop();
+    source.close();
+  });
+});

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GiB, PROCS, alive, readClaims, tempDir } from './helpers/claims.js';
 import { startPump } from './helpers/pump.js';
+import { BIN } from '../helpers/cli.js';
 
-const BIN = join(__dirname, '../../dist/cli/bin.js');
 const cleanups: Array<() => void> = [];
 afterEach(() => cleanups.splice(0).forEach((f) => f()));
 

@@ -6,8 +6,8 @@ import { endProcesses, executeKill, gpuProofReason, protectedPids, selectTargets
 import { readProcStat as readProcEntry } from '../../src/sources/index.js';
 import { GiB, PROCS, alive, claimsSource, tempDir } from './helpers/claims.js';
 import { startPump } from './helpers/pump.js';
+import { BIN } from '../helpers/cli.js';
 
-const BIN = join(__dirname, '../../dist/cli/bin.js');
 const children: ChildProcess[] = [];
 const cleanups: Array<() => void> = [];
 afterEach(() => {

@@ -4,7 +4,7 @@
  * terminal a progress line on stderr counts the window down meanwhile). Without any GPU access it shows
  * the bundled example recording and says so in its first line.
  */
-import type { Sample } from '../../core/index.js';
+import type { Sample } from '../../core/types.js';
 import { painter } from '../render/style.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import type { DiagnoseOptions } from '../options/gpus.js';

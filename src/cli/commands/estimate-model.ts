@@ -2,22 +2,16 @@
  * Loads the model `gpumem estimate` is asked about: a safetensors file (header only: 8 bytes, then the
  * header), a folder or sharded index (every shard's header), or a config.json; or `--params`.
  */
+import { appendAll } from '../../core/arrays.js';
 import { closeSync, existsSync, fstatSync, openSync, readSync, readdirSync, statSync } from 'node:fs';
 import { inputKind, readInputBytes } from '../../sources/index.js';
 import { basename, dirname, join } from 'node:path';
-import { GpumemError, appendAll } from '../../core/index.js';
-import {
-  modelFromConfig,
-  modelFromParams,
-  parseHeaderJson,
-  parseParamCount,
-  parseShardIndex,
-  readHeaderLength,
-  type ModelInput,
-  type ShapeHints,
-  type TensorInfo,
-  type TransformerShape,
-} from '../../core/estimate/index.js';
+import { GpumemError } from '../../core/errors.js';
+import { modelFromConfig, type TransformerShape } from '../../core/estimate/architectures.js';
+import { modelFromParams, parseParamCount, type ShapeHints } from '../../core/estimate/params.js';
+import { parseHeaderJson, readHeaderLength, type TensorInfo } from '../../core/estimate/safetensors.js';
+import { parseShardIndex } from '../../core/estimate/tensors.js';
+import type { ModelInput } from '../../core/estimate/setup.js';
 
 export interface LoadedModel {
   model: ModelInput;

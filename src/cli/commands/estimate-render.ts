@@ -1,6 +1,8 @@
 /** Human output of `gpumem estimate`: model line, phase totals, breakdown at the peak, fit, stages. */
-import { formatBytes, printable } from '../../core/index.js';
-import type { Breakdown, EstimateReport } from '../../core/estimate/index.js';
+import { formatBytes } from '../../core/units.js';
+import { printable } from '../../core/text.js';
+import type { Breakdown } from '../../core/estimate/estimate.js';
+import type { EstimateReport } from '../../core/estimate/report.js';
 import { painter, table } from '../render/style.js';
 
 const LABELS: Record<keyof Breakdown, string> = {

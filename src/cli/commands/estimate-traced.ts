@@ -2,19 +2,19 @@
  * `gpumem estimate -- python train.py …` and `gpumem estimate --entry pkg.module:make_step`: trace the real
  * training step on fake tensors, replay it, and report the peak by phase, module and category.
  */
-import { GpumemError, formatBytes } from '../../core/index.js';
-import {
-  parseStepTrace,
-  replayStepTrace,
-  sparkline,
-  type AllocatorModel,
-  type BatchSearchResult,
-  type Budget,
-  type ReplayResult,
-  type StepTrace,
-  type TracedFix,
-} from '../../core/estimate/index.js';
-import { AllocatorSim, parseAllocatorConf } from '../../core/allocator/index.js';
+import { printable } from '../../core/text.js';
+import type { BatchSearchResult } from '../../core/estimate/trace-batch.js';
+import { GpumemError } from '../../core/errors.js';
+import { formatBytes } from '../../core/units.js';
+import { parseStepTrace, type StepTrace } from '../../core/estimate/trace.js';
+import { replayStepTrace, sparkline, type AllocatorModel, type ReplayResult } from '../../core/estimate/replay.js';
+import type { Budget } from '../../core/estimate/report.js';
+import type { TracedFix } from '../../core/estimate/trace-fixes.js';
+import { AllocatorSim } from '../../core/allocator/sim.js';
+import { parseAllocatorConf } from '../../core/allocator/settings.js';
+import { runTracedProgram } from '../../supervise/index.js';
+import type { CommandContext } from '../context.js';
+import type { EstimateOptions } from '../options/estimate.js';
 import { painter } from '../render/style.js';
 
 export const TRACED_SCHEMA_VERSION = 1;
@@ -27,7 +27,6 @@ export interface TracedInputs {
 }
 
 // Module names, notes and error text come from the traced program: no terminal control characters.
-export const printable = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 
 /**
  * The caching-allocator simulator with the run's settings: --alloc-conf, else the PYTORCH_CUDA_ALLOC_CONF /

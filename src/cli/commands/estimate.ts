@@ -1,21 +1,12 @@
 /** `gpumem estimate`: predicted training memory by phase and stage, max batch and accumulation. */
-import { GpumemError, parseByteSize } from '../../core/index.js';
-import {
-  DEFAULT_ENVIRONMENT,
-  DEFAULT_SETUP,
-  buildEstimateReport,
-  cublasWorkspaceBytes,
-  defaultContextBytes,
-  findGpu,
-  generationFromName,
-  parseStages,
-  unknownGpu,
-  type Budget,
-  type Environment,
-  type GpuGeneration,
-  type ShapeHints,
-  type TrainingSetup,
-} from '../../core/estimate/index.js';
+import { GpumemError } from '../../core/errors.js';
+import { parseByteSize } from '../../core/units.js';
+import { DEFAULT_ENVIRONMENT, type Environment } from '../../core/estimate/estimate.js';
+import { DEFAULT_SETUP, type TrainingSetup } from '../../core/estimate/setup.js';
+import { buildEstimateReport, type Budget } from '../../core/estimate/report.js';
+import { cublasWorkspaceBytes, defaultContextBytes, findGpu, generationFromName, unknownGpu, type GpuGeneration } from '../../core/estimate/gpus.js';
+import { parseStages } from '../../core/estimate/stages.js';
+import type { ShapeHints } from '../../core/estimate/params.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import type { EstimateOptions } from '../options/estimate.js';
 import { loadModel } from './estimate-model.js';

@@ -3,10 +3,10 @@
  * streaming reads in 1 MiB chunks of raw bytes, so a 1 GB log never sits in memory and is never decoded as a
  * whole: the byte scanner decodes only the text around what it finds (invalid UTF-8 becomes U+FFFD there).
  */
+import { fifoReader, openInputFile } from '../../sources/index.js';
 import { closeSync, readdirSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { GpumemError } from '../../core/index.js';
-import { fifoReader, openInputFile } from '../../sources/index.js';
+import { GpumemError } from '../../core/errors.js';
 
 export const CHUNK_BYTES = 1 << 20;
 

@@ -3,17 +3,13 @@
  * GPU-free by default; `--live` adds the machine's current GPU processes (to cross-check the pids a
  * message names) and this shell's allocator environment. Exit 0 when no OOM is found, 1 when one is.
  */
+import { appendAll } from '../../core/arrays.js';
 import { closeSync, fstatSync } from 'node:fs';
-import {
-  appendAll,
-  createOomByteScanner,
-  explainOom,
-  GpumemError,
-  OOM_SCHEMA_VERSION,
-  oomEventToJson,
-  type OomContext,
-  type OomEvent,
-} from '../../core/index.js';
+import { createOomByteScanner } from '../../core/oom/byte-scanner.js';
+import { explainOom } from '../../core/oom/explain.js';
+import { GpumemError } from '../../core/errors.js';
+import { OOM_SCHEMA_VERSION, eventToJson as oomEventToJson } from '../../core/oom/json.js';
+import type { OomContext, OomEvent } from '../../core/oom/types.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import type { ExplainOptions } from '../options/files.js';
 import { untilInterrupted } from '../interrupt.js';

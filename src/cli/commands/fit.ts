@@ -2,8 +2,10 @@
  * `gpumem fit [options] -- CMD … {batch} …`: the largest batch that fits. Reads the options, runs the
  * measuring loop (orchestrate/fit-loop.ts) and renders its report.
  */
-import { GpumemError, formatBytes } from '../../core/index.js';
-import { DEFAULT_FIT_OPTIONS, type FitReport } from '../../core/fit/index.js';
+import { GpumemError } from '../../core/errors.js';
+import { formatBytes } from '../../core/units.js';
+import { DEFAULT_FIT_OPTIONS } from '../../core/fit/planner.js';
+import type { FitReport } from '../../core/fit/report.js';
 import { runFitLoop } from '../../orchestrate/index.js';
 import { keepRunningOnBrokenPipe } from '../broken-pipe.js';
 import { openSourceFromContext } from '../open-source.js';

@@ -9,6 +9,7 @@ export const HANDLERS: Record<string, Loader> = {
   doctor: () => import('./doctor.js'),
   diagnose: () => import('./diagnose.js'),
   status: () => import('./status.js'),
+  watch: () => import('./watch.js'),
   record: () => import('./record.js'),
   run: () => import('./run.js'),
   pipeline: () => import('./pipeline.js'),

@@ -1,6 +1,8 @@
 /** `gpumem kill`: end stale GPU processes safely (docs/kill.md). */
 import { createInterface } from 'node:readline';
-import { GpumemError, formatBytes, formatDuration, printable } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
+import { formatBytes, formatDuration } from '../../core/units.js';
+import { printable } from '../../core/text.js';
 import { openSourceFromContext } from '../open-source.js';
 import { executeKill, gpuProofReason, isEmptyCriteria, unknownGpus, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillRow } from '../../supervise/index.js';
 import { testDevicePrefixProblem } from '../../sources/index.js';
@@ -48,7 +50,7 @@ async function confirm(ctx: CommandContext, count: number): Promise<boolean> {
  * It is honoured only for a private folder of the caller, and said aloud either way, so it can never
  * silently weaken the device-node check.
  */
-function testDevicePrefix(ctx: CommandContext): string | undefined {
+export function testDevicePrefix(ctx: CommandContext): string | undefined {
   const prefix = ctx.env.GPUMEM_DEVICE_PREFIX;
   if (!prefix) return undefined;
   const problem = testDevicePrefixProblem(prefix);

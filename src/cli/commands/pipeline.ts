@@ -1,6 +1,8 @@
 /** `gpumem pipeline FILE.yaml`: stages with verified cleanup between them (docs/pipeline.md). */
 import { resolve } from 'node:path';
-import { GpumemError, formatBytes, formatDuration, isGpumemError, printable } from '../../core/index.js';
+import { GpumemError, isGpumemError } from '../../core/errors.js';
+import { formatBytes, formatDuration } from '../../core/units.js';
+import { printable } from '../../core/text.js';
 import type { GpuSource } from '../../sources/index.js';
 import { keepRunningOnBrokenPipe } from '../broken-pipe.js';
 import { openSourceFromContext } from '../open-source.js';

@@ -1,5 +1,5 @@
 /** `gpumem record --out FILE`: samples the GPUs at an interval into a recording that --replay reads. */
-import { GpumemError } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
 import { createRecordingWriter } from '../../store/index.js';
 import type { CommandHandler } from '../context.js';
 import type { RecordOptions } from '../options/gpus.js';

@@ -1,6 +1,7 @@
 /** `gpumem run [options] -- CMD…`: supervise one command (see docs/run.md). */
-import { GpumemError, parseByteSize } from '../../core/index.js';
-import { runReportJson } from '../../core/run/index.js';
+import { GpumemError } from '../../core/errors.js';
+import { parseByteSize } from '../../core/units.js';
+import { runReportJson } from '../../core/run/json.js';
 import { keepRunningOnBrokenPipe } from '../broken-pipe.js';
 import { openSourceFromContext } from '../open-source.js';
 import { beginRun, completeRun } from '../../store/index.js';

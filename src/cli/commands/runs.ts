@@ -1,5 +1,7 @@
 /** `gpumem runs` and `gpumem runs show ID`: the run history (docs/run.md, "History"). */
-import { GpumemError, formatBytes, formatDuration, printable } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
+import { formatBytes, formatDuration } from '../../core/units.js';
+import { printable } from '../../core/text.js';
 import { getRun, listRuns, type RunRow } from '../../store/index.js';
 import type { CommandHandler } from '../context.js';
 import type { RunsOptions } from '../options/supervise.js';

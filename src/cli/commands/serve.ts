@@ -1,5 +1,5 @@
 /** `gpumem serve`: the page, JSON API and /metrics until Ctrl-C (docs/serve.md). */
-import { GpumemError } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
 import { LiveSampler } from '../../orchestrate/index.js';
 import { createApp, isLoopbackAddress, listen, newToken, ServerState } from '../../server/index.js';
 import { defaultDbPath } from '../../store/index.js';

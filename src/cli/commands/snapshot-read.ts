@@ -3,10 +3,13 @@
  * 8 MiB chunks (so a multi-GB file never sits in memory, as bytes or as objects), JSON snapshots are parsed
  * whole. Errors name the file.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { GpumemError, isGpumemError } from '../../core/index.js';
 import { inputKind } from '../../sources/index.js';
-import { readSnapshot, SnapshotReader, type MemorySnapshot, type PickleValue } from '../../core/snapshot/index.js';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { GpumemError, isGpumemError } from '../../core/errors.js';
+import { readSnapshot } from '../../core/snapshot/model.js';
+import { SnapshotReader } from '../../core/snapshot/snapshot-reader.js';
+import type { MemorySnapshot } from '../../core/snapshot/model-types.js';
+import type { PickleValue } from '../../core/snapshot/unpickle-types.js';
 
 const CHUNK_BYTES = 8 * 1024 * 1024;
 /** JSON is parsed as one string, and V8 strings stop at about 512 MiB. */

@@ -4,14 +4,14 @@
  */
 import { writeFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { GpumemError } from '../../core/index.js';
-import { buildReport, diffSnapshots } from '../../core/snapshot/index.js';
+import { GpumemError } from '../../core/errors.js';
+import { buildReport, diffSnapshots } from '../../core/snapshot/report.js';
 import type { CommandHandler } from '../context.js';
 import type { SnapshotOptions } from '../options/files.js';
 import { renderSnapshotHtml } from '../render/snapshot-html.js';
 import { renderDiffText, renderSnapshotText } from '../render/snapshot-text.js';
 import { readSnapshotFile } from './snapshot-read.js';
-import { simulateSnapshot } from '../../core/allocator/index.js';
+import { simulateSnapshot } from '../../core/allocator/simulate-snapshot.js';
 import { renderSimulationText } from '../render/snapshot-simulation.js';
 
 /** JSON with wide integers (BigInt, e.g. a uint64 sentinel in allocator settings) written as strings. */

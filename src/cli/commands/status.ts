@@ -1,5 +1,5 @@
 /** `gpumem status`: one sample (or a refreshing view with --watch) of every GPU and its processes. */
-import type { Sample } from '../../core/index.js';
+import type { Sample } from '../../core/types.js';
 import type { CommandHandler, CommandContext } from '../context.js';
 import type { StatusOptions } from '../options/gpus.js';
 import { openSourceFromContext } from '../open-source.js';

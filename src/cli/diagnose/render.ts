@@ -3,9 +3,11 @@
  * the trees and processes with their facts, per-user totals, what is unknown, then the findings ordered
  * by severity with evidence and fix.
  */
-import type { MemorySplit } from '../../core/companion/index.js';
-import { formatBytes, formatDuration, formatPercent, printable } from '../../core/index.js';
-import type { DeviceAccounting, DiagnoseReport, Finding, ProcessTree, ProcessView } from '../../core/diagnose/index.js';
+import type { MemorySplit } from '../../core/companion/split.js';
+import { formatBytes, formatDuration, formatPercent } from '../../core/units.js';
+import { printable } from '../../core/text.js';
+import type { DeviceAccounting, Finding, ProcessTree, ProcessView } from '../../core/diagnose/types.js';
+import type { DiagnoseReport } from '../../core/diagnose/engine.js';
 import { table, trimTo, type Color } from '../render/style.js';
 
 export type Paint = (color: Color, text: string) => string;

@@ -4,7 +4,7 @@
  * at all) and decide the outcome.
  */
 import { fileURLToPath } from 'node:url';
-import type { DiagnoseReport } from '../../core/diagnose/index.js';
+import type { DiagnoseReport } from '../../core/diagnose/engine.js';
 import { sourceOptionsFromContext } from '../open-source.js';
 import type { CommandContext } from '../context.js';
 import type { DiagnoseOptions } from '../options/gpus.js';

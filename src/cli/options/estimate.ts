@@ -83,7 +83,7 @@ export const ESTIMATE = defineCommand<EstimateOptions>({
     fragmentation: { type: 'number', value: 'PCT', min: 0, max: 100, maxExclusive: true, default: 5, noun: 'a percentage', description: 'allocator slack as percent of activations and transients' },
     entry: { type: 'string', value: 'MOD:FN', description: 'trace make_step() → (model, batch, step) instead of a command after --' },
     steps: { type: 'number', value: 'N', integer: true, min: 1, max: 20, default: 2, description: 'training steps to trace (2 shows optimizer state and persistent gradients)' },
-    traceTimeout: { type: 'number', value: 'S', min: 1, default: 600, description: 'seconds a traced program may run before it is ended' },
+    traceTimeout: { type: 'number', value: 'S', min: 1, max: 86_400, default: 600, noun: 'a number of seconds', description: 'seconds a traced program may run before it is ended' },
     python: { type: 'string', value: 'PATH', default: 'python3', description: 'with --entry: the Python interpreter to run' },
     allocConf: { type: 'string', value: 'SETTINGS', description: 'with a traced step: caching-allocator settings for the replay (default: PYTORCH_CUDA_ALLOC_CONF)' },
     ...JSON_TABLE,

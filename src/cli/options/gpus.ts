@@ -117,3 +117,29 @@ export const KILL = defineCommand<KillOptions>({
   examples: ['gpumem kill --gpu 0 --orphans --dry-run', 'gpumem kill 12345 --yes'],
   exits: ['1 when a process could not be ended'],
 });
+
+export interface WatchOptions extends SourceOptions {
+  interval: number;
+  readonly: boolean;
+  allUsers: boolean;
+  graceMs: number;
+  speed: number;
+}
+
+export const WATCH = defineCommand<WatchOptions>({
+  name: 'watch',
+  summary: 'live terminal view of GPU memory: who holds it, is it growing, what to fix',
+  usage: 'watch [options]',
+  description:
+    'A full-screen view that refreshes in place: per GPU a memory bar split into PyTorch allocated / cached (runs under `gpumem run`), your other processes, other users, processes not visible here, unattributed and driver-reserved memory, with utilisation, temperature, power and a sparkline of used memory; the processes as trees with memory, trend, SM share, age and command; the top finding with its fix. Keys: arrows select, Enter shows a process\'s history, s/m/p/u/g sort, / filters, K ends the selected process (same checks as `gpumem kill`), space pauses, +/- change replay speed, ? help, q quits. See docs/watch.md.',
+  options: {
+    interval: { type: 'number', value: 'MS', integer: true, min: 50, max: MAX_MS, default: 1000, description: 'time between samples (a replay: between recorded samples at speed 1), in milliseconds' },
+    readonly: { type: 'boolean', description: 'switch actions (ending processes) off' },
+    allUsers: { type: 'boolean', description: 'allow ending other users\' processes (root only)' },
+    graceMs: { type: 'number', value: 'MS', integer: true, min: 0, max: MAX_MS, default: 5000, description: 'wait between TERM and KILL when ending a process' },
+    speed: { type: 'number', value: 'X', min: 0.0625, max: 64, default: 1, noun: 'a speed factor', description: 'replay speed (also + and - while playing)' },
+    ...SOURCE_TABLE,
+  },
+  examples: ['gpumem watch', 'gpumem watch --interval 200 --readonly', 'gpumem watch --replay examples/doctor-example.ndjson --speed 4'],
+  exits: ['2 when stdout is not a terminal', '3 when no GPU can be read'],
+});

@@ -2,7 +2,9 @@
  * Human report of `gpumem explain`: per event, where it was, the numbers the message printed (exact, in
  * the one size format), the user's frame, and the ranked causes with their fixes.
  */
-import { formatBytes, printable, type Cause, type OomEvent } from '../../core/index.js';
+import { formatBytes } from '../../core/units.js';
+import { printable } from '../../core/text.js';
+import type { Cause, OomEvent } from '../../core/oom/types.js';
 import { painter } from './style.js';
 
 export interface ExplainedEvent {

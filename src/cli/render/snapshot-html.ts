@@ -3,8 +3,11 @@
  * (a Content-Security-Policy forbids every fetch). Every string from the snapshot is escaped, since file
  * names and function names in an untrusted snapshot are attacker-controlled text.
  */
-import { formatBytes, printable } from '../../core/index.js';
-import type { DeviceReport, SiteTotal, SnapshotReport, TimelinePoint } from '../../core/snapshot/index.js';
+import { formatBytes } from '../../core/units.js';
+import { printable } from '../../core/text.js';
+import type { DeviceReport, SnapshotReport } from '../../core/snapshot/report.js';
+import type { SiteTotal } from '../../core/snapshot/sites.js';
+import type { TimelinePoint } from '../../core/snapshot/trace.js';
 
 const W = 900;
 const H = 240;

@@ -1,6 +1,6 @@
 /** Text for `gpumem snapshot --simulate / --what-if`: one block per device, the recorded settings first. */
 import { formatBytes } from '../../core/units.js';
-import type { DeviceSimulation, SimulationRun } from '../../core/allocator/index.js';
+import type { DeviceSimulation, SimulationRun } from '../../core/allocator/simulate-snapshot.js';
 
 function runLine(label: string, r: SimulationRun): string {
   const earlier = r.earlierOomCount > 0 ? `; ${r.earlierOomCount} earlier allocation(s) fail, the first at event ${r.firstOomEventIndex}` : '';

@@ -1,6 +1,8 @@
 /** Human output of `gpumem snapshot` and `gpumem snapshot diff`: one block per device, sizes in IEC units. */
-import { formatBytes, printable } from '../../core/index.js';
-import type { DeviceReport, SnapshotDiff, SnapshotReport, SiteTotal } from '../../core/snapshot/index.js';
+import { formatBytes } from '../../core/units.js';
+import { printable } from '../../core/text.js';
+import type { DeviceReport, SnapshotDiff, SnapshotReport } from '../../core/snapshot/report.js';
+import type { SiteTotal } from '../../core/snapshot/sites.js';
 import { painter, table, trimTo } from './style.js';
 
 function siteRows(sites: readonly SiteTotal[], width: number): string[] {

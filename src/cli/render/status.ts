@@ -3,7 +3,10 @@
  * (driver-reserved shaded), then its processes. Output is a pure function of the sample, the width and the
  * colour flag, so non-TTY output is stable and testable.
  */
-import { appendAll, formatBytes, formatDuration, formatPercent, printable, type Device, type GpuProcess, type Sample } from '../../core/index.js';
+import { appendAll } from '../../core/arrays.js';
+import { formatBytes, formatDuration, formatPercent } from '../../core/units.js';
+import { printable } from '../../core/text.js';
+import type { Device, GpuProcess, Sample } from '../../core/types.js';
 import { memoryBar, painter, table, trimTo, visibleLength } from './style.js';
 
 export interface StatusRenderOptions {

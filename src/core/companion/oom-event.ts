@@ -3,7 +3,7 @@
  * every size to two decimals of MiB/GiB; the capture holds the allocator's exact counters at the instant of
  * the failure. The explanation is then computed on the exact numbers.
  */
-import type { OomEvent } from '../oom/index.js';
+import type { OomEvent } from '../oom/types.js';
 import type { OomMessage } from './messages.js';
 
 /** The allocator's numbers at the instant of an OOM, as the run report carries them next to the message. */

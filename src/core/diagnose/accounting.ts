@@ -3,7 +3,8 @@
  * namespace cannot see (other containers), and the residual no listed process explains. The three parts
  * always sum to the device's `used` exactly; what cannot be split is named, never estimated.
  */
-import { splitProcessMemory, type LiveCompanionProcess, type MemorySplit } from '../companion/index.js';
+import { splitProcessMemory, type MemorySplit } from '../companion/split.js';
+import type { LiveCompanionProcess } from '../companion/live.js';
 import type { Device } from '../types.js';
 import type { DeviceAccounting, ProcessView } from './types.js';
 

@@ -3,7 +3,8 @@
  * what comes out (per-GPU accounting, process trees, findings). Everything here is plain data so a report
  * can be printed, serialised to JSON and compared in tests.
  */
-import type { LiveCompanionProcess, MemorySplit } from '../companion/index.js';
+import type { LiveCompanionProcess } from '../companion/live.js';
+import type { MemorySplit } from '../companion/split.js';
 import type { Device, GpuProcess, HostFacts, Sample } from '../types.js';
 
 export type Severity = 'critical' | 'warning' | 'info';

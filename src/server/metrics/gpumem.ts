@@ -2,7 +2,7 @@
  * gpumem's own metrics, `gpumem_`-prefixed with the unit in the name: per-process GPU memory, PyTorch's
  * allocator numbers for supervised runs, findings, runs and OOMs from the history.
  */
-import type { GpuProcess, Sample } from '../../core/index.js';
+import type { GpuProcess, Sample } from '../../core/types.js';
 import type { ServerSnapshot } from '../snapshot.js';
 import type { MetricDef, Row } from './define.js';
 

@@ -3,9 +3,9 @@
  * script can switch between `gpumem … --json` and the server freely. docs/serve.openapi.json lists them.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { reportJson } from '../../core/diagnose/index.js';
+import { reportJson } from '../../core/diagnose/report-json.js';
 import { statusJson } from '../../core/status-json.js';
-import type { Sample } from '../../core/index.js';
+import type { Sample } from '../../core/types.js';
 import { getRun, listRuns, RUNS_SCHEMA_VERSION } from '../../store/index.js';
 import { sendError, sendJson } from '../http/respond.js';
 import type { ServerState } from '../state.js';

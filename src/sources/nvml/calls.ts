@@ -3,7 +3,7 @@
  * so the per-sample path allocates nothing. A GPU_IS_LOST answer aborts the device being read (it
  * throws DeviceUnreadable) because every further call on it would fail the same way.
  */
-import type { Unavailable } from '../../core/index.js';
+import type { Unavailable } from '../../core/types.js';
 import type { DeviceHandle, NvmlCall } from './library.js';
 import { NVML_ERROR_GPU_IS_LOST, NVML_SUCCESS, nvmlReturnName } from './return-codes.js';
 

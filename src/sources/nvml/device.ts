@@ -3,7 +3,7 @@
  * the rest every sample. Each field that cannot be read is null with its reason; GPU_IS_LOST aborts the
  * device (DeviceUnreadable) and the caller marks it.
  */
-import type { Device, DeviceMemory, DeviceStatus, Unavailable } from '../../core/index.js';
+import type { Device, DeviceMemory, DeviceStatus, Unavailable } from '../../core/types.js';
 import { invoke, readUint, scratchStruct, scratchU32 } from './calls.js';
 import { NAME_BUFFER_SIZE, PCI_INFO, readCString, UTILIZATION, UUID_BUFFER_SIZE } from './layouts.js';
 import type { DeviceHandle, NvmlCall, NvmlFunctions } from './library.js';

@@ -4,7 +4,7 @@
  * library per process: the first open initialises, the last close shuts down.
  */
 import koffi from 'koffi';
-import { GpumemError } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
 import { chooseProcessApi, type ProcessApiChoice } from './process-api.js';
 import { NVML_SUCCESS, nvmlReturnHint, nvmlReturnName } from './return-codes.js';
 

@@ -3,7 +3,7 @@
  * driver-reserved memory apart from `used`. Without v2 (drivers before R510) the v1 call is used and
  * `reserved` is null, because v1 `used` already counts it from R510 on.
  */
-import type { DeviceMemory, Unavailable } from '../../core/index.js';
+import type { DeviceMemory, Unavailable } from '../../core/types.js';
 import { callReason, DeviceUnreadable, invoke, missingReason, scratchStruct } from './calls.js';
 import { MEMORY_V1, MEMORY_V2, MEMORY_V2_VERSION, readU64OrNull } from './layouts.js';
 import type { DeviceHandle, NvmlFunctions } from './library.js';

@@ -2,7 +2,7 @@
  * MIG instances of a MIG-enabled GPU, each with its own memory. Enumerated by index up to
  * nvmlDeviceGetMaxMigDeviceCount; NOT_FOUND at an index means no MIG device there and is skipped.
  */
-import type { MigInstance, Unavailable } from '../../core/index.js';
+import type { MigInstance, Unavailable } from '../../core/types.js';
 import { callReason, DeviceUnreadable, readUint } from './calls.js';
 import { readString } from './device.js';
 import type { DeviceHandle, NvmlFunctions } from './library.js';

@@ -4,7 +4,7 @@
  * R530+ drivers, whose averaged reading is N/A — the instant reading from the field-value API
  * (NVML_FI_DEV_POWER_INSTANT), as nvidia-smi falls back to `instant_power_draw`.
  */
-import type { Unavailable } from '../../core/index.js';
+import type { Unavailable } from '../../core/types.js';
 import { callReason, invoke, readUint, scratchStruct } from './calls.js';
 import { FI_DEV_POWER_INSTANT, FIELD_VALUE } from './layouts.js';
 import type { DeviceHandle, NvmlFunctions } from './library.js';

@@ -4,7 +4,7 @@
  * by max — a pid in both lists is one 'compute+graphics' row, never a sum. Buffers persist across
  * samples, so a steady state costs one call per list.
  */
-import type { GpuProcess, GpuProcessKind, Unavailable } from '../../core/index.js';
+import type { GpuProcess, GpuProcessKind, Unavailable } from '../../core/types.js';
 import { callReason, DeviceUnreadable } from './calls.js';
 import { PROCESS_MAX_STRIDE, PROCESS_UTIL_SAMPLE, type ProcessStride } from './layouts.js';
 import type { DeviceHandle, NvmlCall, ProcessCall } from './library.js';

@@ -4,8 +4,8 @@
  * marked (Device.status) and the others are still read. Host facts are not read here (host: null);
  * sources/procfs enriches samples afterwards.
  */
-import type { Device, GpuProcess, Sample, Unavailable } from '../../core/index.js';
-import { GpumemError } from '../../core/index.js';
+import type { Device, GpuProcess, Sample, Unavailable } from '../../core/types.js';
+import { GpumemError } from '../../core/errors.js';
 import type { GpuSource } from '../source.js';
 import { callReason, DeviceUnreadable, invoke, readUint, scratchU32 } from './calls.js';
 import { computeModeName, formatCudaVersion, readDevice, readIdentity, unreadableDevice, type DeviceIdentity, type SystemInfo } from './device.js';

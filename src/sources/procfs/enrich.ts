@@ -3,7 +3,7 @@
  * a process lives (command line, environment, cgroup, start time), keyed by pid and start ticks, so a watch
  * loop re-reads only /proc/PID/stat per process, through a descriptor held open between samples.
  */
-import type { HostFacts, Sample } from '../../core/index.js';
+import type { HostFacts, Sample } from '../../core/types.js';
 import { NOT_HERE, invisibleFacts, readStableFacts, readHostFacts, type ProcOptions } from './host-facts.js';
 import type { ProcStat } from './parse.js';
 import { openStatHandle, readProcStat, type StatHandle } from './stat.js';

@@ -4,7 +4,7 @@
  * PID namespace keeps its row, marked not visible: NVML reports host pids, which a container cannot see.
  */
 import { readFileSync, readlinkSync } from 'node:fs';
-import type { HostFacts } from '../../core/index.js';
+import type { HostFacts } from '../../core/types.js';
 import { parseBootTimeSec, parseCmdline, parseContainerId, parseCudaEnv, parsePasswd, parseProcStat, statusNumbers, type ProcStat } from './parse.js';
 import { readProcText, type ProcRootOptions } from './stat.js';
 

@@ -2,7 +2,7 @@
  * Pure parsers for the /proc and /etc files host facts come from. Kept apart from the file reading so each
  * format quirk (a comm with spaces and parentheses, cgroup v1 vs v2 paths) is tested with plain strings.
  */
-import type { CudaEnv, ProcessState } from '../../core/index.js';
+import type { CudaEnv, ProcessState } from '../../core/types.js';
 
 export interface ProcStat {
   pid: number;

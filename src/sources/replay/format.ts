@@ -2,7 +2,8 @@
  * The recording format (docs/recording.md): NDJSON, line 1 a header naming the format and its version, then
  * one Sample per line in time order. Readers refuse newer major versions instead of misreading them.
  */
-import { GpumemError, type Sample } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
+import type { Sample } from '../../core/types.js';
 import type { HostFactsDecoder } from './host-table.js';
 import { isObject, isTimeMs, sampleProblem } from './validate.js';
 

@@ -5,7 +5,7 @@
  * enricher re-reads every sample). Row fields that are null and nullable are left out (readers fill them). At 8 GPUs × 64 processes this is what keeps a sample from repeating
  * every command line, environment and cgroup 512 times.
  */
-import type { HostFacts, Sample } from '../../core/index.js';
+import type { HostFacts, Sample } from '../../core/types.js';
 import { isObject, NULLABLE_PROCESS_FIELDS } from './validate.js';
 
 /** The key of a definitions line. */

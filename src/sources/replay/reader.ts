@@ -1,6 +1,7 @@
 /** Reading recordings: all at once (diagnose windows) or one sample per readSample (a replay source). */
-import { GpumemError, type Sample } from '../../core/index.js';
 import { readInputBytes } from '../files/index.js';
+import { GpumemError } from '../../core/errors.js';
+import type { Sample } from '../../core/types.js';
 import type { GpuSource } from '../source.js';
 import { parseRecordingHeader, parseRecordingLine, type RecordingHeader } from './format.js';
 import { createHostFactsDecoder } from './host-table.js';

@@ -4,7 +4,7 @@
  * works. Free-text fields (process names) may themselves contain ", ": extra cells are given back to the
  * one free-text column, reading the fixed columns from both ends.
  */
-import { GpumemError } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
 
 export interface CsvCell {
   raw: string;

@@ -2,7 +2,8 @@
  * `nvidia-smi --query-gpu=… --format=csv` and `--query-compute-apps=…` → the model. Any subset and order of
  * fields works; what the query did not ask for is null with reason "not queried".
  */
-import { GpumemError, type Device, type GpuProcess } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
+import type { Device, GpuProcess } from '../../core/types.js';
 import { parseSmiCsv, type CsvCell } from './csv.js';
 import { collector, readBytes, readNumber, readPowerMw, readText, type Read } from './values.js';
 

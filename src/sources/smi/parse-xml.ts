@@ -3,7 +3,8 @@
  * (power_readings → gpu_power_readings, power_draw → average/instant_power_draw); each field lists the
  * names it accepts in the order that matches NVML's own value.
  */
-import { GpumemError, type Device, type DeviceMemory, type GpuProcess, type GpuProcessKind, type MigInstance } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
+import type { Device, DeviceMemory, GpuProcess, GpuProcessKind, MigInstance } from '../../core/types.js';
 import { child, childrenNamed, parseXml, textAt, type XmlElement } from './xml.js';
 import { collector, readBytes, readNumber, readPowerMw, readText, type Read } from './values.js';
 

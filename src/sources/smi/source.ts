@@ -3,7 +3,8 @@
  * loaded. One spawn per sample costs tens of milliseconds on a real driver, which is why NVML comes first.
  */
 import { execFile } from 'node:child_process';
-import { GpumemError, type Sample } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
+import type { Sample } from '../../core/types.js';
 import type { GpuSource } from '../source.js';
 import { parseSmiXml } from './parse-xml.js';
 

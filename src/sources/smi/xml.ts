@@ -3,7 +3,8 @@
  * CDATA, attributes only on <gpu id=…>), so a full XML library is not needed — but the reader must never
  * hang or crash on truncated or mangled output, and must say where it stopped making sense.
  */
-import { GpumemError, nameRecord } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
+import { nameRecord } from '../../core/records.js';
 
 export interface XmlElement {
   name: string;

@@ -3,8 +3,9 @@
  * in one transaction at the end, so a gpumem killed mid-run leaves a row that says so instead of nothing.
  * The report's types come from core/run; OOM events stay values until written here, in their JSON form.
  */
-import type { CompanionReport } from '../../core/companion/index.js';
-import { oomFindingJson, type AttemptReport, type GpuPeak, type GpuRef, type ProcessOutcome, type RunReport } from '../../core/run/index.js';
+import type { CompanionReport } from '../../core/companion/report.js';
+import { oomFindingJson } from '../../core/run/json.js';
+import type { AttemptReport, GpuPeak, GpuRef, ProcessOutcome, RunReport } from '../../core/run/report.js';
 import type { Db } from './open.js';
 
 /** The parts of an attempt's report the history keeps (a supervise AttemptReport fits). */

@@ -5,7 +5,7 @@
  * (the others wait, then find nothing to do) and a crash mid-migration leaves the previous version.
  * Append new migrations; never edit an applied one.
  */
-import { GpumemError } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
 import type { Db } from './open.js';
 
 const MIGRATIONS: readonly string[] = [

@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import { GpumemError } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
 import { migrate } from './migrations.js';
 
 export type Db = Database.Database;

@@ -11,8 +11,8 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { parseLiveCompanionDoc, type LiveCompanionDoc, type LiveCompanionProcess } from '../../core/companion/index.js';
-import { isGpumemError } from '../../core/index.js';
+import { parseLiveCompanionDoc, type LiveCompanionDoc, type LiveCompanionProcess } from '../../core/companion/live.js';
+import { isGpumemError } from '../../core/errors.js';
 import { readStartTicks, type ProcOptions } from '../../sources/index.js';
 import { ensurePrivateDir, privateDirProblem, readPrivateFile, writePrivateFile } from './private-dir.js';
 

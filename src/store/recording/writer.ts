@@ -5,7 +5,8 @@
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { hostname, platform, release } from 'node:os';
-import { GpumemError, type Sample } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
+import type { Sample } from '../../core/types.js';
 import { detectContainer } from '../../sources/procfs/index.js';
 import { HOST_FACTS_KEY, RECORDING_FORMAT, RECORDING_VERSION, createHostFactsEncoder, type RecordingHeader, type RecordingHostInfo } from '../../sources/replay/index.js';
 

@@ -4,7 +4,8 @@
  * known GPU, and removed when the attempt ends. A failure to write is logged nowhere and retried on the
  * next tick: diagnose then says the split is unknown, and the run itself is never disturbed.
  */
-import { buildLiveCompanionDoc, type CompanionState } from '../../core/companion/index.js';
+import { buildLiveCompanionDoc } from '../../core/companion/live.js';
+import type { CompanionState } from '../../core/companion/state.js';
 import { readStartTicks } from '../../sources/index.js';
 import { removeLiveCompanion, writeLiveCompanion } from '../../store/index.js';
 

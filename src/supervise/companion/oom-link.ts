@@ -3,9 +3,12 @@
  * the allocator's exact numbers at that instant (`allocator`), and its explanation is recomputed on them
  * instead of the printed, rounded sizes.
  */
-import { allocatorAtOom, withAllocatorNumbers, type AllocatorAtOom, type CompanionState, type OomMessage } from '../../core/companion/index.js';
-import { explainOom, type OomContext } from '../../core/index.js';
-import type { OomFinding } from '../../core/run/index.js';
+import { allocatorAtOom, withAllocatorNumbers, type AllocatorAtOom } from '../../core/companion/oom-event.js';
+import type { CompanionState } from '../../core/companion/state.js';
+import type { OomMessage } from '../../core/companion/messages.js';
+import { explainOom } from '../../core/oom/explain.js';
+import type { OomContext } from '../../core/oom/types.js';
+import type { OomFinding } from '../../core/run/report.js';
 
 function requestedOf(f: OomFinding): number | null {
   const v = f.event.requestedBytes;

@@ -1,7 +1,7 @@
 /** Where the Python companion ships inside the gpumem package, found relative to this module. */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { GpumemError } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
 
 // src/supervise/companion/ and dist/supervise/companion/ are both three levels below the package root.
 const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));

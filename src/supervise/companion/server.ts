@@ -7,15 +7,10 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import {
-  applyCompanionMessage,
-  createCompanionState,
-  createLineSplitter,
-  parseCompanionLine,
-  type CompanionMessage,
-  type CompanionState,
-} from '../../core/companion/index.js';
-import { GpumemError, isGpumemError } from '../../core/index.js';
+import { applyCompanionMessage, createCompanionState, type CompanionState } from '../../core/companion/state.js';
+import { createLineSplitter, parseCompanionLine } from '../../core/companion/parse.js';
+import type { CompanionMessage } from '../../core/companion/messages.js';
+import { GpumemError, isGpumemError } from '../../core/errors.js';
 import { companionSiteDir, prependPythonPath } from './python-path.js';
 
 export interface CompanionServerOptions {

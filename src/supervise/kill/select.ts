@@ -5,7 +5,8 @@
  * and --all-users, a pid not visible in our namespace, one whose start time is unknown (no reuse check), or
  * one the caller cannot prove is a GPU user here (no NVIDIA device open: a container's look-alike pid).
  */
-import { GpumemError, type GpuProcess, type Sample } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
+import type { GpuProcess, Sample } from '../../core/types.js';
 
 export interface KillCriteria {
   pids: number[];

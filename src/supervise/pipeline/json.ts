@@ -1,5 +1,5 @@
 /** The JSON form of a pipeline's report: each stage's run report as core/run writes it. */
-import { runReportJson, type RunReportJson } from '../../core/run/index.js';
+import { runReportJson, type RunReportJson } from '../../core/run/json.js';
 import type { PipelineReport, StageReport } from './run.js';
 
 export type PipelineReportJson = Omit<PipelineReport, 'stages'> & { stages: Array<Omit<StageReport, 'run'> & { run: RunReportJson | null }> };

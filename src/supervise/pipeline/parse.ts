@@ -4,7 +4,9 @@
  * reported in one error, so a typo in the eval stage is found before a 10-hour training stage starts.
  */
 import { LineCounter, isMap, isSeq, parseDocument, type Node, type YAMLMap } from 'yaml';
-import { GpumemError, nameRecord, parseByteSize } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
+import { nameRecord } from '../../core/records.js';
+import { parseByteSize } from '../../core/units.js';
 
 export interface StageSpec {
   name: string;

@@ -3,7 +3,9 @@
  * under `superviseRun`, and between stages the cleanup check — no process of the stage left and memory on
  * its GPUs back to the pre-stage level within the tolerance — before the next stage may start.
  */
-import { GpumemError, formatBytes, type Sample } from '../../core/index.js';
+import { GpumemError } from '../../core/errors.js';
+import { formatBytes } from '../../core/units.js';
+import type { Sample } from '../../core/types.js';
 import type { GpuSource } from '../../sources/index.js';
 import { chooseGpus } from '../gpus.js';
 import type { SuperviseOptions } from '../options.js';

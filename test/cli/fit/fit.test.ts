@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../supervise/helpers/claims.js';
 import { startPump } from '../../supervise/helpers/pump.js';
 import { GiB } from '../../../src/core/units.js';
+import { BIN } from '../../helpers/cli.js';
 
-const BIN = join(__dirname, '../../../dist/cli/bin.js');
 const TRAIN = join(__dirname, '../../fixtures/fit/fake-train.mjs');
 const cleanups: Array<() => void> = [];
 afterEach(() => cleanups.splice(0).forEach((f) => f()));

@@ -2,8 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GpumemError } from '../../../src/core/errors.js';
 import { downsampleMax, parseStepTrace, replayStepTrace, sparkline, type AllocatorModel } from '../../../src/core/estimate/index.js';
-
-const MiB = 1024 * 1024;
+import { MiB } from '../../../src/core/units.js';
 
 function line(o: Record<string, unknown>): string {
   return JSON.stringify(o);

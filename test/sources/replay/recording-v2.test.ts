@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import type { GpuProcess, HostFacts, Sample } from '../../../src/core/index.js';
 import { RECORDING_VERSION, readRecording } from '../../../src/sources/replay/index.js';
 import { createRecordingWriter } from '../../../src/store/recording/index.js';
+import { MiB } from '../../../src/core/units.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-recording-v2-'));
 const EXAMPLE = fileURLToPath(new URL('../../../examples/doctor-example.ndjson', import.meta.url));
-const MiB = 1024 * 1024;
 
 const facts = (pid: number, startTicks: number, over: Partial<HostFacts> = {}): HostFacts => ({
   visible: true, uid: 1000, user: 'ana', ppid: 1, cmdline: ['python', 'train.py', `--rank=${pid}`, '--config', 'a very long config path/that repeats.yaml'],

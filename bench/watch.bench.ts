@@ -1,0 +1,109 @@
+/**
+ * CPU cost of `gpumem watch` as a person runs it (in a terminal: a tmux pane) with 8 GPUs × 64 processes
+ * on the fake libnvidia-ml.so.1 (real pids of sleeping children), at 1 Hz and 10 Hz, beside `gpumem status
+ * --watch` and, when they can be installed, nvitop and gpustat loading the same fake library through
+ * LD_LIBRARY_PATH. CPU is the process's user + system time from /proc/PID/stat over a measured span after a
+ * warm-up, as a percentage of one core. The fake driver answers instantly, so these are the tools' own costs.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildFakeNvml, fakeH100, fakeNvmlLib, writeScenario, type FakeDevice } from '../test/fake-nvml/scenario.js';
+import { MiB } from '../src/core/units.js';
+
+const GPUS = 8;
+const PROCS_PER_GPU = 64;
+const BIN = fileURLToPath(new URL('../dist/cli/bin.js', import.meta.url));
+/** A throwaway virtual environment with nvitop and gpustat (see docs/watch.md); skipped when absent. */
+const PEER_VENV = process.env.GPUMEM_BENCH_PEER_VENV ?? '/tmp/watch-bench-venv';
+const TICKS_PER_S = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** user + system CPU seconds of `pid` and all its descendants that are still running. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs `argv` in a tmux pane (a real terminal) and returns % of one core over `measureMs` after `warmMs`. */
+async function measure(argv: string[], env: Record<string, string>, warmMs: number, measureMs: number): Promise<number | string> {
+  const socket = `gpumem-bench-watch-${process.pid}`;
+  const quoted = argv.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+  const tmux = (...args: string[]) => spawnSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
+  tmux('new-session', '-d', '-s', 'b', '-x', '160', '-y', '50', `exec ${quoted}`);
+  try {
+    const pid = Number(tmux('display-message', '-p', '-t', 'b', '#{pane_pid}').stdout.trim());
+    await sleep(warmMs);
+    if (!existsSync(`/proc/${pid}`)) return `exited early: ${tmux('capture-pane', '-p', '-t', 'b').stdout.trim().split('\n').slice(-2).join(' ')}`;
+    const before = cpuSeconds(pid);
+    const started = performance.now();
+    await sleep(measureMs);
+    const used = cpuSeconds(pid) - before;
+    return (used / ((performance.now() - started) / 1000)) * 100;
+  } finally {
+    tmux('kill-server');
+  }
+}
+
+const pct = (v: number | string): string => (typeof v === 'number' ? `${v.toFixed(2)} %` : v);
+
+export async function run(): Promise<void> {
+  await buildFakeNvml();
+  const dir = mkdtempSync(join(tmpdir(), 'gpumem-bench-watch-'));
+  const sleepers: ChildProcess[] = [];
+  try {
+    for (let i = 0; i < GPUS * PROCS_PER_GPU; i++) sleepers.push(spawn('sleep', ['600'], { stdio: 'ignore' }));
+    const pids = sleepers.map((c) => c.pid as number);
+    // `step` > 0 changes utilisation and one process's memory on every GPU, as training does.
+    const devicesAt = (step: number): FakeDevice[] => Array.from({ length: GPUS }, (_, g) =>
+      fakeH100(g, {
+        memory: { totalBytes: 81559 * MiB, reservedBytes: 479 * MiB, usedBytes: (PROCS_PER_GPU * 100 + step) * MiB },
+        utilization: { gpuPct: (step * 7 + g) % 100, memoryPct: (step * 3) % 100 },
+        processes: pids.slice(g * PROCS_PER_GPU, (g + 1) * PROCS_PER_GPU).map((pid, i) => ({ pid, usedBytes: (100 + (i === 0 ? step : 0)) * MiB, smUtilPct: (i + step) % 100 })),
+      }),
+    );
+    const scenario = join(dir, 'scenario.txt');
+    const writeAt = (step: number): void => writeScenario(scenario, { driverVersion: '590.48.01', cudaVersion: 13010, devices: devicesAt(step) });
+    writeAt(0);
+    let step = 0;
+    const changing = async <T>(hz: number, body: () => Promise<T>): Promise<T> => {
+      const timer = setInterval(() => writeAt(++step), 1000 / hz);
+      try {
+        return await body();
+      } finally {
+        clearInterval(timer);
+        writeAt(0);
+      }
+    };
+    const lib = fakeNvmlLib('590');
+    const env = { GPUMEM_FAKE_NVML_SCENARIO: scenario, GPUMEM_NVML_LIB: lib, LD_LIBRARY_PATH: dirname(lib), PATH: process.env.PATH ?? '' };
+    const spanMs = Number(process.env.GPUMEM_BENCH_WATCH_MS ?? 20_000);
+    const rows: Array<[string, number | string]> = [];
+    const node = process.execPath;
+    rows.push(['gpumem watch, 1 Hz', await measure([node, BIN, 'watch', '--interval', '1000'], env, 4000, spanMs)]);
+    rows.push(['gpumem status --watch, 1 Hz', await measure([node, BIN, 'status', '--watch', '--interval', '1000'], env, 4000, spanMs)]);
+    rows.push(['gpumem watch, 1 Hz, numbers changing each second', await changing(1, () => measure([node, BIN, 'watch', '--interval', '1000'], env, 4000, spanMs))]);
+    rows.push(['gpumem watch, 10 Hz', await measure([node, BIN, 'watch', '--interval', '100'], env, 4000, spanMs / 2)]);
+    rows.push(['gpumem watch, 10 Hz, numbers changing 10×/s', await changing(10, () => measure([node, BIN, 'watch', '--interval', '100'], env, 4000, spanMs / 2))]);
+    rows.push(['gpumem status --watch, 10 Hz', await measure([node, BIN, 'status', '--watch', '--interval', '100'], env, 4000, spanMs / 2)]);
+    const py = join(PEER_VENV, 'bin');
+    if (existsSync(join(py, 'nvitop'))) rows.push(['nvitop, 1 Hz (--interval 1), changing', await changing(1, () => measure([join(py, 'nvitop'), '--interval', '1'], env, 6000, spanMs))]);
+    else rows.push(['nvitop', `not installed in ${PEER_VENV}`]);
+    if (existsSync(join(py, 'gpustat'))) rows.push(['gpustat, 1 Hz (-i 1 --show-pid --show-cmd)', await measure([join(py, 'gpustat'), '-i', '1', '--show-pid', '--show-cmd'], env, 6000, spanMs)]);
+    else rows.push(['gpustat', `not installed in ${PEER_VENV}`]);
+    rows.push(['nvtop', 'not measured: not available from the Debian packages on this machine']);
+    const ours = rows[0]?.[1];
+    // rows: 0 watch 1 Hz, 1 status 1 Hz, 2 watch 1 Hz changing, …
+    const status = rows[1]?.[1];
+    process.stdout.write(`fake driver: ${GPUS} GPUs × ${PROCS_PER_GPU} processes (real pids); CPU as % of one core, ${spanMs / 1000} s measured after a warm-up\n`);
+    for (const [name, value] of rows) process.stdout.write(`${name.padEnd(44)} ${pct(value)}\n`);
+    if (typeof ours === 'number' && typeof status === 'number') process.stdout.write(`ratio watch / status --watch at 1 Hz: ${(ours / status).toFixed(2)}  (goal: watch ≤ 0.2 % at 1 Hz, ≤ 2 % at 10 Hz; the static rows skip unchanged samples, the changing rows cannot)\n`);
+  } finally {
+    for (const s of sleepers) s.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,38 @@
+/** Series over the live sampler's history: a device's used memory, a process's memory, and its trend. */
+import type { Sample } from '../types.js';
+
+/** Used bytes of GPU `gpuIndex` in each sample (null where unknown or the GPU is absent). */
+export function deviceUsedSeries(samples: readonly Sample[], gpuIndex: number): (number | null)[] {
+  return samples.map((s) => s.devices.find((d) => d.index === gpuIndex)?.memory.usedBytes ?? null);
+}
+
+/** Bytes pid `pid` held on GPU `gpuIndex` in each sample (null: not there or not reported). */
+export function processUsedSeries(samples: readonly Sample[], pid: number, gpuIndex: number | null): (number | null)[] {
+  return samples.map((s) => s.processes.find((p) => p.pid === pid && (gpuIndex === null || p.gpuIndex === gpuIndex))?.usedBytes ?? null);
+}
+
+export type Trend = 'growing' | 'shrinking' | 'steady' | 'unknown';
+
+/**
+ * Growing or shrinking when the newest value differs from the oldest known one by more than
+ * `toleranceBytes` (default 64 MiB: the caching allocator grows in blocks of 2–20 MiB, so smaller moves are noise).
+ */
+export function trendOf(series: readonly (number | null)[], toleranceBytes = 64 * 1024 * 1024): Trend {
+  const known = series.filter((v): v is number => v !== null);
+  if (known.length < 2) return 'unknown';
+  const delta = (known[known.length - 1] as number) - (known[0] as number);
+  return delta > toleranceBytes ? 'growing' : delta < -toleranceBytes ? 'shrinking' : 'steady';
+}
+
+const BLOCKS = '▁▂▃▄▅▆▇█';
+
+/**
+ * A sparkline of the newest `width` values scaled to `maxValue` (a device's total, so heights compare across
+ * GPUs); unknown values are spaces. Always `width` characters, left-padded with spaces.
+ */
+export function sparkline(series: readonly (number | null)[], width: number, maxValue: number | null): string {
+  const tail = series.slice(-width);
+  const top = maxValue && maxValue > 0 ? maxValue : Math.max(1, ...tail.map((v) => v ?? 0));
+  const chars = tail.map((v) => (v === null ? ' ' : BLOCKS[Math.min(7, Math.max(0, Math.round((v / top) * 7)))]));
+  return ' '.repeat(Math.max(0, width - chars.length)) + chars.join('');
+}

@@ -1,0 +1,3 @@
+/** core/watch: pure pieces of the live view — memory bar segments, history series, trends, sparklines. */
+export { memorySegments, type MemorySegments } from './segments.js';
+export { deviceUsedSeries, processUsedSeries, trendOf, sparkline, type Trend } from './history.js';

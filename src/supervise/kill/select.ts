@@ -27,6 +27,11 @@ export interface Caller {
   nowMs: number;
   /** Why `pid` cannot be proven to be the GPU process the driver reports, or null (see gpuProofReason). */
   gpuProof: (pid: number) => string | null;
+  /**
+   * For --orphans: true when the process ran on the CPU or the GPU during the check window (or that could
+   * not be read). Such a process is a live job whose launcher went away (nohup, setsid), not an orphan.
+   */
+  activeInWindow?: (pid: number) => boolean;
 }
 
 export interface KillRow {
@@ -103,6 +108,7 @@ export function selectTargets(sample: Sample, c: KillCriteria, caller: Caller): 
   const rows: KillRow[] = [];
   for (const p of sample.processes) {
     if (!matches(p, c, sample, caller.nowMs)) continue;
+    if (c.orphans && caller.activeInWindow?.(p.pid) === true) continue;
     const refused = refusal(p, caller);
     rows.push({
       pid: p.pid, startTicks: p.host?.startTicks ?? null, gpuUuid: p.gpuUuid,

@@ -12,6 +12,7 @@ import time
 
 from ._channel import Channel
 from ._config import SCHEMA_VERSION, Config
+from ._cuda import late_problem, static_status
 from ._oom import OomRecorder, enable_history
 from ._probe import is_oom_exception, probe
 from ._stats import all_device_stats, cuda_ready, device_identities
@@ -36,6 +37,7 @@ class Companion:
         self.channel = channel
         self.pid = os.getpid()
         self.caps = probe(torch)
+        self.cuda = static_status(torch)
         self.reported = set()
         self.seq = 0
         self.stop = threading.Event()
@@ -84,12 +86,16 @@ class Companion:
             "pythonVersion": "%d.%d.%d" % sys.version_info[:3],
             "capabilities": self.caps,
             "config": self.config.as_message(),
+            "cuda": self.cuda,
         })
         for what, text in self.config.problems:
             self.report(what, text)
         self._guard("exit hook", lambda: atexit.register(self.finish))
         self._guard("fork hook", lambda: os.register_at_fork(after_in_child=self._forked))
         self._guard("exception hook", self._install_excepthook)
+        if self.cuda["problem"] is not None:
+            # The hello already says why; nothing CUDA-side can be applied or sampled in this process.
+            return
         self._guard("cuda setup", self._schedule_cuda_setup)
         if self.config.rate_hz and self.config.rate_hz > 0:
             self._guard("sampler", self._start_sampler)
@@ -214,6 +220,11 @@ class Companion:
         try:
             if cuda_ready(self.torch):
                 self.sample(force=True)
+            elif self.cuda["problem"] is None:
+                # CUDA never came up: only now, with the program ending, is asking torch why free of side effects.
+                problem = late_problem(self.torch)
+                if problem is not None:
+                    self.send({"type": "cuda", "problem": problem})
         except Exception as exc:
             self.report("statistics", exc)
         self.send({"type": "bye", "dropped": self.channel.dropped})

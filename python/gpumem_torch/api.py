@@ -3,12 +3,14 @@
 What these can free, in one place: only memory *this process* holds in PyTorch's cache. Memory of tensors
 that are still referenced somewhere stays; the CUDA context (typically 300-600 MiB) and library workspaces
 (cuBLAS, cuDNN, NCCL) stay until the process exits; other processes' memory is never touched. Every
-function works without a GPU (it then returns zeros or empty results) and imports torch only when called.
+function works without a GPU: the printing ones say "no CUDA device" with the likely cause instead of
+printing zeros, the others return nothing freed. Each imports torch only when called.
 """
 import contextlib
 import gc
 import sys
 
+from ._cuda import device_problem
 from ._format import format_bytes
 
 _STAT_KEYS = (
@@ -46,7 +48,8 @@ def _index(torch, device):
         return torch.cuda.current_device()
     if isinstance(device, int):
         return device
-    index = getattr(device, "index", None)
+    # A str has an .index method, so only a torch.device is asked for its index attribute.
+    index = None if isinstance(device, str) else getattr(device, "index", None)
     if index is not None:
         return int(index)
     text = str(device)
@@ -82,14 +85,21 @@ def memory_info(device=None):
     """PyTorch's view of one device as a dict of integer bytes and counters.
 
     Keys: device, allocated_bytes, reserved_bytes, active_bytes, inactive_split_bytes, peak_allocated_bytes,
-    peak_reserved_bytes, num_alloc_retries, num_ooms, free_bytes, total_bytes. A key this torch does not
-    report is None. Before CUDA is initialised everything PyTorch-side is 0 and free/total are None, because
-    asking the driver would initialise CUDA.
+    peak_reserved_bytes, num_alloc_retries, num_ooms, free_bytes, total_bytes, no_cuda. A key this torch
+    does not report is None. Before CUDA is initialised everything PyTorch-side is 0 and free/total are None,
+    because asking the driver would initialise CUDA. When the device cannot be used at all (no CUDA, or an
+    index out of range) every figure is None and ``no_cuda`` holds the likely cause (otherwise None).
     """
     torch = _torch()
+    problem = device_problem(torch, device)
+    if problem is not None:
+        info = {"device": device if isinstance(device, int) else 0}
+        info.update({name: None for name, _ in _STAT_KEYS})
+        info.update({"free_bytes": None, "total_bytes": None, "no_cuda": problem})
+        return info
     live = _cuda_live(torch)
     index = _index(torch, device) if live else (device if isinstance(device, int) else 0)
-    info = {"device": index}
+    info = {"device": index, "no_cuda": None}
     raw = torch.cuda.memory_stats(index) if live else {}
     for name, key in _STAT_KEYS:
         value = raw.get(key, None if live else 0)
@@ -105,6 +115,9 @@ def memory_info(device=None):
 def print_memory_info(tag="", device=None, file=None):
     """Prints one line with allocated, reserved, peak, retries and free/total for a device; returns the dict."""
     info = memory_info(device)
+    if info["no_cuda"] is not None:
+        print("[gpumem]%s no CUDA device: %s" % (" " + tag if tag else "", info["no_cuda"]), file=file or sys.stdout)
+        return info
     parts = [
         "[gpumem]" + (" " + tag if tag else ""),
         "cuda:%d" % info["device"],
@@ -139,6 +152,9 @@ def set_memory_fraction(fraction, device=None):
     if not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
         raise ValueError("memory fraction must be a number in (0, 1], got %r" % (fraction,))
     torch = _torch()
+    problem = device_problem(torch, device)
+    if problem is not None:
+        raise RuntimeError("gpumem: memory fraction not set, no CUDA device: %s" % problem)
     for d in _devices(torch, device):
         torch.cuda.set_per_process_memory_fraction(float(fraction), d)
 
@@ -207,7 +223,8 @@ def track_memory(name, device=None, report=True, file=None):
     reflects this block only). Yields a ``MemoryBlock`` filled in when the block ends, even on an exception.
     """
     torch = _torch()
-    live = _cuda_live(torch)
+    problem = device_problem(torch, device)
+    live = problem is None and _cuda_live(torch)
     index = _index(torch, device) if live else 0
     block = MemoryBlock(name, index)
     if live:
@@ -216,10 +233,12 @@ def track_memory(name, device=None, report=True, file=None):
     try:
         yield block
     finally:
-        if _cuda_live(torch):
+        if problem is None and _cuda_live(torch):
             block.end_bytes = int(torch.cuda.memory_allocated(index))
             block.peak_bytes = int(torch.cuda.max_memory_allocated(index))
-        if report:
+        if report and problem is not None:
+            print("[gpumem] %s: no CUDA device: %s" % (name, problem), file=file or sys.stdout)
+        elif report:
             print("[gpumem] %s: peak %s (+%s above start), net %s" % (
                 name, format_bytes(block.peak_bytes), format_bytes(block.peak_above_start_bytes),
                 format_bytes(block.delta_bytes)), file=file or sys.stdout)

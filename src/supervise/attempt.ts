@@ -6,6 +6,7 @@
 import { appendAll } from '../core/arrays.js';
 import { formatBytes } from '../core/units.js';
 import { isGpumemError } from '../core/errors.js';
+import { underUsedFinding, type RunFinding } from '../core/run/utilization.js';
 import { startChild } from './child.js';
 import { verifyCleanup } from './cleanup.js';
 import { Monitor } from './monitor.js';
@@ -107,10 +108,15 @@ export async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
     if (plugin.afterAttempt) plugins[plugin.name] = await plugin.afterAttempt({ ...ctx, exit, ooms });
   }
   const durationMs = endedMs - startedAtMs;
+  const peaks = monitor.peakList();
+  const utilization = monitor.utilizationList();
+  const findings = utilization
+    .map((u) => underUsedFinding(u, peaks.find((p) => p.uuid === u.uuid)?.peakBytes ?? 0))
+    .filter((f): f is RunFinding => f !== null);
   return {
     attempt: a.attempt, argv: a.argv, batch: a.plan, startedAtMs, durationMs, exit,
     sampleHz: durationMs > 0 ? Math.round((monitor.samples / durationMs) * 10000) / 10 : 0, samples: monitor.samples,
-    peaks: monitor.peakList(), mismatches: monitor.mismatchList(), appeared: monitor.appearedList(), ooms, cleanup, interruptedBy: a.interrupted(),
+    peaks, utilization, findings, mismatches: monitor.mismatchList(), appeared: monitor.appearedList(), ooms, oomsNotKept: oom.notKept(), cleanup, interruptedBy: a.interrupted(),
     plugins, outputTail: child.tail(), timeline: monitor.timeline(),
   };
 }

@@ -4,6 +4,7 @@
  * that was not chosen — the signature of a program that ignores CUDA_VISIBLE_DEVICES.
  */
 import type { Device, GpuProcess, Sample } from '../core/types.js';
+import { downsampleMean, summariseUtilization, type GpuUtilization, type UtilPoint } from '../core/run/utilization.js';
 import type { GpuSource } from '../sources/index.js';
 import type { ProcessTree } from './proc-tree.js';
 import type { AppearedProcess, DeviceMismatch, GpuPeak } from './report.js';
@@ -35,6 +36,8 @@ export interface MonitorOptions {
 }
 
 const TIMELINE_POINTS = 300;
+// A long run's raw utilization series is halved (bucket means) when it grows past this, bounding memory.
+const UTIL_RAW_MAX = 4000;
 
 export class Monitor {
   private readonly peaks = new Map<string, GpuPeak>();
@@ -42,6 +45,7 @@ export class Monitor {
   private readonly appeared = new Map<string, AppearedProcess>();
   private readonly pendingAppeared = new Map<string, AppearedProcess>();
   private readonly ticks: Array<{ tMs: number; bytes: Record<string, number> }> = [];
+  private readonly util = new Map<string, { index: number; totalBytes: number | null; ticks: Array<{ tMs: number } & UtilPoint> }>();
   private readonly startMs: number;
   private running = false;
   private loop: Promise<void> | null = null;
@@ -108,6 +112,7 @@ export class Monitor {
       if (chosen && !chosen.has(uuid)) this.noteMismatch(p, uuid, byUuid.get(uuid), tMs);
     }
     this.noteAppeared(sample, byUuid, tMs);
+    this.noteUtilization(sample, treeProcesses, tMs);
     for (const [uuid, bytes] of Object.entries(treeBytes)) {
       const device = byUuid.get(uuid);
       const prev = this.peaks.get(uuid);
@@ -181,6 +186,29 @@ export class Monitor {
       this.appeared.set(key, entry);
       this.options.onAppeared?.(entry);
     }
+  }
+
+  /** Device utilization and the tree's summed per-process SM % of each GPU, for the run record. */
+  private noteUtilization(sample: Sample, treeProcesses: readonly GpuProcess[], tMs: number): void {
+    for (const d of sample.devices) {
+      if (!d.uuid) continue;
+      const on = treeProcesses.filter((p) => p.gpuUuid === d.uuid || (p.gpuUuid === null && p.gpuIndex === d.index));
+      const sm = on.map((p) => p.smUtilPct).filter((x): x is number => x !== null);
+      let entry = this.util.get(d.uuid);
+      if (!entry) this.util.set(d.uuid, (entry = { index: d.index, totalBytes: d.memory.totalBytes, ticks: [] }));
+      entry.ticks.push({ tMs, gpuPct: d.utilization.gpuPct, treeSmPct: sm.length > 0 ? Math.min(100, sm.reduce((s, x) => s + x, 0)) : null });
+      if (entry.ticks.length > UTIL_RAW_MAX) entry.ticks = downsampleMean(entry.ticks, UTIL_RAW_MAX / 2);
+    }
+  }
+
+  /** Utilization series of the GPUs the tree used (those with a peak), by GPU index. */
+  utilizationList(): GpuUtilization[] {
+    const out: GpuUtilization[] = [];
+    for (const p of this.peakList()) {
+      const entry = this.util.get(p.uuid);
+      if (entry) out.push(summariseUtilization(p.uuid, p.index, entry.totalBytes, entry.ticks));
+    }
+    return out;
   }
 
   /** Processes outside the run that appeared on its GPUs while it ran. */

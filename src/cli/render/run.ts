@@ -1,5 +1,5 @@
 /** Human rendering of a supervised run's report (stderr, after the child's own output). */
-import { formatBytes, formatDuration } from '../../core/units.js';
+import { formatBytes, formatDuration, formatPercent } from '../../core/units.js';
 import { printable } from '../../core/text.js';
 import type { AttemptReport, RunReport } from '../../core/run/report.js';
 import { allocatorLine, renderPytorch } from './run-pytorch.js';
@@ -34,6 +34,15 @@ export function renderRunReport(report: RunReport, color: boolean, runId: number
   }
   const last = report.attempts[report.attempts.length - 1];
   if (last) out.push(`  sampled ${last.samples} times (${last.sampleHz} Hz)`);
+  for (const u of last?.utilization ?? []) {
+    if (u.meanGpuPct === null) continue;
+    const sm = u.meanTreeSmPct === null ? '' : `, the run's SM ${formatPercent(u.meanTreeSmPct)}`;
+    out.push(`  GPU ${u.index} utilization: mean ${formatPercent(u.meanGpuPct)}${sm} over ${u.samples} samples`);
+  }
+  for (const f of last?.findings ?? []) {
+    out.push(paint('yellow', `  ${printable(f.title)}`));
+    out.push(`    fix: ${printable(f.fix)}`);
+  }
   if (report.attempts.length > 1 || report.attempts[0]?.batch) for (const a of report.attempts) out.push(`  ${attemptLine(a)}`);
   if (report.retryNote) out.push(`  retry: ${report.retryNote}`);
   for (const a of report.attempts) {
@@ -49,6 +58,7 @@ export function renderRunReport(report: RunReport, color: boolean, runId: number
       if (allocator) out.push(allocator);
       for (const c of o.causes.slice(0, 3)) out.push(`    likely: ${c.title}`);
     }
+    if ((a.oomsNotKept ?? 0) > 0) out.push(paint('gray', `  attempt ${a.attempt}: ${a.oomsNotKept} more OOM messages in the output were counted but not kept (the first ${a.ooms.length} are above)`));
     for (const l of a.cleanup.leftovers) {
       out.push(`  leftover pid ${l.pid} ${printable(l.cmdline?.join(' ').slice(0, 60) ?? l.comm ?? '')} (${formatBytes(l.gpuBytes)} on GPU): ${l.outcome} — ${printable(l.detail)}`);
     }

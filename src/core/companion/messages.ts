@@ -51,6 +51,28 @@ export interface HelloMessage extends Base {
     snapshotMaxEntries: number | null;
     memoryFraction: number | null;
   };
+  /** What the companion could tell about CUDA without initialising it; absent from older companions. */
+  cuda: CudaStatus | null;
+}
+
+/** The child's CUDA as seen at import, without touching the driver (docs/companion.md). */
+export interface CudaStatus {
+  /** Whether this torch was built with CUDA; null when it does not say. */
+  compiled: boolean | null;
+  /** `torch.version.cuda`. */
+  cudaVersion: string | null;
+  /** CUDA_VISIBLE_DEVICES as the child saw it (null when unset). */
+  visibleDevices: string | null;
+  /** Whether a driver's files are present (/proc/driver/nvidia, /dev/nvidiactl, /dev/dxg); null when unknown. */
+  driverLoaded: boolean | null;
+  /** Why this process cannot use CUDA, with the likely cause; null when nothing is known to be wrong. */
+  problem: string | null;
+}
+
+/** Sent at exit by a process that never initialised CUDA when torch then says it has no usable device. */
+export interface CudaMessage extends Base {
+  type: 'cuda';
+  problem: string;
 }
 
 export interface DeviceIdentity {
@@ -115,4 +137,5 @@ export type CompanionMessage =
   | OomMessage
   | ExceptionMessage
   | ErrorMessage
+  | CudaMessage
   | ByeMessage;

@@ -8,6 +8,7 @@ import {
   COMPANION_SCHEMA_VERSION,
   type AllocatorStats,
   type CompanionMessage,
+  type CudaStatus,
   type DeviceIdentity,
 } from './messages.js';
 
@@ -82,6 +83,23 @@ function identity(value: unknown, path: string): DeviceIdentity {
   };
 }
 
+function flagOrNull(o: Obj, key: string, path: string): boolean | null {
+  const v = o[key];
+  if (v === null || v === undefined) return null;
+  if (typeof v !== 'boolean') bad(`${path}.${key}`, 'expected true, false or null');
+  return v;
+}
+
+function cudaStatus(o: Obj): CudaStatus {
+  return {
+    compiled: flagOrNull(o, 'compiled', 'cuda'),
+    cudaVersion: textOrNull(o, 'cudaVersion', 'cuda'),
+    visibleDevices: textOrNull(o, 'visibleDevices', 'cuda'),
+    driverLoaded: flagOrNull(o, 'driverLoaded', 'cuda'),
+    problem: textOrNull(o, 'problem', 'cuda'),
+  };
+}
+
 function body(o: Obj, type: string): CompanionMessage | null {
   const base = { schemaVersion: COMPANION_SCHEMA_VERSION, pid: count(o, 'pid', ''), timeMs: count(o, 'timeMs', '') };
   switch (type) {
@@ -100,6 +118,7 @@ function body(o: Obj, type: string): CompanionMessage | null {
           snapshotMaxEntries: countOrNull(config, 'snapshotMaxEntries', 'config'),
           memoryFraction: numberOrNull(config, 'memoryFraction', 'config'),
         },
+        cuda: o.cuda === null || o.cuda === undefined ? null : cudaStatus(obj(o.cuda, 'cuda')),
       };
     }
     case 'devices':
@@ -124,6 +143,8 @@ function body(o: Obj, type: string): CompanionMessage | null {
       return { ...base, type, oom: o.oom === true, exceptionType: text(o, 'exceptionType', ''), message: text(o, 'message', '') };
     case 'error':
       return { ...base, type, what: text(o, 'what', ''), message: text(o, 'message', '') };
+    case 'cuda':
+      return { ...base, type, problem: text(o, 'problem', '') };
     case 'bye':
       return { ...base, type, dropped: count(o, 'dropped', '') };
     default:

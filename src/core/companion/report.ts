@@ -3,6 +3,7 @@
  * docs/companion.md): per process its allocator figures and OOM captures, the memory split at the last tick
  * and at the tree's peak, the OOMs no printed message matched, and the snapshots written.
  */
+import type { SnapshotOomAnswer } from '../allocator/oom-answer.js';
 import type { OomMessage } from './messages.js';
 import type { AllocatorAtOom } from './oom-event.js';
 import type { GpuSplit, MemorySplit } from './split.js';
@@ -34,6 +35,8 @@ export interface CompanionReport {
     oomsNotKept: number;
     companionErrors: Record<string, string>;
     droppedMessages: number;
+    /** Why the process could not use CUDA, with the likely cause; absent or null when it could. */
+    noCuda?: string | null;
   }>;
   /** The split at the last monitor tick that had both NVML and companion numbers. */
   lastSplit: { processes: MemorySplit[]; gpus: GpuSplit[] } | null;
@@ -43,6 +46,11 @@ export interface CompanionReport {
   unprintedOoms: AllocatorAtOom[];
   /** Memory snapshots written on OOM, for `gpumem snapshot FILE`. */
   snapshots: string[];
+  /**
+   * Per snapshot, what the allocator simulation says about its OOM (absent in reports written before this
+   * field existed, and when no snapshot was written).
+   */
+  snapshotAnswers?: SnapshotOomAnswer[];
   /** Lines from the channel that could not be read. */
   problems: string[];
 }
@@ -77,6 +85,7 @@ export function companionReport(
       oomsNotKept: p.oomsNotKept,
       companionErrors: Object.fromEntries(p.errors),
       droppedMessages: p.droppedMessages,
+      noCuda: p.noCuda,
     })),
     lastSplit,
     gpus,

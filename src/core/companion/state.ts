@@ -35,6 +35,8 @@ export interface CompanionProcessState {
   errors: Map<string, string>;
   ended: boolean;
   droppedMessages: number;
+  /** Why this process could not use CUDA (from its hello, or its exit), else null. */
+  noCuda: string | null;
 }
 
 /**
@@ -62,7 +64,7 @@ function processOf(state: CompanionState, pid: number): CompanionProcessState {
   if (!p) {
     p = {
       pid, hello: null, identities: [], devices: new Map(), ooms: [], oomReportsByDevice: new Map(), oomsNotKept: 0, oomExceptions: [],
-      errors: new Map(), ended: false, droppedMessages: 0,
+      errors: new Map(), ended: false, droppedMessages: 0, noCuda: null,
     };
     state.set(pid, p);
   }
@@ -104,6 +106,10 @@ export function applyCompanionMessage(state: CompanionState, message: CompanionM
   switch (message.type) {
     case 'hello':
       p.hello = message;
+      p.noCuda = message.cuda?.problem ?? p.noCuda;
+      break;
+    case 'cuda':
+      p.noCuda = message.problem;
       break;
     case 'devices':
       p.identities = message.devices;

@@ -16,10 +16,16 @@ export const THRESHOLDS = {
   nearCapacityFraction: 0.9,
   /** At or above this fraction the OOM risk is critical. */
   nearCapacityCriticalFraction: 0.95,
-  /** "High memory": at least this fraction of the GPU's total is used … */
+  /**
+   * Below this fraction of the GPU's memory used, an under-used GPU also has room for a larger batch (the
+   * low-utilization finding then says so); the finding itself fires whatever the memory.
+   */
   highMemoryFraction: 0.25,
-  /** … while mean utilization over the window stays at or below this percentage. */
-  lowUtilPct: 10,
+  /**
+   * A GPU whose mean utilization over the window stays at or below this percentage is under-used: a training
+   * loop that keeps its GPU fed runs at 80–100 %; a quarter or less means it waits most of each step.
+   */
+  lowUtilPct: 25,
   /** Utilization needs at least this many samples before a rule calls a GPU or process idle or busy. */
   minUtilSamples: 2,
   /** A process counts as active training when its (or its device's) mean utilization is at least this. */

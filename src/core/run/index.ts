@@ -1,3 +1,4 @@
 /** core/run: the report of a supervised run as a value, and its JSON form. */
 export * from './report.js';
+export * from './utilization.js';
 export { runReportJson, oomFindingJson, type RunReportJson, type AttemptReportJson, type OomFindingJson } from './json.js';

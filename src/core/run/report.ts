@@ -6,6 +6,7 @@
 import type { AllocatorAtOom } from '../companion/oom-event.js';
 import type { CompanionReport } from '../companion/report.js';
 import type { Cause, OomEvent } from '../oom/types.js';
+import type { GpuUtilization, RunFinding } from './utilization.js';
 
 /** One environment variable the supervisor set, merged, kept or unset for the child, and why. */
 export interface EnvDecision {
@@ -125,7 +126,10 @@ export interface AttemptReport {
   samples: number;
   peaks: GpuPeak[];
   mismatches: DeviceMismatch[];
+  /** OOMs found in the child's output: the first 64 of the attempt. */
   ooms: OomFinding[];
+  /** OOMs found in the output after the first 64: counted, not kept (absent in older reports = 0). */
+  oomsNotKept?: number;
   cleanup: CleanupReport;
   /** Signal gpumem received and forwarded, if any. */
   interruptedBy: NodeJS.Signals | null;
@@ -135,6 +139,10 @@ export interface AttemptReport {
   outputTail: string;
   /** Downsampled timeline of the tree's memory per GPU uuid (≤ 300 points). */
   timeline: Array<{ tMs: number; bytes: Record<string, number> }>;
+  /** Per GPU the run used: device and the run's SM utilization over time (absent in older reports). */
+  utilization?: GpuUtilization[];
+  /** Findings drawn from the attempt's own measurements, each with numbers and a fix (absent in older reports). */
+  findings?: RunFinding[];
   /** Processes outside the run that appeared holding memory on its GPUs (absent in older reports). */
   appeared?: AppearedProcess[];
   /** Why the program could not be started (exit 127 or 126); absent when it ran. */

@@ -7,6 +7,7 @@ import type { AllocatorAtOom } from '../../core/companion/oom-event.js';
 import type { HelloMessage } from '../../core/companion/messages.js';
 import type { PytorchGpuSummary } from '../../core/companion/summary.js';
 import { formatBytes } from '../../core/units.js';
+import { printable } from '../../core/text.js';
 
 /** "GPU 0: tree 1.49 GiB = allocated … + unallocated … + non-PyTorch … (+ … other processes); retries 0, OOMs 0". */
 export function splitLine(s: PytorchGpuSummary): string {
@@ -17,13 +18,26 @@ export function splitLine(s: PytorchGpuSummary): string {
     `${formatBytes(s.unallocatedBytes)} + non-PyTorch ${formatBytes(s.nonPytorchBytes)}${other} (PyTorch reserved ${formatBytes(s.reservedBytes)}); ${counts}`;
 }
 
-/** The companion announcing itself for one Python process. */
+/**
+ * The companion announcing itself for one Python process. Without CUDA it says so and why, and claims no
+ * statistics rate or memory fraction, since neither can take effect.
+ */
 export function helloLine(m: HelloMessage): string {
+  const problem = m.cuda?.problem ?? null;
+  if (problem !== null) {
+    const unapplied = m.config.memoryFraction !== null ? `; memory fraction ${m.config.memoryFraction} not applied` : '';
+    return `companion: pid ${m.pid} runs torch ${printable(m.torchVersion)} with no CUDA device: ${printable(problem)}; no PyTorch GPU statistics${unapplied}`;
+  }
   const extras = [
     m.config.snapshotDir ? 'snapshot on OOM' : null,
     m.config.memoryFraction !== null ? `memory fraction ${m.config.memoryFraction}` : null,
   ].filter((x) => x !== null);
-  return `companion: pid ${m.pid} runs torch ${m.torchVersion}; PyTorch statistics at ${m.config.rateHz ?? '?'} Hz${extras.length ? `, ${extras.join(', ')}` : ''}`;
+  return `companion: pid ${m.pid} runs torch ${printable(m.torchVersion)}; PyTorch statistics at ${m.config.rateHz ?? '?'} Hz${extras.length ? `, ${extras.join(', ')}` : ''}`;
+}
+
+/** A process that ended without ever having CUDA, and torch's likely reason. */
+export function noCudaLine(pid: number, problem: string): string {
+  return `companion: pid ${pid} ended without a CUDA device: ${printable(problem)}`;
 }
 
 /** An OOM as the allocator saw it, with the snapshot hint when one was written. */

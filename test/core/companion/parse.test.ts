@@ -23,9 +23,20 @@ const message = fc.oneof(
   }),
   fc.record({ ...base, type: fc.constant('error'), what: fc.string(), message: fc.string() }),
   fc.record({ ...base, type: fc.constant('bye'), dropped: count }),
+  fc.record({ ...base, type: fc.constant('cuda'), problem: fc.string() }),
 );
 
 describe('parseCompanionLine', () => {
+  it('reads the hello\'s CUDA status, null for an older companion, and refuses a malformed one', () => {
+    const hello = { schemaVersion: 1, type: 'hello', pid: 5, timeMs: 1, ppid: 1, companionVersion: '0.1.0', torchVersion: '2.15.0',
+      pythonVersion: '3.12.0', capabilities: {}, config: { rateHz: 10, snapshotDir: null, snapshotMaxEntries: 20000, memoryFraction: 0.5 } };
+    const cuda = { compiled: false, cudaVersion: null, visibleDevices: '', driverLoaded: true, problem: 'CPU-only build' };
+    expect(parseCompanionLine(JSON.stringify({ ...hello, cuda }))).toMatchObject({ type: 'hello', cuda });
+    expect(parseCompanionLine(JSON.stringify(hello))).toMatchObject({ type: 'hello', cuda: null });
+    expect(() => parseCompanionLine(JSON.stringify({ ...hello, cuda: { ...cuda, compiled: 'no' } }))).toThrow(/cuda\.compiled: expected true, false or null/);
+  });
+
+
   it('returns exactly what the companion sent for every valid message', () => {
     fc.assert(fc.property(message, (m) => {
       expect(parseCompanionLine(JSON.stringify(m))).toEqual(m);

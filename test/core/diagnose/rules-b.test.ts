@@ -70,6 +70,24 @@ describe('low-utilization', () => {
     expect(check('low-utilization', input(make(80)))).toEqual([]);
     expect(check('low-utilization', input(make(3).slice(0, 1)))).toEqual([]);
   });
+  it('fires on utilization whatever the memory: 573 MiB of 8 GiB at 12 % says a larger batch fits, with the free bytes', () => {
+    const total = 8 * GiB;
+    const used = 573 * MiB;
+    const small = windowOf(6, () => ({
+      devices: [device(0, used, { utilPct: 12, memory: { totalBytes: total, reservedBytes: 0, usedBytes: used, freeBytes: total - used } })],
+      processes: [proc(91, 0, used, { smUtilPct: 12 })],
+    }));
+    const [f] = check('low-utilization', input(small));
+    expect(f?.title).toBe('GPU 0 is under-used: 12% mean utilization with 573.00 MiB used (7% of 8.00 GiB)');
+    expect(f?.evidence.details).toMatchObject({ meanUtilPct: 12, largerBatchFits: true, freeBytes: total - used });
+    expect(f?.fix).toContain('a larger batch fits: 7.44 GiB is free');
+    expect(f?.fix).toContain('num_workers');
+  });
+  it('with most memory used it names the input pipeline, not a larger batch; at 26 % it stays quiet', () => {
+    expect(check('low-utilization', input(make(3)))[0]?.fix).not.toContain('larger batch');
+    expect(check('low-utilization', input(make(25)))).toHaveLength(1);
+    expect(check('low-utilization', input(make(26)))).toEqual([]);
+  });
 });
 
 describe('alloc-conf', () => {

@@ -14,8 +14,14 @@ export interface Pump {
   stop(): void;
 }
 
+/** What every GPU reports as busy: device utilization % and each claiming process's SM %. */
+export interface PumpActivity {
+  gpuPct: number;
+  smUtilPct: number;
+}
+
 /** Starts pumping claims from `dir` into a scenario with `gpus` H100s; returns the env for gpumem. */
-export function startPump(dir: string, gpus = 2, intervalMs = 15): Pump {
+export function startPump(dir: string, gpus = 2, intervalMs = 15, activity: PumpActivity | null = null): Pump {
   const path = join(dir, 'scenario.txt');
   const pump: Pump = { env: { ...fakeNvmlEnv('590', path), GPUMEM_TEST_CLAIMS: dir }, leakBytes: new Array(gpus).fill(0), stop: () => clearInterval(timer) };
   const write = (): void => {
@@ -26,7 +32,8 @@ export function startPump(dir: string, gpus = 2, intervalMs = 15): Pump {
       const base = fakeH100(i);
       return fakeH100(i, {
         memory: { totalBytes: base.memory!.totalBytes, reservedBytes: base.memory!.reservedBytes, usedBytes: used },
-        processes: mine.map((c) => ({ pid: c.pid, usedBytes: c.bytes })),
+        processes: mine.map((c) => ({ pid: c.pid, usedBytes: c.bytes, ...(activity ? { smUtilPct: activity.smUtilPct } : {}) })),
+        ...(activity ? { utilization: { gpuPct: activity.gpuPct, memoryPct: 0 } } : {}),
       });
     });
     writeScenario(path, { driverVersion: '590.44.01', cudaVersion: 13010, devices });

@@ -1,40 +1,53 @@
 import { maxOf } from '../../arrays.js';
 import { formatBytes, formatDuration, formatPercent } from '../../units.js';
 import { THRESHOLDS } from '../thresholds.js';
-import type { Finding, Rule } from '../types.js';
+import type { DeviceAccounting, Finding, Rule } from '../types.js';
 import { deviceUtilPoints, mean, pidsOf, sumBytes } from './helpers.js';
 
-/** A GPU holding much memory for jobs that barely use it over the window: idle or input-bound. */
+const INPUT_FIX =
+  'if the job should be training, it is waiting for input: raise DataLoader num_workers, set pin_memory=True and persistent_workers=True, ' +
+  'raise prefetch_factor, move decoding out of __getitem__, and check disk/CPU';
+
+/** Room for a larger batch when most of the GPU's memory is free, else null. */
+function batchRoom(acc: DeviceAccounting, usedFraction: number): string | null {
+  if (usedFraction >= THRESHOLDS.highMemoryFraction || acc.freeBytes === null) return null;
+  return `only ${formatPercent(usedFraction * 100)} of its memory is used, so a larger batch fits: ${formatBytes(acc.freeBytes)} is free ` +
+    '(find the largest that fits with `gpumem fit -- CMD {batch}` or `gpumem estimate`), with fewer gradient-accumulation steps for the same effective batch';
+}
+
+/**
+ * A GPU that jobs barely use over the window, whatever its memory: idle, input-bound, or running a batch
+ * far smaller than it could hold (then the finding says how much memory is free for a larger one).
+ */
 export const lowUtilization: Rule = {
   id: 'low-utilization',
-  description: `a GPU with ≥ ${THRESHOLDS.highMemoryFraction * 100}% of its memory used averaged ≤ ${THRESHOLDS.lowUtilPct}% utilization over the window`,
+  description: `a GPU running jobs averaged ≤ ${THRESHOLDS.lowUtilPct}% utilization over the window, whatever its memory`,
   check(ctx) {
     const findings: Finding[] = [];
     for (const acc of ctx.accounting) {
-      if (acc.usedBytes === null || !acc.totalBytes) continue;
-      if (acc.usedBytes < THRESHOLDS.highMemoryFraction * acc.totalBytes) continue;
       const points = deviceUtilPoints(ctx, acc.gpuIndex);
       if (points.length < THRESHOLDS.minUtilSamples) continue;
       const meanPct = mean(points);
       if (meanPct > THRESHOLDS.lowUtilPct) continue;
-      // Kernels and context-only workers have their own findings; this one is about the jobs themselves.
-      const jobs = ctx.processes.filter((v) => v.gpuIndex === acc.gpuIndex && v.role !== 'kernel' && !v.contextOnly);
+      // Kernels, context-only workers and stale or hidden pids have their own findings; this one is about the jobs.
+      const jobs = ctx.processes.filter((v) => v.gpuIndex === acc.gpuIndex && v.role !== 'kernel' && !v.contextOnly && v.visible && !v.gone);
       if (jobs.length === 0) continue;
       const held = sumBytes(jobs);
+      const usedFraction = acc.usedBytes !== null && acc.totalBytes ? acc.usedBytes / acc.totalBytes : null;
+      const room = usedFraction === null ? null : batchRoom(acc, usedFraction);
+      const share = usedFraction === null ? '' : ` (${formatPercent(usedFraction * 100)} of ${formatBytes(acc.totalBytes)})`;
       findings.push({
         id: this.id,
         severity: 'warning',
-        title: `GPU ${acc.gpuIndex} holds ${formatBytes(acc.usedBytes)} but averaged ${formatPercent(meanPct)} utilization`,
+        title: `GPU ${acc.gpuIndex} is under-used: ${formatPercent(meanPct)} mean utilization with ${formatBytes(acc.usedBytes)} used${share}`,
         evidence: {
           summary: `${points.length} samples over ${formatDuration(ctx.windowMs)}: mean ${formatPercent(meanPct, 1)}, max ${formatPercent(maxOf(points))}; jobs ${jobs.map((v) => `pid ${v.pid} ${formatBytes(v.usedBytes)}`).join(', ')}`,
           pids: pidsOf(jobs),
           gpuIndexes: [acc.gpuIndex],
           bytes: held,
-          details: { meanUtilPct: meanPct, samples: points.length, windowMs: ctx.windowMs },
+          details: { meanUtilPct: meanPct, samples: points.length, windowMs: ctx.windowMs, usedFraction, freeBytes: acc.freeBytes, largerBatchFits: room !== null },
         },
-        fix:
-          'if the job should be training, it is waiting for input: raise DataLoader num_workers, set pin_memory=True and persistent_workers=True, ' +
-          `prefetch, and check disk/CPU; if it is finished or stuck, end it to free ${formatBytes(held)}`,
+        fix: `${INPUT_FIX}${room ? `; ${room}` : ''}; if it is finished or stuck, end it to free ${formatBytes(held)}`,
       });
     }
     return findings;

@@ -89,6 +89,13 @@ export async function run(): Promise<void> {
     rows.push(['gpumem watch, 1 Hz, numbers changing each second', await changing(1, () => measure([node, BIN, 'watch', '--interval', '1000'], env, 4000, spanMs))]);
     rows.push(['gpumem watch, 10 Hz', await measure([node, BIN, 'watch', '--interval', '100'], env, 4000, spanMs / 2)]);
     rows.push(['gpumem watch, 10 Hz, numbers changing 10×/s', await changing(10, () => measure([node, BIN, 'watch', '--interval', '100'], env, 4000, spanMs / 2))]);
+    // GPUMEM_BENCH_WATCH_BASELINE=<another build's dist/cli/bin.js> measures that build's watch in the same run.
+    const baseline = process.env.GPUMEM_BENCH_WATCH_BASELINE;
+    if (baseline) {
+      rows.push(['baseline watch, 1 Hz', await measure([node, baseline, 'watch', '--interval', '1000'], env, 4000, spanMs)]);
+      rows.push(['baseline watch, 10 Hz', await measure([node, baseline, 'watch', '--interval', '100'], env, 4000, spanMs / 2)]);
+      rows.push(['baseline watch, 10 Hz, changing 10×/s', await changing(10, () => measure([node, baseline, 'watch', '--interval', '100'], env, 4000, spanMs / 2))]);
+    }
     rows.push(['gpumem status --watch, 10 Hz', await measure([node, BIN, 'status', '--watch', '--interval', '100'], env, 4000, spanMs / 2)]);
     const py = join(PEER_VENV, 'bin');
     if (existsSync(join(py, 'nvitop'))) rows.push(['nvitop, 1 Hz (--interval 1), changing', await changing(1, () => measure([join(py, 'nvitop'), '--interval', '1'], env, 6000, spanMs))]);

@@ -12,7 +12,8 @@ import { detectPidNamespace, LiveSampler, readAncestors } from '../../orchestrat
 import { readLiveCompanion } from '../../store/index.js';
 import type { CommandHandler } from '../context.js';
 import type { WatchOptions } from '../options/gpus.js';
-import { openSourceFromContext } from '../open-source.js';
+import { sourceOptionsFromContext } from '../open-source.js';
+import { openSource } from '../../sources/index.js';
 import { testDevicePrefix } from './kill.js';
 import { killFromView } from '../watch/kill-action.js';
 import { orderRows } from '../watch/process-panel.js';
@@ -27,6 +28,11 @@ const FINDINGS_WINDOW = 10;
  * findings line is refreshed this often; rows and bars come from a one-sample diagnosis of every sample.
  */
 const FINDINGS_EVERY_MS = 5000;
+/**
+ * A known process's state, parent and CPU ticks are re-read from /proc this often, spread over samples, not
+ * every sample (512 stat reads were most of a sample's cost). Kill re-reads what it decides on itself.
+ */
+const RESTAT_EVERY_MS = 2000;
 /** Parents of GPU processes change rarely: their /proc facts are re-read this often, not every sample. */
 const ANCESTORS_EVERY_MS = 5000;
 
@@ -46,7 +52,7 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
     throw new GpumemError('USAGE', 'gpumem watch needs a terminal on stdout', { hint: 'for a log or a pipe use gpumem status --watch (or record)' });
   }
   const replay = o.replay !== undefined;
-  const source = await openSourceFromContext(ctx);
+  const source = await openSource({ ...sourceOptionsFromContext(ctx), proc: { restatEveryMs: RESTAT_EVERY_MS } });
   const killOptions = { devicePrefix: replay || o.readonly ? undefined : testDevicePrefix(ctx) };
   const live = !replay;
   const info = live ? userInfo() : null;

@@ -25,6 +25,8 @@ interface Known {
   startTicks: number;
   facts: HostFacts;
   stat: StatHandle | null;
+  /** When /proc/PID/stat was last read (only kept with `restatEveryMs`). */
+  readAtMs: number;
 }
 
 /**
@@ -36,6 +38,9 @@ interface Known {
 export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
   const cache = new Map<number, Known>();
   let held = 0;
+  const restatMs = options.restatEveryMs ?? 0;
+  const now = options.nowMs ?? Date.now;
+  let sampleAtMs = 0;
   const forget = (pid: number): void => {
     const known = cache.get(pid);
     if (known?.stat) {
@@ -48,6 +53,7 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
   const enrich = (sample: Sample): Sample => {
     // One /proc read per pid per sample: a pid on eight GPUs is eight rows but one process.
     const seen = new Map<number, HostFacts>();
+    if (restatMs > 0) sampleAtMs = now();
     const processes = sample.processes.map((p) => {
       let host = seen.get(p.pid);
       if (!host) {
@@ -62,6 +68,9 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
 
   function factsFor(pid: number): HostFacts {
     const known = cache.get(pid);
+    // Reading 512 stat files costs several ms a sample; a live view refreshes a known process's state slowly.
+    if (known && restatMs > 0 && sampleAtMs - known.readAtMs < restatMs) return known.facts;
+    if (known) known.readAtMs = sampleAtMs;
     let stat: ProcStat | null = known?.stat ? known.stat.read() : null;
     if (known && stat && stat.startTicks === known.startTicks && stat.state !== 'Z') {
       if (stat.state !== known.facts.state || stat.ppid !== known.facts.ppid || stat.cpuTicks !== known.facts.cpuTicks) {
@@ -91,7 +100,10 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
       handle = null;
     }
     if (handle) held++;
-    cache.set(pid, { startTicks: stat.startTicks, facts, stat: handle });
+    // Spread by pid so that a view of 512 processes re-reads a few each sample, not all at once; the first
+    // re-read comes between half a period and one period after this read.
+    const readAtMs = restatMs > 0 ? sampleAtMs - (pid % Math.max(1, Math.floor(restatMs / 2))) : 0;
+    cache.set(pid, { startTicks: stat.startTicks, facts, stat: handle, readAtMs });
     return facts;
   }
 

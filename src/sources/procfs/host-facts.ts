@@ -13,6 +13,15 @@ export interface ProcOptions extends ProcRootOptions {
   passwdPath?: string;
   /** USER_HZ; 100 on every mainstream Linux build (sysconf(_SC_CLK_TCK) is not reachable from Node). */
   clockTicksPerSec?: number;
+  /**
+   * Live views only: a process already known to the enricher has its /proc/PID/stat (state, parent, CPU
+   * ticks) re-read at most this often instead of every sample, spread over samples by pid. Its stable facts
+   * stay keyed by start ticks; a pid that leaves the sample is forgotten at once. Never used where a decision
+   * is taken on the facts (kill re-reads /proc itself). Default: every sample.
+   */
+  restatEveryMs?: number;
+  /** Clock for `restatEveryMs` (tests). Default Date.now. */
+  nowMs?: () => number;
 }
 
 /** Why a file could not be read, as a reason string for the `unavailable` map. */

@@ -102,7 +102,7 @@ export const KILL = defineCommand<KillOptions>({
   args: [{ name: 'PID', description: 'process ids to end (must be GPU processes)', variadic: true }],
   options: {
     gpu: { type: 'list', value: 'INDEX', description: 'processes on these GPUs (index or UUID; repeatable or comma-separated)' },
-    orphans: { type: 'boolean', description: 'processes whose parent died (re-parented to init or a subreaper)' },
+    orphans: { type: 'boolean', description: 'processes whose parent died (re-parented to init) and that did nothing during a one-second check (a computing nohup job is not an orphan)' },
     zombieHolders: { type: 'boolean', description: 'processes that hold GPU memory while a zombie or while stopped (T)' },
     user: { type: 'string', value: 'NAME', description: 'processes of this user (others than you need root and --all-users)' },
     olderThan: { type: 'string', value: 'DURATION', description: 'processes started longer ago than this (e.g. 30m, 2h, 1d)' },

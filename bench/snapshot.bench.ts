@@ -43,7 +43,7 @@ export async function run(): Promise<void> {
   const bytes = statSync(file).size;
   const ours = spawnSync(
     process.execPath,
-    ['-e', CHILD, `${ROOT}dist/cli/commands/snapshot-read.js`, `${ROOT}dist/core/snapshot/index.js`, file],
+    ['-e', CHILD, `${ROOT}dist/sources/snapshot-file.js`, `${ROOT}dist/core/snapshot/index.js`, file],
     { encoding: 'utf8', maxBuffer: 1 << 20 },
   );
   if (ours.status !== 0) throw new Error(`gpumem side failed: ${ours.stderr}`);

@@ -7,3 +7,4 @@ export { RingBuffer } from './ring-buffer.js';
 export { LiveSampler, type LiveSamplerOptions, type SampleListener } from './live-sampler.js';
 export { collectWindow, diagnoseWindow, detectPidNamespace, readAncestors, type CollectOptions, type Collected, type Diagnosed } from './diagnosis-window.js';
 export { runFitLoop, type FitLoopOptions } from './fit-loop.js';
+export { analyseSnapshot, snapshotAnalysisJson, toJsonText, type SnapshotAnalysis, type SnapshotAnalysisOptions } from './snapshot-analysis.js';

@@ -11,6 +11,8 @@ import { MetricsExporter, wantsOpenMetrics } from './metrics/exporter.js';
 import { killProcess, type KillSettings } from './routes/actions.js';
 import { liveRow } from './live-row.js';
 import { handleApiRead } from './routes/api.js';
+import { handleRunPages } from './routes/run-pages.js';
+import { DEFAULT_MAX_UPLOAD_BYTES, handleRunSnapshots, handleSnapshotUpload } from './routes/snapshots.js';
 import { loadAssets, serveAsset } from './routes/assets.js';
 import type { ServerState } from './state.js';
 import { pageView } from './view.js';
@@ -22,6 +24,8 @@ export interface AppOptions {
   /** Token for actions; null turns actions off (--readonly). */
   token: string | null;
   kill: KillSettings;
+  /** Largest snapshot upload accepted (default 256 MiB). */
+  maxUploadBytes?: number;
   /** Called with errors that are not the client's (logged by the CLI). */
   onError?: (error: unknown) => void;
 }
@@ -66,6 +70,10 @@ export function createApp(options: AppOptions): App {
       if (!hasToken(req, options.token)) return sendError(res, 401, 'TOKEN', 'actions need the token gpumem serve printed: Authorization: Bearer TOKEN');
       return killProcess(res, Number(kill[1]), state, options.kill);
     }
+    if (url.pathname === '/api/v1/snapshots') {
+      if (method !== 'POST') return sendError(res, 405, 'METHOD', 'POST the snapshot file as the request body');
+      return handleSnapshotUpload(req, res, url, options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES, (e) => options.onError?.(e));
+    }
     if (method !== 'GET' && method !== 'HEAD') return sendError(res, 405, 'METHOD', 'only GET here');
     if (url.pathname === '/metrics') {
       const snapshot = state.snapshot();
@@ -81,7 +89,7 @@ export function createApp(options: AppOptions): App {
       return;
     }
     if (url.pathname.startsWith('/api/')) {
-      if (!handleApiRead(req, res, url, state, facts)) sendError(res, 404, 'NOT_FOUND', 'no such API path');
+      if (!handleRunSnapshots(res, url, state) && !handleRunPages(res, url, state) && !handleApiRead(req, res, url, state, facts)) sendError(res, 404, 'NOT_FOUND', 'no such API path');
       return;
     }
     if (!serveAsset(res, url.pathname, assets)) sendError(res, 404, 'NOT_FOUND', 'no such page');

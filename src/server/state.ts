@@ -4,6 +4,7 @@
  * requests costs one read. Nothing here grows with uptime: samples live in the sampler's ring buffer.
  */
 import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { hostname as osHostname, userInfo } from 'node:os';
 import { diagnose, type DiagnoseReport } from '../core/diagnose/engine.js';
 import type { Sample } from '../core/types.js';
@@ -157,6 +158,11 @@ export class ServerState {
     if (path === null || !existsSync(path)) return null;
     this.db = openHistory(path);
     return this.db;
+  }
+
+  /** The folder holding run folders (`<history dir>/runs`); null without a history. */
+  runsFolder(): string | null {
+    return this.options.dbPath === null ? null : join(dirname(this.options.dbPath), 'runs');
   }
 
   close(): void {

@@ -6,3 +6,4 @@ export { openReplaySource, readRecording, RECORDING_FORMAT, RECORDING_VERSION, t
 export { openSmiSource, parseSmiXml, parseQueryGpuCsv, parseComputeAppsCsv, type SmiSourceOptions } from './smi/index.js';
 export * from './files/index.js';
 export { becomeChildSubreaper } from './nvml/index.js';
+export { readSnapshotFile, readSnapshotBytes } from './snapshot-file.js';

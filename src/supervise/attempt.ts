@@ -121,7 +121,7 @@ export async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   return {
     attempt: a.attempt, argv: a.argv, batch: a.plan, startedAtMs, durationMs, exit,
     sampleHz: durationMs > 0 ? Math.round((monitor.samples / durationMs) * 10000) / 10 : 0, samples: monitor.samples,
-    peaks, utilization, findings, mismatches: monitor.mismatchList(), appeared: monitor.appearedList(), ooms, cleanup, interruptedBy: a.interrupted(),
+    peaks, utilization, findings, mismatches: monitor.mismatchList(), appeared: monitor.appearedList(), ooms, oomsNotKept: oom.notKept(), cleanup, interruptedBy: a.interrupted(),
     plugins, outputTail: child.tail(), timeline: monitor.timeline(),
   };
 }

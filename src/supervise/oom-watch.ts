@@ -9,11 +9,19 @@ import type { OomEvent } from '../core/oom/types.js';
 import type { OomFinding } from './report.js';
 
 export interface OomWatcher {
-  /** Feeds a chunk; returns the findings completed by it. */
+  /** Feeds a chunk; returns the findings completed by it (none once `maxKept` were returned). */
   push(chunk: string): OomFinding[];
   /** Ends the output: flushes a message cut off at the end. */
   end(): OomFinding[];
+  /** OOM messages found after the first `maxKept`: counted, neither explained nor kept. */
+  notKept(): number;
 }
+
+/**
+ * How many OOM findings of one attempt's output are kept, as the companion channel keeps 64 reports per
+ * process: a program that prints OOM text in a loop must not grow gpumem's memory without bound.
+ */
+export const MAX_OUTPUT_OOMS_KEPT = 64;
 
 /** Environment of the run that the cause rules use (allocator config, visible devices). */
 export interface OomRunContext {
@@ -30,11 +38,21 @@ function toFinding(event: OomEvent, context: OomRunContext): OomFinding {
  * A streaming OOM detector over a child's combined stdout and stderr. `context` may be a function: it is
  * then asked at each finding (the child's own CUDA_VISIBLE_DEVICES is only known once it runs).
  */
-export function createOomWatcher(context: OomRunContext | (() => OomRunContext) = {}): OomWatcher {
+export function createOomWatcher(context: OomRunContext | (() => OomRunContext) = {}, maxKept = MAX_OUTPUT_OOMS_KEPT): OomWatcher {
   const scanner = createOomScanner();
   const now = (): OomRunContext => (typeof context === 'function' ? context() : context);
+  let kept = 0;
+  let dropped = 0;
+  const keep = (events: OomEvent[]): OomFinding[] => {
+    const room = Math.max(0, maxKept - kept);
+    dropped += Math.max(0, events.length - room);
+    const chosen = events.slice(0, room);
+    kept += chosen.length;
+    return chosen.map((e) => toFinding(e, now()));
+  };
   return {
-    push: (chunk) => scanner.push(chunk).map((e) => toFinding(e, now())),
-    end: () => scanner.end().map((e) => toFinding(e, now())),
+    push: (chunk) => keep(scanner.push(chunk)),
+    end: () => keep(scanner.end()),
+    notKept: () => dropped,
   };
 }

@@ -141,4 +141,21 @@ describe('huge inputs', () => {
     expect(p.ooms.length + p.oomsNotKept).toBe(226_000);
     expect(p.ooms.length).toBe(64);
   }, 100_000);
+
+  it("a program printing 100,000 OOM messages: the first 64 are kept, the rest counted in the report and JSON", async () => {
+    const scenario = join(tmp.dir, 'print-flood-scenario.txt');
+    writeScenario(scenario, { driverVersion: '590.44.01', cudaVersion: 13010, devices: [fakeH100(0)] });
+    const args = ['--interval-ms', '50', '--no-history', '--no-companion', '--', process.execPath, join(PROCS, 'oom-print-flood.mjs'), '100000'];
+    const env = { ...fakeNvmlEnv('590', scenario), XDG_RUNTIME_DIR: tmp.dir };
+    const r = await gpumem(['run', '--json', ...args], { env, timeoutMs: 90_000 });
+    expectClean(r, 'OOM text flood in the output', 400 * MiB);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as { attempts: Array<{ ooms: Array<{ line: number }>; oomsNotKept: number }> };
+    const a = report.attempts[0]!;
+    expect(a.ooms.length).toBe(64);
+    expect(a.ooms[63]!.line).toBe(64);
+    expect(a.oomsNotKept).toBe(100_000 - 64);
+    const text = await gpumem(['run', ...args.slice(0, -1), '200'], { env, timeoutMs: 60_000 });
+    expect(text.stderr).toContain('attempt 1: 136 more OOM messages in the output were counted but not kept (the first 64 are above)');
+  }, 100_000);
 });

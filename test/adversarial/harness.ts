@@ -110,21 +110,27 @@ export interface OtherUser {
 
 /**
  * A second local user for "another user must gain nothing" cases: created with useradd when the suite runs
- * as root, else null with the reason (the case is then skipped, visibly, with that reason).
+ * as root, else null with the reason (the case is then skipped, visibly, with that reason). Each test file
+ * gets its own name (files run in parallel forks, so one file's teardown must not remove another's user);
+ * `remove` deletes the user again, and only when this call created it.
  */
-export function secondUser(): { user: OtherUser | null; reason: string } {
-  if (process.getuid?.() !== 0) return { user: null, reason: 'needs root to create a second user (useradd); not root here' };
-  const name = 'gpumem-adversary';
-  const lookup = (): OtherUser | null => {
-    const uid = spawnSync('id', ['-u', name], { encoding: 'utf8' });
-    const gid = spawnSync('id', ['-g', name], { encoding: 'utf8' });
-    return uid.status === 0 && gid.status === 0 ? { name, uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) } : null;
-  };
-  const found = lookup();
-  if (found) return { user: found, reason: '' };
+export function secondUser(): { user: OtherUser | null; reason: string; remove: () => void } {
+  const none = (): void => {};
+  if (process.getuid?.() !== 0) return { user: null, reason: 'needs root to create a second user (useradd); not root here', remove: none };
+  const name = `gpumem-adv-${process.pid}`;
+  const found = lookupUser(name);
+  if (found) return { user: found, reason: '', remove: none };
   const made = spawnSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', name], { encoding: 'utf8' });
-  const user = lookup();
-  return user ? { user, reason: '' } : { user: null, reason: `useradd failed: ${made.stderr.trim() || made.error?.message || `status ${made.status}`}` };
+  const user = lookupUser(name);
+  if (!user) return { user: null, reason: `useradd failed: ${made.stderr.trim() || made.error?.message || `status ${made.status}`}`, remove: none };
+  return { user, reason: '', remove: () => void spawnSync('userdel', [name], { encoding: 'utf8' }) };
+}
+
+/** The user named `name`, or null when there is none. */
+export function lookupUser(name: string): OtherUser | null {
+  const uid = spawnSync('id', ['-u', name], { encoding: 'utf8' });
+  const gid = spawnSync('id', ['-g', name], { encoding: 'utf8' });
+  return uid.status === 0 && gid.status === 0 ? { name, uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) } : null;
 }
 
 /** Runs a shell command as `user` (fails the test when it does not succeed). */

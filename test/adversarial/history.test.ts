@@ -88,7 +88,8 @@ describe.skipIf(!canMount)(`history on a faulty disk (${canMount ? 'tmpfs mounts
 });
 
 const other = secondUser();
-describe.skipIf(!other.user)(`history file another user cannot write (${other.user ? other.user.name : `skipped: ${other.reason}`})`, () => {
+afterAll(other.remove);
+describe.skipIf(!other.user)(`history file another user cannot write${other.user ? '' : ` (skipped: ${other.reason})`}`, () => {
   it("a history file that is read-only for the user: one warning, the job runs and its status comes back", async () => {
     const user = other.user!;
     const dir = join(tmp.dir, 'shared-db');

@@ -13,15 +13,18 @@ import { liveCompanionDir, liveCompanionPath, readLiveCompanion, writeLiveCompan
 import { FAKE_SMI, asUser, expectNoHang, expectNoStackTrace, gpumem, secondUser, tempDir } from './harness.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/nvidia-smi/', import.meta.url));
-const { user, reason } = secondUser();
+const { user, reason, remove: removeUser } = secondUser();
 const tmp = tempDir('gpumem-shared-tmp-');
 // A shared, sticky, world-writable folder standing in for /tmp.
 chmodSync(tmp.dir, 0o1777);
-afterAll(tmp.remove);
+afterAll(() => {
+  tmp.remove();
+  removeUser();
+});
 
 const emptyDoc = () => buildLiveCompanionDoc(createCompanionState(), { pid: process.pid, startTicks: readStartTicks(process.pid) }, 1, () => null);
 
-describe.skipIf(!user)(`live-companion folder vs a second user (${user ? user.name : `skipped: ${reason}`})`, () => {
+describe.skipIf(!user)(`live-companion folder vs a second user${user ? '' : ` (skipped: ${reason})`}`, () => {
   it("refuses a folder another user created first and never writes through their symlinks", () => {
     const shared = join(tmp.dir, 'a');
     mkdirSync(shared, { mode: 0o1777 });

@@ -66,4 +66,27 @@ describe('doctor suggestions name exactly the processes of their finding', () =>
     expect(stop?.fix).toContain(`kill -CONT ${stopped}`);
     expect(stop?.command).toBe(`gpumem kill ${stopped}`);
   }, 30_000);
+
+  it('two copies of one command on a GPU: the suggestion names only the idle copies, never the computing one', async () => {
+    // Same command line, different behaviour (chosen by the environment): the second copy computes.
+    const script = `exec ${process.execPath} -e "if (process.env.GPUMEM_ADV_BUSY) for (;;) {} else setTimeout(() => {}, 60000)"`;
+    const first = detached(script);
+    const idleCopy = detached(script);
+    const busyCopy = detached(`GPUMEM_ADV_BUSY=1 ${script}`);
+    await new Promise((r) => setTimeout(r, 300));
+    const scenario = join(tmp.dir, 'dup-scenario.txt');
+    writeScenario(scenario, {
+      driverVersion: '590.44.01', cudaVersion: 13010,
+      devices: [fakeH100(0, { processes: [first, idleCopy, busyCopy].map((pid) => ({ pid, usedBytes: 2 * 1024 ** 3, smUtilPct: 0 })) })],
+    });
+    const r = await gpumem(['doctor', '--json', '--window', '1.5'], { env: fakeNvmlEnv('590', scenario), timeoutMs: 20_000 });
+    expectNoHang(r, 'doctor');
+    expectNoStackTrace(r, 'doctor');
+    const findings = (JSON.parse(r.stdout) as { findings: Finding[] }).findings;
+    const dup = findings.find((f) => f.id === 'duplicate-instances');
+    expect(dup?.evidence.pids).toEqual([first, idleCopy, busyCopy].sort((a, b) => a - b));
+    // The computing copy does the work: the idle copies are the ones to end.
+    expect(dup?.command).toBe(`gpumem kill ${[first, idleCopy].sort((a, b) => a - b).join(' ')}`);
+    for (const f of findings) expect(f.command?.split(' ') ?? []).not.toContain(String(busyCopy));
+  }, 30_000);
 });

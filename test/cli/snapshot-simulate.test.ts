@@ -40,6 +40,12 @@ describe('gpumem snapshot --what-if', () => {
     expect(sim.actual.earlierOomCount).toBe(0);
     expect(sim.whatIf[0].earlierOomCount).toBeGreaterThan(0);
     expect(sim.whatIf[0].firstOomEventIndex).toBeLessThan(dev1.trace.ooms[0].eventIndex);
+    // The contract's fields sit at the top of `simulation` for the settings asked about (the first --what-if).
+    const { actual: _a, whatIf: _w, device: _d, capacityBytes: _c, ...top } = sim;
+    expect(top).toEqual(sim.whatIf[0]);
+    expect(sim.settings).toBe('expandable_segments:False');
+    expect(sim.oomAvoided).toBe(false);
+    expect(sim.endSegmentCount).toBe(sim.whatIf[0].endSegmentCount);
     // No OOM on device 0: nothing to avoid.
     expect(out.devices.find((d: { device: number }) => d.device === 0).simulation.whatIf[0].oomAvoided).toBeNull();
   });
@@ -49,6 +55,23 @@ describe('gpumem snapshot --what-if', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/trace starts mid-run/);
     expect(r.stdout).toMatch(/matches the snapshot: 2703\/2703 allocations at the real address, 688\/688 segments identical/);
+  });
+
+  it('--simulate --json puts the recorded-settings replay at the top of `simulation`', () => {
+    const r = gpumem('snapshot', `${REAL}constructor_memory_snapshot.pickle`, '--simulate', '--json');
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    const dev1 = out.devices.find((d: { device: number }) => d.device === 1);
+    const sim = dev1.simulation;
+    expect(sim.whatIf).toEqual([]);
+    expect(sim.settings).toBe('(as recorded)');
+    expect(sim.coversWholeRun).toBe(true);
+    // A whole-run trace replayed under its own settings ends where the real run ended, and the OOM stays.
+    expect(sim.endReservedBytes).toBe(dev1.summary.reservedBytes);
+    expect(sim.endSegmentCount).toBe(dev1.summary.segmentCount);
+    expect(sim.oomAvoided).toBe(false);
+    expect(sim.peakReservedBytes).toBe(sim.actual.peakReservedBytes);
+    expect(sim.peakAllocatedBytes).toBe(sim.actual.peakAllocatedBytes);
   });
 
   it('refuses settings PyTorch would refuse, with one line and exit 2', () => {

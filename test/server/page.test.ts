@@ -75,6 +75,14 @@ describe('the page in Chromium', () => {
     await expect.poll(() => page.locator('#chart-run canvas').count(), { timeout: 5000 }).toBeGreaterThan(0);
     expect(await page.locator('#run-ooms li').textContent()).toBe(`attempt 1, line 42: ${OOM_TEXT}`);
     expect(await page.locator('#run-ooms b').count()).toBe(0);
+    await expect.poll(() => page.locator('#run-split li').first().textContent(), { timeout: 5000 }).toBe('no PyTorch numbers: the run was not supervised with the companion');
+    // Opening the other run fills the comparison with both; the finished run's peak and the running one's dash.
+    await rows.nth(0).click();
+    await expect.poll(() => page.locator('#cmp-b').inputValue(), { timeout: 5000 }).not.toBe('');
+    await page.locator('#compare-form button').click();
+    const peakRow = page.locator('#compare tr', { hasText: 'attempt 1: peak per GPU' });
+    await expect.poll(() => peakRow.count(), { timeout: 5000 }).toBe(1);
+    expect((await peakRow.innerText()).split('\t')).toEqual(['attempt 1: peak per GPU', '–', 'GPU 0 10.00 GiB']);
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -17,16 +17,32 @@ function run(argv: string[]): { ok: boolean; output: string } {
   return { ok: r.status === 0, output: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? String(r.error) : ''}` };
 }
 
+/**
+ * Makes sure a program from a Debian package is there, installing the package with apt-get when running as
+ * root; returns null when it is, else why it is not.
+ */
+export function ensureDebianProgram(path: string, pkg: string): string | null {
+  if (existsSync(path)) return null;
+  if (process.getuid?.() !== 0) return `${path} is missing and the tests do not run as root, so they cannot install it (run: sudo apt-get install -y ${pkg})`;
+  if (!existsSync('/usr/bin/apt-get')) return `${path} is missing and there is no apt-get to install it with`;
+  process.stderr.write(`test setup: installing ${pkg} with apt-get (${path} is missing)…\n`);
+  const update = run(['apt-get', 'update', '-qq']);
+  const install = update.ok ? run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends', pkg]) : update;
+  if (!install.ok || !existsSync(path)) return `installing ${pkg} with apt-get failed: ${install.output.trim().split('\n').slice(-3).join(' / ')}`;
+  return null;
+}
+
 /** Makes sure Chromium is there; returns null when it is, else why it is not. */
 export function ensureChromium(): string | null {
-  if (existsSync(CHROMIUM)) return null;
-  if (process.getuid?.() !== 0) return `${CHROMIUM} is missing and the tests do not run as root, so they cannot install it (run: sudo apt-get install -y chromium)`;
-  if (!existsSync('/usr/bin/apt-get')) return `${CHROMIUM} is missing and there is no apt-get to install it with`;
-  process.stderr.write(`test setup: installing chromium with apt-get (${CHROMIUM} is missing)…\n`);
-  const update = run(['apt-get', 'update', '-qq']);
-  const install = update.ok ? run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends', 'chromium']) : update;
-  if (!install.ok || !existsSync(CHROMIUM)) return `installing chromium with apt-get failed: ${install.output.trim().split('\n').slice(-3).join(' / ')}`;
-  return null;
+  return ensureDebianProgram(CHROMIUM, 'chromium');
+}
+
+/**
+ * The /metrics tests validate the exposition with promtool and scrape it with a real Prometheus, both from
+ * Debian's prometheus package. Without them those tests fail (never skip), saying what to install.
+ */
+export function ensurePrometheus(): string | null {
+  return ensureDebianProgram('/usr/bin/promtool', 'prometheus');
 }
 
 /** A banner that cannot be missed in the test output. */

@@ -9,6 +9,7 @@ import { createRunFolder, defaultDbPath, liveCompanionPath, runFolderPath } from
 import { companionPlugin, type CompanionPlugin } from '../../supervise/index.js';
 import type { CommandContext } from '../context.js';
 import type { CompanionOptions, HistoryOptions } from '../options/shared.js';
+import { answerSnapshotFile } from './snapshot-answer.js';
 
 export interface CompanionChoice {
   plugin: CompanionPlugin | null;
@@ -66,6 +67,7 @@ export function startCompanion(ctx: CommandContext<HistoryOptions>, settings: Co
     memoryFraction: settings.memoryFraction,
     log: (line) => ctx.stderr.write(`gpumem: ${line}\n`),
     livePath: liveCompanionPath(ctx.env, process.pid),
+    ...(runFolder !== null ? { answerSnapshot: (path: string) => answerSnapshotFile(path) } : {}),
   });
   return { plugin, runFolder };
 }

@@ -6,7 +6,8 @@ import { runTracedProgram, substitute } from '../../supervise/index.js';
 import type { CommandContext } from '../context.js';
 import type { EstimateOptions } from '../options/estimate.js';
 import { renderStages, traceStages } from './estimate-trace-stages.js';
-import { allocatorModel, buildTracedReport, printable, renderTraced, type TracedInputs, type TracedReport } from './estimate-traced.js';
+import { allocatorModel, buildTracedReport, renderTraced, type TracedInputs, type TracedReport } from './estimate-traced.js';
+import { printable } from '../../core/text.js';
 
 // Each probe is a full trace (tens of seconds for a large model); seven settle the usual curves.
 const MAX_PROBES = 7;

@@ -7,7 +7,8 @@
 import { formatBytes } from '../../core/index.js';
 import { searchMaxBatch, type BatchSearchResult } from '../../core/estimate/index.js';
 import { painter } from '../render/style.js';
-import { printable, type TracedReport } from './estimate-traced.js';
+import type { TracedReport } from './estimate-traced.js';
+import { printable } from '../../core/text.js';
 
 export interface StageFix {
   stage: string;

@@ -2,6 +2,7 @@
  * `gpumem estimate -- python train.py …` and `gpumem estimate --entry pkg.module:make_step`: trace the real
  * training step on fake tensors, replay it, and report the peak by phase, module and category.
  */
+import { printable } from '../../core/text.js';
 import type { BatchSearchResult } from '../../core/estimate/trace-batch.js';
 import { GpumemError } from '../../core/errors.js';
 import { formatBytes } from '../../core/units.js';
@@ -25,7 +26,6 @@ export interface TracedInputs {
 }
 
 // Module names, notes and error text come from the traced program: no terminal control characters.
-export const printable = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 
 /**
  * The caching-allocator simulator with the run's settings: --alloc-conf, else the PYTORCH_CUDA_ALLOC_CONF /

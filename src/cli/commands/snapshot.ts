@@ -5,18 +5,17 @@
 import { writeFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { GpumemError } from '../../core/errors.js';
-import { buildReport, diffSnapshots } from '../../core/snapshot/report.js';
+import { diffSnapshots } from '../../core/snapshot/report.js';
+import { analyseSnapshot, snapshotAnalysisJson, toJsonText } from '../../orchestrate/snapshot-analysis.js';
 import type { CommandHandler } from '../context.js';
 import type { SnapshotOptions } from '../options/files.js';
 import { renderSnapshotHtml } from '../render/snapshot-html.js';
 import { renderDiffText, renderSnapshotText } from '../render/snapshot-text.js';
-import { readSnapshotFile } from './snapshot-read.js';
-import { simulateSnapshot } from '../../core/allocator/simulate-snapshot.js';
+import { readSnapshotFile } from '../../sources/snapshot-file.js';
 import { renderSimulationText } from '../render/snapshot-simulation.js';
 
-/** JSON with wide integers (BigInt, e.g. a uint64 sentinel in allocator settings) written as strings. */
 function toJson(value: unknown): string {
-  return `${JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2)}\n`;
+  return `${toJsonText(value, 2)}\n`;
 }
 
 export const run: CommandHandler<SnapshotOptions> = async (ctx) => {
@@ -46,9 +45,8 @@ export const run: CommandHandler<SnapshotOptions> = async (ctx) => {
   const file = positionals[0] as string;
   const snapshot = readSnapshotFile(at(file));
   const requestBytes = options.request ?? null;
-  const report = buildReport(snapshot, { top, requestBytes });
-  const whatIfs = options.whatIf ?? [];
-  const sims = whatIfs.length > 0 || options.simulate ? simulateSnapshot(snapshot, whatIfs, options.torchVersion ?? null) : null;
+  const analysis = analyseSnapshot(snapshot, { top, requestBytes, whatIfs: options.whatIf ?? [], simulate: options.simulate, torchVersion: options.torchVersion ?? null });
+  const { report, simulations: sims } = analysis;
   if (options.html !== undefined) {
     // Rendered outside the try: a rendering fault is a bug and must not be reported as an unwritable path.
     const page = renderSnapshotHtml(report, basename(file));
@@ -62,8 +60,7 @@ export const run: CommandHandler<SnapshotOptions> = async (ctx) => {
     }
   }
   if (options.json) {
-    const devices = sims ? report.devices.map((d) => ({ ...d, simulation: sims.find((x) => x.device === d.device) ?? null })) : report.devices;
-    ctx.stdout.write(toJson({ ...report, devices }));
+    ctx.stdout.write(toJson(snapshotAnalysisJson(analysis)));
   } else {
     ctx.stdout.write(renderSnapshotText(report, ctx.stdout.columns, ctx.color));
     if (sims) ctx.stdout.write(renderSimulationText(sims, options.simulate));

@@ -3,6 +3,7 @@
  * total = allocated + reserved-unallocated + non-PyTorch + tree processes without PyTorch statistics), the
  * allocator's own peaks, retries and OOMs; the allocator's numbers at each OOM; snapshots written.
  */
+import type { OomSettingsAnswer, SnapshotOomAnswer } from '../../core/allocator/oom-answer.js';
 import type { AllocatorAtOom } from '../../core/companion/oom-event.js';
 import { formatBytes } from '../../core/units.js';
 import { printable } from '../../core/text.js';
@@ -68,8 +69,11 @@ export function renderPytorch(attempts: readonly PytorchAttempt[], paint: Paint)
     for (const u of companionOf(a)?.unprintedOoms ?? []) {
       out.push(paint('yellow', `  OOM caught by the program (attempt ${a.attempt}, not printed): ${describeAllocator(u)}`));
     }
+    const answers = companionOf(a)?.snapshotAnswers ?? [];
     for (const file of companionOf(a)?.snapshots ?? []) {
       out.push(`  memory snapshot at the OOM: ${printable(file)}  (gpumem snapshot ${printable(file)}; add --what-if 'expandable_segments:True' to replay it under other allocator settings)`);
+      const answer = answers.find((x) => x.file === file);
+      if (answer) out.push(...renderSnapshotAnswer(answer, paint));
     }
     for (const p of companionOf(a)?.processes ?? []) {
       if (p.oomsNotKept > 0) out.push(paint('gray', `  companion (pid ${p.pid}): ${p.oomsNotKept} more OOM reports were counted but not kept (the first ${p.ooms.length} are above)`));
@@ -77,4 +81,23 @@ export function renderPytorch(attempts: readonly PytorchAttempt[], paint: Paint)
     }
   }
   return out;
+}
+
+function settingsVerdict(x: OomSettingsAnswer): string {
+  if (x.oomAvoided) return `would have succeeded${x.oomSpareBytes !== null ? ` with ${formatBytes(x.oomSpareBytes)} to spare` : ''}`;
+  return `would still fail${x.firstOomEventIndex !== null ? ` (the first allocation to fail is trace event ${x.firstOomEventIndex})` : ''}`;
+}
+
+/** What the allocator simulation says about one OOM snapshot, per device whose trace holds the OOM. */
+export function renderSnapshotAnswer(answer: SnapshotOomAnswer, paint: Paint): string[] {
+  if (answer.problem !== null) return [paint('gray', `    allocator simulation: ${printable(answer.problem)}`)];
+  return answer.devices.flatMap((d) => {
+    const scope = d.coversWholeRun ? 'trace covers the run' : 'trace starts mid-run, seeded from the snapshot';
+    const lines = [
+      `    allocator simulation, device ${d.device} (${scope}): with ${printable(d.whatIf.settings)} the failed request ${settingsVerdict(d.whatIf)}`,
+      `      under the run's own settings the replayed request ${settingsVerdict(d.recorded)}`,
+    ];
+    if (d.recorded.oomAvoided) lines.push(paint('yellow', '      the simulation does not reproduce this OOM under the run\'s own settings: treat the answer above with care'));
+    return lines;
+  });
 }

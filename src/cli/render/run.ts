@@ -58,6 +58,7 @@ export function renderRunReport(report: RunReport, color: boolean, runId: number
       if (allocator) out.push(allocator);
       for (const c of o.causes.slice(0, 3)) out.push(`    likely: ${c.title}`);
     }
+    if ((a.oomsNotKept ?? 0) > 0) out.push(paint('gray', `  attempt ${a.attempt}: ${a.oomsNotKept} more OOM messages in the output were counted but not kept (the first ${a.ooms.length} are above)`));
     for (const l of a.cleanup.leftovers) {
       out.push(`  leftover pid ${l.pid} ${printable(l.cmdline?.join(' ').slice(0, 60) ?? l.comm ?? '')} (${formatBytes(l.gpuBytes)} on GPU): ${l.outcome} — ${printable(l.detail)}`);
     }

@@ -4,3 +4,4 @@ export { parseAllocatorConf, defaultAllocatorSettings, settingsFromSnapshot, typ
 export { roundSize, allocationSize, MIN_BLOCK_BYTES, SMALL_SIZE_BYTES, SMALL_BUFFER_BYTES, LARGE_BUFFER_BYTES } from './sizes.js';
 export { replayTrace, capacityAtOom, traceStartReserved, type ReplayOptions, type ReplayResult, type ReplayOom } from './replay.js';
 export { simulateSnapshot, type DeviceSimulation, type SimulationRun, type SimulationMatch } from './simulate-snapshot.js';
+export { answerOomSnapshot, unansweredSnapshot, OOM_WHAT_IF, type SnapshotOomAnswer, type OomSettingsAnswer } from './oom-answer.js';

@@ -35,7 +35,11 @@ export interface SimulationMatch {
   identicalSegments: number;
 }
 
-export interface DeviceSimulation {
+/**
+ * One device's answer. Its top-level run fields are the simulated settings the user asked about (the first
+ * `--what-if`, or the recorded settings under `--simulate`); `actual` and `whatIf` hold the full comparison.
+ */
+export interface DeviceSimulation extends SimulationRun {
   device: number;
   /** Device memory available to the allocator, from the trace's OOM (null: unlimited). */
   capacityBytes: number | null;
@@ -90,14 +94,17 @@ export function simulateSnapshot(snapshot: MemorySnapshot, whatIfs: readonly str
       });
       if (same) identicalSegments++;
     }
+    const actualRun = runOf('(as recorded)', actual);
+    const whatIf = alternatives.map((a) => runOf(a.text, replay(a.settings)));
     out.push({
       device,
+      ...(whatIf[0] ?? actualRun),
       capacityBytes,
       actual: {
-        ...runOf('(as recorded)', actual),
+        ...actualRun,
         match: { addressMatches: actual.addressMatches, addressChecks: actual.addressChecks, realEndReservedBytes, realSegmentCount: endSegments.length, identicalSegments },
       },
-      whatIf: alternatives.map((a) => runOf(a.text, replay(a.settings))),
+      whatIf,
     });
   });
   return out;

@@ -3,6 +3,7 @@
  * docs/companion.md): per process its allocator figures and OOM captures, the memory split at the last tick
  * and at the tree's peak, the OOMs no printed message matched, and the snapshots written.
  */
+import type { SnapshotOomAnswer } from '../allocator/oom-answer.js';
 import type { OomMessage } from './messages.js';
 import type { AllocatorAtOom } from './oom-event.js';
 import type { GpuSplit, MemorySplit } from './split.js';
@@ -51,6 +52,11 @@ export interface CompanionReport {
   unprintedOoms: AllocatorAtOom[];
   /** Memory snapshots written on OOM, for `gpumem snapshot FILE`. */
   snapshots: string[];
+  /**
+   * Per snapshot, what the allocator simulation says about its OOM (absent in reports written before this
+   * field existed, and when no snapshot was written).
+   */
+  snapshotAnswers?: SnapshotOomAnswer[];
   /** Lines from the channel that could not be read. */
   problems: string[];
 }

@@ -126,7 +126,10 @@ export interface AttemptReport {
   samples: number;
   peaks: GpuPeak[];
   mismatches: DeviceMismatch[];
+  /** OOMs found in the child's output: the first 64 of the attempt. */
   ooms: OomFinding[];
+  /** OOMs found in the output after the first 64: counted, not kept (absent in older reports = 0). */
+  oomsNotKept?: number;
   cleanup: CleanupReport;
   /** Signal gpumem received and forwarded, if any. */
   interruptedBy: NodeJS.Signals | null;

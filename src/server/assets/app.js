@@ -172,7 +172,93 @@ async function showRun(id) {
   } else target.append(el('p', 'no timeline recorded', 'muted'));
   const ooms = document.getElementById('run-ooms');
   ooms.replaceChildren(...doc.attempts.flatMap((a) => a.ooms.map((o) => el('li', `attempt ${a.attempt}, line ${o.line}: ${o.text}`))));
+  const split = await (await fetch(`/api/v1/page/runs/${id}/split`)).json();
+  const splitItems = split.splits.map((x) => el('li', `attempt ${x.attempt}, ${x.gpu}: ${x.text}`));
+  // The history keeps the split at each GPU's peak only; say so rather than draw a series that is not there.
+  splitItems.push(el('li', split.splits.length === 0
+    ? 'no PyTorch numbers: the run was not supervised with the companion'
+    : 'the history keeps the split at the peak only, not per sample', 'muted'));
+  document.getElementById('run-split').replaceChildren(...splitItems);
+  const cmpA = document.getElementById('cmp-a');
+  const cmpB = document.getElementById('cmp-b');
+  if (cmpA.value !== String(id)) { cmpB.value = cmpA.value; cmpA.value = String(id); }
+  const snaps = await (await fetch(`/api/v1/runs/${id}/snapshots`)).json();
+  document.getElementById('run-snapshots').replaceChildren(...(snaps.snapshots ?? []).map((s) => {
+    const li = el('li', `memory snapshot ${s.name} `);
+    if (s.available) {
+      const open = el('button', 'open');
+      open.addEventListener('click', () => {
+        snapshotRunPath = `/api/v1/runs/${id}/snapshots/${s.index}`;
+        document.getElementById('snapshot-chosen').textContent = `run ${id}: ${s.name}`;
+        location.hash = '#snapshot';
+        void analyseSnapshot();
+      });
+      li.append(open);
+    } else li.append(el('span', '(file gone)', 'muted'));
+    return li;
+  }));
 }
+
+async function compareRuns() {
+  const a = document.getElementById('cmp-a').value.trim();
+  const b = document.getElementById('cmp-b').value.trim();
+  const status = document.getElementById('compare-status');
+  const tbody = document.querySelector('#compare tbody');
+  const res = await fetch(`/api/v1/page/compare?${new URLSearchParams({ a, b })}`);
+  const doc = await res.json();
+  if (!res.ok) { status.textContent = `error: ${doc.error.message}`; tbody.replaceChildren(); return; }
+  status.textContent = '';
+  tbody.replaceChildren(row([el('th', ''), el('th', `run ${doc.a}`), el('th', `run ${doc.b}`)]), ...doc.rows.map((r) => row(r)));
+}
+
+document.getElementById('compare-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  void compareRuns();
+});
+
+// Snapshot analysis: a run's snapshot (GET) or a chosen file (POST), with what-if allocator settings.
+let snapshotRunPath = null;
+
+function table(head, rows) {
+  const t = document.createElement('table');
+  const thead = document.createElement('thead');
+  thead.append(row(head.map((h) => el('th', h))));
+  const tbody = document.createElement('tbody');
+  tbody.append(...rows.map((r) => row(r)));
+  t.append(thead, tbody);
+  return t;
+}
+
+async function analyseSnapshot() {
+  const status = document.getElementById('snapshot-status');
+  const result = document.getElementById('snapshot-result');
+  const query = new URLSearchParams({ view: 'page' });
+  for (const line of document.getElementById('snapshot-whatif').value.split('\n')) if (line.trim()) query.append('whatIf', line.trim());
+  const file = document.getElementById('snapshot-file').files[0];
+  if (!file && !snapshotRunPath) { status.textContent = 'choose a snapshot file, or open one from a run'; return; }
+  status.textContent = 'analysing…';
+  const res = file
+    ? await fetch(`/api/v1/snapshots?${query}`, { method: 'POST', body: file, headers: { 'Content-Type': 'application/octet-stream' } })
+    : await fetch(`${snapshotRunPath}?${query}`);
+  const doc = await res.json();
+  if (!res.ok) { status.textContent = `error: ${doc.error.message}`; result.replaceChildren(); return; }
+  status.textContent = `${doc.source.name}`;
+  result.replaceChildren(...doc.devices.flatMap((d) => {
+    const parts = [el('h3', `GPU ${d.device}`), table(['', ''], d.facts)];
+    if (d.sites.length > 0) parts.push(el('h4', 'Where the memory is held'), table(['SITE', 'BYTES', 'BLOCKS'], d.sites));
+    if (d.simulations.length > 0) parts.push(el('h4', 'Allocator simulation'), table(['SETTINGS', 'PEAK RESERVED', 'END RESERVED', 'SEGMENTS', 'OOM'], d.simulations));
+    return parts;
+  }));
+}
+
+document.getElementById('snapshot-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  void analyseSnapshot();
+});
+document.getElementById('snapshot-file').addEventListener('change', () => {
+  const file = document.getElementById('snapshot-file').files[0];
+  document.getElementById('snapshot-chosen').textContent = file ? `upload: ${file.name}` : '';
+});
 
 async function loadRuns() {
   const doc = await (await fetch('/api/v1/page/runs')).json();
@@ -187,8 +273,10 @@ async function loadRuns() {
 
 function route() {
   const runs = location.hash.startsWith('#runs');
-  document.getElementById('live-view').hidden = runs;
+  const snapshot = location.hash.startsWith('#snapshot');
+  document.getElementById('live-view').hidden = runs || snapshot;
   document.getElementById('runs-view').hidden = !runs;
+  document.getElementById('snapshot-view').hidden = !snapshot;
   if (runs) void loadRuns();
 }
 

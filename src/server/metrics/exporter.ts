@@ -19,7 +19,32 @@ interface Collected {
   name: string;
   help: string;
   type: string;
-  values: Array<{ labels: Record<string, string>; value: number }>;
+  values: Array<{ sharedLabels: Record<string, string>; value: number }>;
+}
+
+/**
+ * Label sets kept from one scrape to the next. prom-client formats and escapes `sharedLabels` once per object
+ * (a WeakMap keyed by the object), so handing it the same object for the same label values makes the
+ * escaping and string building of a steady process or GPU a cache hit. Only the previous scrape's sets are
+ * kept, so the table never holds more than one scrape's rows.
+ */
+class LabelSets {
+  private previous = new Map<string, Record<string, string>>();
+  private current = new Map<string, Record<string, string>>();
+
+  intern(labels: Record<string, string>): Record<string, string> {
+    let key = '';
+    for (const name in labels) key += `${name}\u0000${labels[name]}\u0000`;
+    const known = this.current.get(key) ?? this.previous.get(key) ?? labels;
+    this.current.set(key, known);
+    return known;
+  }
+
+  /** Ends a scrape: sets not used in it are dropped at the end of the next. */
+  rotate(): void {
+    this.previous = this.current;
+    this.current = new Map();
+  }
 }
 
 /** What prom-client's registry needs of a metric: a name, help, type and its current values. */
@@ -29,6 +54,8 @@ class SnapshotCollector {
   readonly type: string;
   current: ServerSnapshot | null = null;
 
+  private readonly labelSets = new LabelSets();
+
   constructor(private readonly def: MetricDef, openMetrics: boolean) {
     this.name = def.name;
     this.help = def.help;
@@ -37,11 +64,12 @@ class SnapshotCollector {
 
   get(): Collected {
     const rows = this.current ? this.def.rows(this.current) : [];
-    return { name: this.name, help: this.help, type: this.type, values: rows.map(([labels, value]) => ({ labels, value })) };
+    return { name: this.name, help: this.help, type: this.type, values: rows.map(([labels, value]) => ({ sharedLabels: this.labelSets.intern(labels), value })) };
   }
 
   reset(): void {
     this.current = null;
+    this.labelSets.rotate();
   }
 }
 

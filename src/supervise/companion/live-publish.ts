@@ -1,8 +1,9 @@
 /**
  * Publishes the companion's latest statistics of a running attempt for `gpumem diagnose` (the live
  * companion file, store/live): at most four times a second, only once some process has statistics for a
- * known GPU, and removed when the attempt ends. A failure to write is logged nowhere and retried on the
- * next tick: diagnose then says the split is unknown, and the run itself is never disturbed.
+ * known GPU, and removed when the attempt ends. A failure to write (a refused folder: not ours, open to
+ * others, a symlink) is said once through `warn` and retried on the next tick: diagnose then says the split
+ * is unknown, and the run itself is never disturbed.
  */
 import { buildLiveCompanionDoc } from '../../core/companion/live.js';
 import type { CompanionState } from '../../core/companion/state.js';
@@ -17,8 +18,8 @@ export interface LivePublisher {
   remove(): void;
 }
 
-/** A publisher for `state` at `path`. */
-export function createLivePublisher(path: string, state: CompanionState, now: () => number): LivePublisher {
+/** A publisher for `state` at `path`; `warn` gets one line the first time a write fails. */
+export function createLivePublisher(path: string, state: CompanionState, now: () => number, warn?: (line: string) => void): LivePublisher {
   const supervisor = { pid: process.pid, startTicks: readStartTicks(process.pid) };
   const starts = new Map<number, number | null>();
   const startOf = (pid: number): number | null => {
@@ -28,6 +29,7 @@ export function createLivePublisher(path: string, state: CompanionState, now: ()
   let lastMs = -Infinity;
   let lastKey = '';
   let written = false;
+  let warned = false;
   return {
     maybePublish() {
       const t = now();
@@ -36,10 +38,14 @@ export function createLivePublisher(path: string, state: CompanionState, now: ()
       if (doc.processes.length === 0 && !written) return;
       const key = JSON.stringify(doc.processes);
       if (key === lastKey) return;
-      if (writeLiveCompanion(path, doc) === null) {
+      const problem = writeLiveCompanion(path, doc);
+      if (problem === null) {
         lastMs = t;
         lastKey = key;
         written = true;
+      } else if (!warned) {
+        warned = true;
+        warn?.(`warning: live companion file ${path} not written (${problem}); gpumem doctor will not see this run's PyTorch split`);
       }
     },
     remove() {

@@ -14,6 +14,7 @@ import { companionReport, type CompanionReport } from '../../core/companion/repo
 import type { GpuProcess } from '../../core/types.js';
 import type { RunPlugin } from '../options.js';
 import { helloLine, noCudaLine, oomLine, retriesLine, splitLine } from './live-lines.js';
+import type { SnapshotOomAnswer } from '../../core/allocator/oom-answer.js';
 import { createLivePublisher, type LivePublisher } from './live-publish.js';
 import { linkCompanionOoms } from './oom-link.js';
 import { CompanionServer, type CompanionServerOptions } from './server.js';
@@ -32,8 +33,16 @@ export interface CompanionPluginOptions extends Omit<CompanionServerOptions, 'cu
   liveIntervalMs?: number;
   /** Publish the latest statistics here for `gpumem diagnose` (store/live); null or omitted = do not. */
   livePath?: string | null;
+  /**
+   * Reads and replays a snapshot written at an OOM (the allocator simulation's answer for the report); it
+   * must not throw and must bound its own time. Omitted = snapshots are only named.
+   */
+  answerSnapshot?: (path: string) => SnapshotOomAnswer;
   now?: () => number;
 }
+
+/** Snapshots answered per attempt: each replay costs seconds, and the first OOMs are the telling ones. */
+const MAX_ANSWERED_SNAPSHOTS = 3;
 
 /**
  * Creates the plugin. Options are the channel settings (rate, snapshot folder, memory fraction) and the
@@ -41,7 +50,7 @@ export interface CompanionPluginOptions extends Omit<CompanionServerOptions, 'cu
  * environment.
  */
 export function companionPlugin(options: CompanionPluginOptions = {}): CompanionPlugin {
-  const { log, liveIntervalMs = 30000, livePath = null, now = Date.now, ...channel } = options;
+  const { log, liveIntervalMs = 30000, livePath = null, answerSnapshot, now = Date.now, ...channel } = options;
   let server: CompanionServer | null = null;
   let latest: CompanionReport['lastSplit'] = null;
   let state: CompanionState = new Map();
@@ -95,7 +104,7 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
         return {};
       }
       state = server.state;
-      publisher = livePath ? createLivePublisher(livePath, state, now) : null;
+      publisher = livePath ? createLivePublisher(livePath, state, now, log) : null;
       return server.env(ctx.env);
     },
     onTick(tick) {
@@ -124,7 +133,9 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
         ...(env.CUDA_VISIBLE_DEVICES ? { cudaVisibleDevices: env.CUDA_VISIBLE_DEVICES } : {}),
       });
       const gpus = finishPytorchSummary(atPeak, server.state);
-      return companionReport(server.state, latest, server.problems, gpus, unprinted);
+      const report = companionReport(server.state, latest, server.problems, gpus, unprinted);
+      if (answerSnapshot && report.snapshots.length > 0) report.snapshotAnswers = report.snapshots.slice(0, MAX_ANSWERED_SNAPSHOTS).map(answerSnapshot);
+      return report;
     },
     state: () => state,
     latestSplit: () => latest,

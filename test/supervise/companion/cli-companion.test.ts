@@ -60,7 +60,7 @@ interface Report {
   runId: number; runFolder: string | null; exit: { code: number };
   env: Array<{ name: string; value: string }>;
   attempts: Array<{ ooms: Array<{ line: number; allocator?: Allocator; event: { allocatedByPytorchBytes: number; requestedBytes: number } }>;
-    plugins: { companion?: { gpus: Gpu[]; snapshots: string[]; processes: Array<{ pid: number }> } } }>;
+    plugins: { companion?: { gpus: Gpu[]; snapshots: string[]; snapshotAnswers?: Array<{ file: string; problem: string | null; devices: Array<{ device: number }> }>; processes: Array<{ pid: number }> } } }>;
 }
 
 describe('gpumem run with the PyTorch companion (fake torch, fake NVML, real processes)', () => {
@@ -106,6 +106,10 @@ describe('gpumem run with the PyTorch companion (fake torch, fake NVML, real pro
     expect(companion?.snapshots).toEqual([snapshot]);
     expect(r.stderr).toContain(`gpumem: run folder ${report.runFolder}`);
     expect(r.stderr).toContain(`gpumem snapshot ${snapshot}`);
+    // The snapshot was read back and its OOM replayed through the allocator simulation for the report.
+    expect(companion?.snapshotAnswers?.map((a) => a.file)).toEqual([snapshot]);
+    expect(companion?.snapshotAnswers?.[0]?.problem).toBeNull();
+    expect(companion?.snapshotAnswers?.[0]?.devices.map((d) => d.device)).toEqual([0]);
     // The live file for diagnose is gone once the run is over.
     expect(readdirSync(join(t.env.XDG_RUNTIME_DIR as string, 'gpumem'))).toEqual([]);
 

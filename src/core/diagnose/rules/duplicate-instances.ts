@@ -2,6 +2,7 @@ import { formatBytes } from '../../units.js';
 import { treeOf } from '../trees.js';
 import type { Finding, ProcessView, Rule } from '../types.js';
 import { describeRows, pidsOf, shortCommand, sumBytes } from './helpers.js';
+import { activityOf } from './orphans.js';
 
 /** Two or more processes running the same command on one GPU: a second copy of a job, or ranks that all chose the same GPU. */
 export const duplicateInstances: Rule = {
@@ -24,6 +25,10 @@ export const duplicateInstances: Rule = {
       const roots = new Set(pids.map((p) => treeOf(ctx.trees, p)?.rootPid ?? p));
       const sameLauncher = roots.size === 1;
       const total = sumBytes(rows);
+      // Which copy was meant cannot be known; a command is suggested only for copies that did not run on the
+      // CPU or GPU during the window, so it never ends the copy that is doing the work.
+      const idle = pidsOf(rows.filter((v) => activityOf(v) === 'idle'));
+      const spare = idle.length === pids.length ? idle.slice(1) : idle;
       findings.push({
         id: this.id,
         severity: 'warning',
@@ -39,8 +44,8 @@ export const duplicateInstances: Rule = {
         },
         fix: sameLauncher
           ? `each rank must select its own GPU: call torch.cuda.set_device(int(os.environ["LOCAL_RANK"])) before any CUDA work; the extra ranks hold ${formatBytes(total - (rows[0]?.usedBytes ?? 0))} on GPU ${gpu}`
-          : `end the copies you did not mean to start (they hold ${formatBytes(total)}); start one run per GPU with \`gpumem run --gpus N -- …\``,
-        command: sameLauncher ? undefined : `gpumem kill ${pids.slice(1).join(' ')}`,
+          : `${spare.length > 0 ? `pid${spare.length === 1 ? '' : 's'} ${spare.join(', ')} did not run on the CPU or GPU during the window: \`gpumem kill ${spare.join(' ')}\` ends ${spare.length === 1 ? 'it' : 'them'}; otherwise end` : 'no copy is known to have been idle during the window: end'} the copies you did not mean to start (together they hold ${formatBytes(total)}); start one run per GPU with \`gpumem run --gpus N -- …\``,
+        ...(sameLauncher || spare.length === 0 ? {} : { command: `gpumem kill ${spare.join(' ')}` }),
       });
     }
     return findings;

@@ -26,7 +26,8 @@ export const idleKernel: Rule = {
           details: { user: v.user, idleMs: util.idleMs, ageMs: v.ageMs, utilBasis: util.basis },
         },
         fix: `in the notebook: del the tensors/models, then torch.cuda.empty_cache(); or shut the kernel down (Kernel → Shut Down) to return all ${formatBytes(v.usedBytes)}`,
-        command: `gpumem kill ${v.pid}`,
+        // A kernel idle on the GPU may still be computing on the CPU (preprocessing a data set): no command then.
+        ...((v.cpuTicksInWindow ?? 0) > 0 ? {} : { command: `gpumem kill ${v.pid}` }),
       });
     }
     return findings;

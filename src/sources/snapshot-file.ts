@@ -1,15 +1,16 @@
 /**
- * Reads a snapshot file for `gpumem snapshot`: pickles are streamed through the columnar snapshot reader in
+ * Reads a PyTorch memory snapshot from a file (`gpumem snapshot`, `gpumem serve`) or from bytes already in
+ * memory (an upload to `gpumem serve`). Pickles are streamed through the columnar snapshot reader in
  * 8 MiB chunks (so a multi-GB file never sits in memory, as bytes or as objects), JSON snapshots are parsed
  * whole. Errors name the file.
  */
-import { inputKind } from '../../sources/index.js';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { GpumemError, isGpumemError } from '../../core/errors.js';
-import { readSnapshot } from '../../core/snapshot/model.js';
-import { SnapshotReader } from '../../core/snapshot/snapshot-reader.js';
-import type { MemorySnapshot } from '../../core/snapshot/model-types.js';
-import type { PickleValue } from '../../core/snapshot/unpickle-types.js';
+import { GpumemError, isGpumemError } from '../core/errors.js';
+import { readSnapshot } from '../core/snapshot/model.js';
+import { SnapshotReader } from '../core/snapshot/snapshot-reader.js';
+import type { MemorySnapshot } from '../core/snapshot/model-types.js';
+import type { PickleValue } from '../core/snapshot/unpickle-types.js';
+import { inputKind } from './files/input-file.js';
 
 const CHUNK_BYTES = 8 * 1024 * 1024;
 /** JSON is parsed as one string, and V8 strings stop at about 512 MiB. */
@@ -45,6 +46,33 @@ export function readSnapshotFile(path: string): MemorySnapshot {
     throw error;
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Models a snapshot held in memory (an upload): the same data-only reader as for files, so nothing in the
+ * bytes is executed. `label` names the input in error messages (it is printed, so it must be printable).
+ */
+export function readSnapshotBytes(bytes: Uint8Array, label: string): MemorySnapshot {
+  try {
+    if (looksLikeJson(bytes.subarray(0, CHUNK_BYTES))) {
+      if (bytes.length > MAX_JSON_BYTES) throw new GpumemError('INPUT_TOO_LARGE', `${label}: JSON snapshots over ${MAX_JSON_BYTES / 1024 / 1024} MiB cannot be read`);
+      let value: PickleValue;
+      try {
+        value = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8')) as PickleValue;
+      } catch (error) {
+        throw new GpumemError('INPUT_MALFORMED', `${label}: not valid JSON (${(error as Error).message})`, { hint: 'the file is damaged or not a snapshot' });
+      }
+      return readSnapshot(value, bytes.length);
+    }
+    const reader = new SnapshotReader(bytes.length);
+    for (let at = 0; at < bytes.length && !reader.done; at += CHUNK_BYTES) reader.push(bytes.subarray(at, at + CHUNK_BYTES));
+    return reader.finish();
+  } catch (error) {
+    if (isGpumemError(error) && !error.message.startsWith(label)) {
+      throw new GpumemError(error.code, `${label}: ${error.message}`, { hint: error.hint, details: { file: label, ...error.details }, cause: error });
+    }
+    throw error;
   }
 }
 

@@ -1,0 +1,36 @@
+/**
+ * The page's run views: /api/v1/page/compare?a=ID&b=ID (two runs side by side) and
+ * /api/v1/page/runs/ID/split (the PyTorch split the history keeps). Formatted for the page; the JSON API's
+ * /api/v1/runs/ID carries the same numbers unformatted.
+ */
+import type { ServerResponse } from 'node:http';
+import { getRun } from '../../store/index.js';
+import { sendError, sendJson } from '../http/respond.js';
+import { compareView, splitView } from '../run-view.js';
+import type { ServerState } from '../state.js';
+import { SERVE_SCHEMA_VERSION } from './api.js';
+
+/** Handles the page's run views; returns false when the path is not one of them. */
+export function handleRunPages(res: ServerResponse, url: URL, state: ServerState): boolean {
+  const db = state.history();
+  const load = (id: string | null): ReturnType<typeof getRun> | string => {
+    if (id === null || !/^\d{1,12}$/.test(id)) return 'a and b must be run ids';
+    return (db ? getRun(db, Number(id)) : null) ?? `no run ${id} in the history`;
+  };
+  if (url.pathname === '/api/v1/page/compare') {
+    const a = load(url.searchParams.get('a'));
+    const b = load(url.searchParams.get('b'));
+    const bad = [a, b].find((x): x is string => typeof x === 'string');
+    if (bad !== undefined) sendError(res, bad.startsWith('no run') ? 404 : 400, bad.startsWith('no run') ? 'NOT_FOUND' : 'BAD_QUERY', bad);
+    else if (a && b && typeof a !== 'string' && typeof b !== 'string') {
+      sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.page-compare', a: a.run.id, b: b.run.id, rows: compareView(a, b) });
+    }
+    return true;
+  }
+  const m = /^\/api\/v1\/page\/runs\/(\d{1,12})\/split$/.exec(url.pathname);
+  if (!m) return false;
+  const found = load(m[1] ?? null);
+  if (typeof found === 'string' || !found) sendError(res, 404, 'NOT_FOUND', `no run ${m[1]} in the history`);
+  else sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.page-split', runId: found.run.id, splits: splitView(found.report), perSample: false });
+  return true;
+}

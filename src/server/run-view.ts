@@ -1,0 +1,110 @@
+/**
+ * The page's views of stored runs: two runs side by side (peaks, durations, OOMs, cleanup verdicts) and the
+ * PyTorch split of a run. Stored reports are read defensively (older reports lack fields): a missing value
+ * shows as "–", never as 0. Sizes and durations are formatted by core/units.
+ */
+import { formatBytes, formatDuration } from '../core/index.js';
+import type { RunRow } from '../store/index.js';
+import { runsView } from './view.js';
+
+interface StoredAttempt {
+  attempt?: number;
+  durationMs?: number;
+  peaks?: Array<{ index?: number; uuid?: string; peakBytes?: number }>;
+  ooms?: unknown[];
+  cleanup?: { leftovers?: unknown[]; memoryReleased?: boolean; heldByNothing?: Array<{ bytes?: number }> };
+  plugins?: { companion?: { gpus?: StoredSplit[]; unprintedOoms?: unknown[] } };
+}
+
+interface StoredSplit {
+  gpuUuid?: string;
+  gpuIndex?: number | null;
+  atMs?: number;
+  treeBytes?: number;
+  allocatedBytes?: number | null;
+  reservedBytes?: number | null;
+  maxPeakAllocatedBytes?: number | null;
+  maxPeakReservedBytes?: number | null;
+}
+
+function attemptsOf(report: unknown): StoredAttempt[] {
+  const attempts = (report as { attempts?: unknown } | null)?.attempts;
+  return Array.isArray(attempts) ? (attempts as StoredAttempt[]) : [];
+}
+
+const size = (bytes: number | null | undefined): string => (typeof bytes === 'number' ? formatBytes(bytes) : '–');
+
+/** The cleanup verdict of an attempt, in words. */
+function cleanupVerdict(a: StoredAttempt): string {
+  const c = a.cleanup;
+  if (!c) return '–';
+  const parts: string[] = [];
+  const left = c.leftovers?.length ?? 0;
+  parts.push(left === 0 ? 'no leftovers' : `${left} leftover process${left === 1 ? '' : 'es'}`);
+  if (c.memoryReleased === false) parts.push('memory not released');
+  const held = (c.heldByNothing ?? []).reduce((sum, h) => sum + (h.bytes ?? 0), 0);
+  if (held > 0) parts.push(`${formatBytes(held)} held by nothing`);
+  return parts.join(', ');
+}
+
+/** Per attempt, per GPU: the tree's peak and the PyTorch peaks when the companion ran. */
+function peakText(a: StoredAttempt): string {
+  const peaks = (a.peaks ?? []).map((p) => `GPU ${p.index ?? '?'} ${size(p.peakBytes)}`);
+  return peaks.length > 0 ? peaks.join(', ') : '–';
+}
+
+/** [label, run A, run B] rows comparing two runs; per-attempt rows name the attempt. */
+export function compareView(a: { run: RunRow; report: unknown }, b: { run: RunRow; report: unknown }): [string, string, string][] {
+  const [ra, rb] = runsView([a.run, b.run]) as Array<Record<string, string>>;
+  const rows: [string, string, string][] = [
+    ['command', ra!.command!, rb!.command!],
+    ['started (UTC)', ra!.started!, rb!.started!],
+    ['status', ra!.status!, rb!.status!],
+    ['duration', ra!.duration!, rb!.duration!],
+    ['peak (all GPUs, max over attempts)', ra!.peak!, rb!.peak!],
+    ['retries', String(a.run.retries), String(b.run.retries)],
+  ];
+  const aa = attemptsOf(a.report);
+  const ab = attemptsOf(b.report);
+  const count = (list: StoredAttempt[], f: (x: StoredAttempt) => number): string => String(list.reduce((s, x) => s + f(x), 0));
+  rows.push(['OOMs (printed + caught)', count(aa, (x) => (x.ooms?.length ?? 0) + (x.plugins?.companion?.unprintedOoms?.length ?? 0)), count(ab, (x) => (x.ooms?.length ?? 0) + (x.plugins?.companion?.unprintedOoms?.length ?? 0))]);
+  for (let i = 0; i < Math.max(aa.length, ab.length); i += 1) {
+    const x = aa[i];
+    const y = ab[i];
+    const n = i + 1;
+    rows.push([`attempt ${n}: duration`, x?.durationMs === undefined ? '–' : formatDuration(x.durationMs), y?.durationMs === undefined ? '–' : formatDuration(y.durationMs)]);
+    rows.push([`attempt ${n}: peak per GPU`, x ? peakText(x) : '–', y ? peakText(y) : '–']);
+    rows.push([`attempt ${n}: PyTorch peak allocated / reserved`, x ? pytorchPeaks(x) : '–', y ? pytorchPeaks(y) : '–']);
+    rows.push([`attempt ${n}: cleanup`, x ? cleanupVerdict(x) : '–', y ? cleanupVerdict(y) : '–']);
+  }
+  return rows;
+}
+
+function pytorchPeaks(a: StoredAttempt): string {
+  const gpus = a.plugins?.companion?.gpus ?? [];
+  if (gpus.length === 0) return 'no PyTorch numbers (run without the companion)';
+  return gpus.map((g) => `GPU ${g.gpuIndex ?? '?'} ${size(g.maxPeakAllocatedBytes)} / ${size(g.maxPeakReservedBytes)}`).join(', ');
+}
+
+/** A PyTorch split the history keeps: per attempt and GPU, at the tree's peak. */
+export interface SplitView {
+  attempt: number;
+  gpu: string;
+  /** Seconds since the attempt's start of the sample the split is taken at. */
+  atS: number | null;
+  allocatedBytes: number | null;
+  reservedBytes: number | null;
+  text: string;
+}
+
+/** The PyTorch splits of a run (the history keeps the split at each GPU's peak, not a per-sample series). */
+export function splitView(report: unknown): SplitView[] {
+  return attemptsOf(report).flatMap((a, i) => (a.plugins?.companion?.gpus ?? []).map((g) => ({
+    attempt: a.attempt ?? i + 1,
+    gpu: g.gpuIndex === null || g.gpuIndex === undefined ? (g.gpuUuid ?? '?') : `GPU ${g.gpuIndex}`,
+    atS: typeof g.atMs === 'number' ? g.atMs / 1000 : null,
+    allocatedBytes: g.allocatedBytes ?? null,
+    reservedBytes: g.reservedBytes ?? null,
+    text: `at the peak (${typeof g.atMs === 'number' ? formatDuration(g.atMs) : '–'} in): process tree ${size(g.treeBytes)} on the GPU, PyTorch reserved ${size(g.reservedBytes)}, allocated ${size(g.allocatedBytes)}; allocator peaks ${size(g.maxPeakAllocatedBytes)} allocated / ${size(g.maxPeakReservedBytes)} reserved`,
+  })));
+}

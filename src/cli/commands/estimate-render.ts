@@ -83,6 +83,9 @@ export function renderEstimate(r: EstimateReport, color: boolean): string {
     const urows = r.unfreeze.map((u, i) => [`  step ${i}`, u.frozen.length ? `frozen ${u.frozen.join('+')}` : 'all trainable', formatBytes(u.peakBytes), u.peakPhase, u.maxBatch === null ? '' : `max batch ${u.maxBatch}`]);
     out.push(...table(urows, ['left', 'left', 'right']));
   }
+  const range = r.peakRangeBytes;
+  if (range.lowBytes !== range.highBytes) out.push(`peak range ${formatBytes(range.lowBytes)} – ${formatBytes(range.highBytes)} (the CUDA context's reported sizes)`);
+  for (const a of r.assumptions) out.push(paint('gray', `assumes: ${a}`));
   for (const n of r.notes) out.push(paint('gray', `note: ${n}`));
   return `${out.join('\n')}\n`;
 }

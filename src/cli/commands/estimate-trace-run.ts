@@ -2,6 +2,7 @@
 import { GpumemError } from '../../core/index.js';
 import { parseAllocatorConf } from '../../core/allocator/index.js';
 import { parseStepTrace, searchMaxBatch, type StepTrace } from '../../core/estimate/index.js';
+import { rankTracedFixes } from '../../core/estimate/trace-fixes.js';
 import { runTracedProgram, substitute } from '../../supervise/index.js';
 import type { CommandContext } from '../context.js';
 import type { EstimateOptions } from '../options/estimate.js';
@@ -54,7 +55,17 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
         hint: tracedHint(trace),
       });
     }
-    return buildTracedReport(trace, argv ?? command, inputs, allocatorModel(conf, trace.torchVersion), conf);
+    const report = buildTracedReport(trace, argv ?? command, inputs, allocatorModel(conf, trace.torchVersion), conf);
+    if (!report.fit || report.fit.fits) return report;
+    const expandableConf = [...(conf ?? '').split(',').filter((kv) => kv.trim() !== '' && !/^\s*expandable_segments\s*:/.test(kv)), 'expandable_segments:True'].join(',');
+    const fixes = rankTracedFixes(trace, {
+      workspaceBytes: inputs.workspaceBytes,
+      contextBytes: inputs.contextBytes,
+      budgetBytes: report.fit.budgetBytes,
+      shardGpus: o.numGpus > 1 ? o.numGpus : 2,
+      newAllocator: (expandable) => allocatorModel(expandable ? expandableConf : conf, trace.torchVersion),
+    });
+    return { ...report, fixes };
   };
   const usesBatch = entry === null && ctx.args.rest.some((a) => a.includes('{batch}'));
   const withBatch = (batch: number): string[] => substitute(ctx.args.rest, { batch, accum: 1 });

@@ -7,7 +7,7 @@
 import { formatBytes } from '../../core/index.js';
 import { searchMaxBatch, type BatchSearchResult } from '../../core/estimate/index.js';
 import { painter } from '../render/style.js';
-import type { TracedReport } from './estimate-traced.js';
+import { renderFixes, type TracedReport } from './estimate-traced.js';
 import { printable } from '../../core/text.js';
 
 export interface StageFix {
@@ -67,6 +67,8 @@ export function renderStages(r: TracedStagesReport, color: boolean): string {
     out.push(`  ${printable(s.name).padEnd(12)} ${formatBytes(s.report.nvidiaSmiBytes).padStart(11)} in nvidia-smi  peak in ${s.report.peakPhase}  ${verdict}`);
     if (s.growth.length) out.push(`      grew: ${s.growth.map((g) => `${g.category} +${formatBytes(g.deltaBytes)}`).join(', ')}`);
   }
+  const broken = r.stages.find((s) => s.fits === false);
+  if (broken?.report.fixes) out.push(...renderFixes(broken.report.fixes, color, ` for ${printable(broken.name)} at its batch`));
   if (r.fix) {
     const f = r.fix;
     out.push(`fix for ${printable(f.stage)}: batch ${f.batch} with ${f.accumulation} accumulation steps (effective batch ${f.effectiveBatch}), traced at ${formatBytes(f.search.probes.find((p) => p.batch === f.batch)?.deviceBytes ?? 0)}`);

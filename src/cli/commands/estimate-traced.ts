@@ -9,6 +9,7 @@ import { formatBytes } from '../../core/units.js';
 import { parseStepTrace, type StepTrace } from '../../core/estimate/trace.js';
 import { replayStepTrace, sparkline, type AllocatorModel, type ReplayResult } from '../../core/estimate/replay.js';
 import type { Budget } from '../../core/estimate/report.js';
+import type { TracedFix } from '../../core/estimate/trace-fixes.js';
 import { AllocatorSim } from '../../core/allocator/sim.js';
 import { parseAllocatorConf } from '../../core/allocator/settings.js';
 import { runTracedProgram } from '../../supervise/index.js';
@@ -63,6 +64,8 @@ export interface TracedReport {
   fit: null | { gpu: string; capacityBytes: number; margin: number; budgetBytes: number; fits: boolean };
   /** With `{batch}` in the command and --gpu: the traced probes and the largest batch that fits. */
   batchSearch: null | BatchSearchResult;
+  /** When it does not fit: each fix replayed or derived from the trace, best first. */
+  fixes: null | TracedFix[];
   notes: string[];
 }
 
@@ -98,6 +101,7 @@ export function buildTracedReport(trace: StepTrace, command: string[], inputs: T
       ? { gpu: inputs.budget.gpu, capacityBytes: inputs.budget.capacityBytes, margin: inputs.budget.margin, budgetBytes, fits: device <= budgetBytes }
       : null,
     batchSearch: null,
+    fixes: null,
     notes: trace.notes,
   };
 }
@@ -130,7 +134,18 @@ export function renderTraced(r: TracedReport, color: boolean): string {
     out.push(`${paint('bold', 'largest batch')} ${b.maxBatch}${b.exact ? '' : ' at least'} (traced: ${probes}${b.bytesPerSample ? `; ${formatBytes(b.bytesPerSample)} per sample` : ''})`);
     if (b.maxBatch > 0) out.push('  the breakdown above is at that batch');
   }
+  if (r.fixes) out.push(...renderFixes(r.fixes, color));
   for (const n of r.notes) out.push(`note: ${printable(n)}`);
   return `${out.join('\n')}\n`;
 }
 
+/** The ranked fixes of a step that does not fit, one line each, best first. */
+export function renderFixes(fixes: readonly TracedFix[], color: boolean, scope = ''): string[] {
+  const paint = painter(color);
+  const out = [`${paint('bold', 'fixes')}${scope}, best first (derived = the traced allocations rewritten as the fix would change them, not re-traced):`];
+  for (const f of fixes) {
+    const verdict = f.fits ? paint('green', 'fits    ') : paint('red', 'too big ');
+    out.push(`  ${verdict}${formatBytes(f.deviceBytes).padStart(11)}  ${f.what}${f.basis === 'derived' ? ' (derived)' : ''}`);
+  }
+  return out;
+}

@@ -43,7 +43,11 @@ async function resolveGpu(ctx: CommandContext<Opts>, o: Opts, margin: number): P
   if (value === undefined) return { budget: null, generation: null };
   if (value === 'auto') return await liveGpu(ctx, o, margin);
   const known = findGpu(value);
-  if (known) return { budget: { gpu: known.id, capacityBytes: known.totalBytes - (known.reservedBytes ?? 0), margin }, generation: known.generation, name: known.id };
+  if (known) {
+    // A marketing size is what the chips hold, more than the driver will report: say so wherever the name shows.
+    const label = known.measured ? known.id : `${known.id} (marketing size, an upper bound)`;
+    return { budget: { gpu: label, capacityBytes: known.totalBytes - (known.reservedBytes ?? 0), margin }, generation: known.generation, name: label };
+  }
   let bytes: number;
   try {
     bytes = parseByteSize(value, '--gpu');
@@ -108,6 +112,7 @@ export const run: CommandHandler<EstimateOptions> = async (ctx) => {
     effectiveBatch: o.effectiveBatch ?? null,
     stages: stagesText === undefined ? null : parseStages(stagesText),
     unfreezeGroups: o.unfreeze ?? null,
+    contextGiven: o.context !== undefined,
   });
   if (o.json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else ctx.stdout.write(renderEstimate(report, ctx.color));

@@ -1,10 +1,11 @@
 /**
  * GPUs by name: memory as nvidia-smi reports it and the generation, which decides the cuBLAS workspace and
  * the default CUDA context size. Totals and driver-reserved sizes come from real nvidia-smi output
- * (test/fixtures/nvidia-smi and the shared fixture set); where reserved is unknown it is null.
+ * (the table and its sources are in gpu-table.ts); where reserved is unknown it is null.
  */
 import { GpumemError } from '../errors.js';
 import { MiB } from '../units.js';
+import { GPU_TABLE } from './gpu-table.js';
 
 export type GpuGeneration = 'pascal' | 'volta' | 'turing' | 'ampere' | 'ada' | 'hopper' | 'blackwell';
 
@@ -15,19 +16,21 @@ export interface GpuModel {
   /** Driver-reserved part (nvidia-smi "Reserved", R510+); null when not known. */
   reservedBytes: number | null;
   generation: GpuGeneration;
+  /** True when totalBytes was read from a real nvidia-smi output, false for a marketing size (an upper bound). */
+  measured: boolean;
+  /** Where the figure comes from (a fixture file or a public nvidia-smi printout). */
+  source: string;
 }
 
-export const GPU_CATALOGUE: readonly GpuModel[] = [
-  { id: 'H100-80GB', totalBytes: 81559 * MiB, reservedBytes: 479 * MiB, generation: 'hopper' },
-  { id: 'A100-80GB', totalBytes: 81920 * MiB, reservedBytes: null, generation: 'ampere' },
-  { id: 'A100-40GB', totalBytes: 40960 * MiB, reservedBytes: null, generation: 'ampere' },
-  { id: 'V100S-32GB', totalBytes: 32510 * MiB, reservedBytes: null, generation: 'volta' },
-  { id: 'P100-16GB', totalBytes: 16384 * MiB, reservedBytes: 103 * MiB, generation: 'pascal' },
-  { id: 'T4-16GB', totalBytes: 15360 * MiB, reservedBytes: 388 * MiB, generation: 'turing' },
-  { id: 'RTX-A5000-24GB', totalBytes: 24564 * MiB, reservedBytes: 450 * MiB, generation: 'ampere' },
-  { id: 'RTX-4000-ADA-20GB', totalBytes: 20475 * MiB, reservedBytes: 460 * MiB, generation: 'ada' },
-  { id: 'RTX-PRO-6000-96GB', totalBytes: 97887 * MiB, reservedBytes: 637 * MiB, generation: 'blackwell' },
-];
+/** Every GPU `--gpu` knows, in bytes; the figures and their sources are in gpu-table.ts. */
+export const GPU_CATALOGUE: readonly GpuModel[] = GPU_TABLE.map((r) => ({
+  id: r.id,
+  totalBytes: r.totalMiB * MiB,
+  reservedBytes: r.reservedMiB === null ? null : r.reservedMiB * MiB,
+  generation: r.generation,
+  measured: r.measured,
+  source: r.source,
+}));
 
 /**
  * cuBLAS workspace PyTorch allocates per handle and stream: `:4096:2:16:8` = 2×4 MiB + 8×16 KiB = 8.125 MiB,
@@ -46,11 +49,19 @@ export function defaultContextBytes(generation: GpuGeneration | null): number {
   return generation === 'hopper' || generation === 'blackwell' ? 640 * MiB : 512 * MiB;
 }
 
-/** Looks a GPU up by catalogue id, loosely ("h100", "H100-80GB", "a100-40gb"); undefined when unknown. */
+/**
+ * Looks a GPU up by table id, loosely: case and spaces do not matter, the size may be left out ("h100" is the
+ * first H100 row, H100-80GB) and so may the "RTX-"/"GTX-" prefix ("4090", "a6000"); undefined when unknown.
+ */
 export function findGpu(name: string): GpuModel | undefined {
-  const key = name.toLowerCase().replace(/[\s_]/g, '-');
+  const key = name.trim().toLowerCase().replace(/[\s_]+/g, '-');
+  if (key === '') return undefined;
+  const ids = (g: GpuModel): string[] => {
+    const id = g.id.toLowerCase();
+    return [id, id.replace(/^(rtx|gtx)-/, '')];
+  };
   return (
-    GPU_CATALOGUE.find((g) => g.id.toLowerCase() === key) ?? GPU_CATALOGUE.find((g) => g.id.toLowerCase().startsWith(`${key}-`))
+    GPU_CATALOGUE.find((g) => ids(g).includes(key)) ?? GPU_CATALOGUE.find((g) => ids(g).some((id) => id.startsWith(`${key}-`)))
   );
 }
 
@@ -73,6 +84,6 @@ export function generationFromName(deviceName: string): GpuGeneration | null {
 /** Error for a `--gpu` value that is neither a known GPU, `auto`, nor a size. */
 export function unknownGpu(value: string): GpumemError {
   return new GpumemError('BAD_OPTION_VALUE', `--gpu: "${value}" is not a known GPU or a size`, {
-    hint: `use one of ${GPU_CATALOGUE.map((g) => g.id).join(', ')}, auto (the live GPU), or a size such as 24GiB`,
+    hint: `use a GPU name such as H100-80GB, A100-40GB, RTX-4090-24GB or T4-16GB (all ${GPU_CATALOGUE.length} in docs/estimate.md), auto (the live GPU), or a size such as 24GiB`,
   });
 }

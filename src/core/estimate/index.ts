@@ -16,3 +16,5 @@ export * from './report.js';
 export * from './trace.js';
 export * from './replay.js';
 export * from './trace-batch.js';
+export * from './trace-fixes.js';
+export * from './assumptions.js';

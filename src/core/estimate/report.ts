@@ -2,6 +2,7 @@
  * The `gpumem estimate --json` document (schema in docs/estimate.md; bump ESTIMATE_SCHEMA_VERSION on any
  * incompatible change) and the one function that builds it from a model, a setup and an optional budget.
  */
+import { configAssumptions } from './assumptions.js';
 import { fitWithAccumulation, type AccumulationPlan } from './batch.js';
 import { estimateMemory, type Environment, type PhaseTotal } from './estimate.js';
 import { computeModelStates } from './model-states.js';
@@ -61,6 +62,10 @@ export interface EstimateReport {
     growth: Array<{ component: string; deltaBytes: number }>;
   }>;
   unfreeze: null | Array<{ frozen: string[]; peakBytes: number; peakPhase: string; maxBatch: number | null }>;
+  /** What the estimate assumes, printed with it. */
+  assumptions: string[];
+  /** The peak with the CUDA context at the low and high ends of its reported sizes. */
+  peakRangeBytes: { lowBytes: number; highBytes: number };
   notes: string[];
 }
 
@@ -73,6 +78,8 @@ export interface ReportRequest {
   effectiveBatch: number | null;
   stages: StageSpec[] | null;
   unfreezeGroups: string[] | null;
+  /** True when --context gave the CUDA context size (no range then). */
+  contextGiven?: boolean;
 }
 
 /** Runs every requested analysis and returns the JSON-ready report. */
@@ -144,6 +151,7 @@ export function buildEstimateReport(req: ReportRequest): EstimateReport {
     accumulation,
     stages,
     unfreeze,
+    ...configAssumptions(setup, env, estimate.peak.totalBytes, req.contextGiven ?? false),
     notes,
   };
 }

@@ -48,6 +48,17 @@ describe('gpumem estimate (CLI)', () => {
     expect(j.accumulation.microBatch).toBeLessThanOrEqual(j.fit.maxBatch);
   });
 
+  it('--gpu: a loose table name, a marketing-size row said to be an upper bound, and a plain size all give a budget', async () => {
+    type Fit = { fit: { gpu: string; capacityBytes: number } };
+    const byName = JSON.parse((await gpumem('--params', '1B', '--gpu', '4090', '--json')).stdout) as Fit;
+    expect(byName.fit.gpu).toBe('RTX-4090-24GB');
+    expect(byName.fit.capacityBytes).toBe(24564 * 1024 * 1024);
+    const marketing = JSON.parse((await gpumem('--params', '1B', '--gpu', 'a6000', '--json')).stdout) as Fit;
+    expect(marketing.fit.gpu).toBe('RTX-A6000-48GB (marketing size, an upper bound)');
+    const size = JSON.parse((await gpumem('--params', '1B', '--gpu', '24GiB', '--json')).stdout) as Fit;
+    expect(size.fit.capacityBytes).toBe(24 * 1024 ** 3);
+  });
+
   it('bad input: one error line and a hint, exit 2, no stack', async () => {
     const junk = join(tmp, 'junk.safetensors');
     writeFileSync(junk, 'this is not a safetensors file at all');

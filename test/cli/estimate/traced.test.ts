@@ -14,6 +14,7 @@ const SCRIPTS = join(__dirname, '../../fixtures/estimate/trace');
 const TIMEOUT_MS = 240_000;
 
 interface Traced {
+  fixes: null | Array<{ kind: string; deviceBytes: number; fits: boolean; basis: string }>;
   peakRequestedBytes: number;
   peakPhase: string;
   steps: number;
@@ -141,6 +142,16 @@ describe('gpumem estimate -- python … (real torch, fake tensors)', () => {
     const chosen = j.fix.search.probes.find((p) => p.batch === j.fix.batch)!;
     expect(chosen.fits).toBe(true);
     expect(chosen.deviceBytes).toBeLessThan(full!.report.nvidiaSmiBytes);
+    // The stage that fits gets no fixes; the one that breaks gets every fix, best first, each below its peak
+    // or equal to it, and the fixes that drop training state (LoRA, paged) cannot be worse than 8-bit state.
+    expect(frozen!.report.fixes).toBeNull();
+    const fixes = full!.report.fixes!;
+    const bytes = (k: string): number => fixes.find((f) => f.kind === k)!.deviceBytes;
+    expect(fixes.map((f) => f.deviceBytes)).toEqual([...fixes.map((f) => f.deviceBytes)].sort((a, b) => a - b));
+    for (const f of fixes) expect(f.deviceBytes).toBeLessThanOrEqual(full!.report.nvidiaSmiBytes);
+    expect(bytes('optimizer-paged')).toBeLessThanOrEqual(bytes('optimizer-8bit'));
+    expect(bytes('zero-3')).toBeLessThanOrEqual(bytes('zero-2'));
+    expect(bytes('zero-2')).toBeLessThanOrEqual(bytes('zero-1'));
   }, 8 * TIMEOUT_MS);
 
   it.each([

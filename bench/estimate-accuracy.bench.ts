@@ -1,0 +1,70 @@
+/**
+ * Accuracy of `gpumem estimate` against published peak training memory (bench/truth/measurements.json, rules in
+ * bench/truth/README.md): for every case, config mode, trace mode (real torch on fake tensors, when the case's
+ * program can be built here), accelerate's "Training using Adam" rule and DeepSpeed's model-states formula, each
+ * compared with the number the case measured, in the same view. Goal: median |error| ≤ 3 %, worst ≤ 8 %, no
+ * under-estimate beyond the 8 % margin. The held-out third (`heldOut`, chosen by a hash of the id before any
+ * comparison) is summarised apart. Trace mode needs .venv/ (npx vitest sets it up) and dist/ (npm run bench builds it).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { formatBytes } from '../src/core/units.js';
+import { accelerateEstimate, configEstimate, deepspeedEstimate, traceEstimate } from './truth/methods.js';
+import type { Estimate, TruthCase } from './truth/methods.js';
+
+const METHODS = ['gpumem config', 'gpumem trace', 'accelerate', 'deepspeed'] as const;
+const MARGIN_PCT = 8;
+
+interface Row { c: TruthCase; estimates: Estimate[] }
+
+const errorPct = (e: Estimate, truth: number): number | null => ('bytes' in e ? ((e.bytes - truth) / truth) * 100 : null);
+
+function cell(e: Estimate, truth: number): string {
+  if (!('bytes' in e)) return `n/a (${e.unavailable})`;
+  const err = errorPct(e, truth)!;
+  return `${formatBytes(e.bytes)} ${err >= 0 ? '+' : ''}${err.toFixed(1)} %`;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+function summary(rows: Row[], label: string): string[] {
+  const lines = [`${label} (${rows.length} cases)`];
+  METHODS.forEach((name, i) => {
+    const errs = rows.map((r) => errorPct(r.estimates[i]!, r.c.valueBytes)).filter((x): x is number => x !== null);
+    if (errs.length === 0) {
+      lines.push(`  ${name.padEnd(14)} no case`);
+      return;
+    }
+    const abs = errs.map(Math.abs);
+    const under = errs.filter((x) => x < -MARGIN_PCT).length;
+    lines.push(`  ${name.padEnd(14)} n=${String(errs.length).padStart(2)}  median |error| ${median(abs).toFixed(1)} %  worst ${Math.max(...abs).toFixed(1)} %  under-estimates beyond −${MARGIN_PCT} %: ${under}`);
+  });
+  return lines;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((x, i) => x.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+}
+
+export async function run(): Promise<void> {
+  const root = new URL('..', import.meta.url).pathname;
+  const cases = (JSON.parse(readFileSync(new URL('truth/measurements.json', import.meta.url), 'utf8')) as { cases: TruthCase[] }).cases;
+  const venv = existsSync(`${root}.venv/bin/python`);
+  const rows: Row[] = [];
+  for (const c of cases) {
+    const config = configEstimate(c);
+    const params = config.totalParams ?? c.model.params;
+    const trace = venv ? traceEstimate(c) : { unavailable: 'no .venv' };
+    const peers: Estimate[] = params ? [accelerateEstimate(c, params), deepspeedEstimate(c, params)] : [{ unavailable: 'no parameter count' }, { unavailable: 'no parameter count' }];
+    rows.push({ c, estimates: [config, trace, ...peers] });
+  }
+  const header = ['case (* held out)', 'metric', 'truth', ...METHODS];
+  const body = rows.map((r) => [`${r.c.heldOut ? '*' : ' '}${r.c.id}`, r.c.metric, formatBytes(r.c.valueBytes), ...r.estimates.map((e) => cell(e, r.c.valueBytes))]);
+  process.stdout.write(`${table([header, ...body])}\n\n`);
+  const lines = [...summary(rows.filter((r) => !r.c.heldOut), 'tuning set'), ...summary(rows.filter((r) => r.c.heldOut), 'held-out set')];
+  process.stdout.write(`${lines.join('\n')}\nerror = (estimate − truth) / truth; goal: median ≤ 3 %, worst ≤ 8 %, none under −${MARGIN_PCT} %\n`);
+}

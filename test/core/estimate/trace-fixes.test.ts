@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { parseStepTrace, rankTracedFixes, rewriteTrace, type TracedFixKind } from '../../../src/core/estimate/index.js';
+import { AllocatorSim } from '../../../src/core/allocator/index.js';
+
+const MiB = 1024 * 1024;
+const line = (o: Record<string, unknown>): string => JSON.stringify(o);
+const alloc = (id: number, bytes: number, phase: string, op = 'add', module: string | null = 'net.fc'): string =>
+  line({ kind: 'alloc', id, bytes, dtype: 'float32', op, module, phase, step: 0, frame: 'train.py:9' });
+const free = (id: number): string => line({ kind: 'free', id });
+
+// Weights 0 (4 MiB); forward saves 1 (2 MiB) and a temporary 2 (1 MiB); backward makes gradient 3 (4 MiB)
+// and frees 1; the optimizer makes state 4 (8 MiB) and a temporary 5 (4 MiB). Peak: optimizer, 20 MiB.
+const STEP = parseStepTrace([
+  line({ kind: 'header', schemaVersion: 1, torch: '2.15.0', steps: 1, stepsDone: 1 }),
+  alloc(0, 4 * MiB, 'other', 'to', null),
+  alloc(1, 2 * MiB, 'forward', 'mm'),
+  alloc(2, 1 * MiB, 'forward', 'relu'),
+  free(2),
+  alloc(3, 4 * MiB, 'backward', 'mm', 'backward of MmBackward0'),
+  free(1),
+  alloc(4, 8 * MiB, 'optimizer', 'zeros_like', 'optimizer'),
+  alloc(5, 4 * MiB, 'optimizer', '_foreach_sqrt', 'optimizer'),
+  free(5),
+  line({ kind: 'tag', category: 'weights', step: 0, ids: [0] }),
+  line({ kind: 'tag', category: 'gradients', step: 0, ids: [3] }),
+  line({ kind: 'tag', category: 'optimizer-state', step: 0, ids: [4] }),
+  line({ kind: 'end' }),
+].join('\n'));
+
+describe('traced fixes', () => {
+  const context = 100 * MiB;
+  const fixes = rankTracedFixes(STEP, { workspaceBytes: 0, contextBytes: context, budgetBytes: context + 13 * MiB, shardGpus: 2, newAllocator: () => null });
+  const by = (k: TracedFixKind): number => fixes.find((f) => f.kind === k)!.deviceBytes - context;
+
+  it('rewrites each category as the fix changes it and replays the peak', () => {
+    // 8-bit state: 2 Mi elements → 1 byte each + one fp32 absmax per 256 elements.
+    expect(by('optimizer-8bit')).toBe(12 * MiB + 2 * MiB + (2 * MiB / 256) * 4);
+    expect(by('optimizer-paged')).toBe(12 * MiB);
+    // LoRA: no gradient, no state; the peak moves to the optimizer's temporary over the weights (4 + 4).
+    expect(by('lora')).toBe(8 * MiB);
+    expect(by('zero-1')).toBe(16 * MiB);
+    expect(by('zero-2')).toBe(14 * MiB);
+    expect(by('zero-3')).toBe(12 * MiB);
+    // Autocast halves only forward/backward float32 activations; the optimizer peak is unchanged.
+    expect(by('autocast-bf16')).toBe(20 * MiB);
+    expect(by('expandable-segments')).toBe(20 * MiB);
+  });
+
+  it('ranks best first and judges each against the budget', () => {
+    expect(fixes.map((f) => f.deviceBytes)).toEqual([...fixes.map((f) => f.deviceBytes)].sort((a, b) => a - b));
+    expect(fixes[0]!.kind).toBe('lora');
+    for (const f of fixes) expect(f.fits).toBe(f.deviceBytes <= context + 13 * MiB);
+    expect(fixes.find((f) => f.kind === 'expandable-segments')!.basis).toBe('replayed');
+  });
+
+  it('without more than one GPU there is no sharding fix; with the simulator the figures are reserved bytes', () => {
+    const one = rankTracedFixes(STEP, { workspaceBytes: 0, contextBytes: 0, budgetBytes: 0, shardGpus: 1, newAllocator: () => new AllocatorSim() });
+    expect(one.some((f) => f.kind.startsWith('zero'))).toBe(false);
+    // Every request here is a multiple of 2 MiB above 1 MiB: the simulator reserves at least what is requested.
+    expect(one.find((f) => f.kind === 'lora')!.deviceBytes).toBeGreaterThanOrEqual(8 * MiB);
+  });
+
+  it('dropping an allocation drops its free too', () => {
+    const t = rewriteTrace(STEP, (a) => (a.id === 2 ? 0 : a.bytes));
+    expect(t.events.some((e) => (e.kind === 'alloc' || e.kind === 'free') && e.id === 2)).toBe(false);
+  });
+});

@@ -16,6 +16,7 @@ from ._cuda import late_problem, static_status
 from ._oom import OomRecorder, enable_history
 from ._probe import is_oom_exception, probe
 from ._stats import all_device_stats, cuda_ready, device_identities
+from ._steps import install as install_steps
 
 COMPANION_VERSION = "0.1.0"
 # Unchanged statistics are still re-sent this often, so the supervisor can tell "quiet" from "gone".
@@ -46,6 +47,7 @@ class Companion:
         self.last_ooms = {}
         self.oom = OomRecorder(torch, config, self.pid)
         self.observer_attached = False
+        self.steps = None
 
     # -- sending -----------------------------------------------------------------------------------------
 
@@ -93,12 +95,16 @@ class Companion:
         self._guard("exit hook", lambda: atexit.register(self.finish))
         self._guard("fork hook", lambda: os.register_at_fork(after_in_child=self._forked))
         self._guard("exception hook", self._install_excepthook)
+        self._guard("step timing", self._install_steps)
         if self.cuda["problem"] is not None:
             # The hello already says why; nothing CUDA-side can be applied or sampled in this process.
             return
         self._guard("cuda setup", self._schedule_cuda_setup)
         if self.config.rate_hz and self.config.rate_hz > 0:
             self._guard("sampler", self._start_sampler)
+
+    def _install_steps(self):
+        self.steps = install_steps(self.torch, self.send)
 
     def _guard(self, what, fn):
         try:
@@ -227,6 +233,8 @@ class Companion:
                     self.send({"type": "cuda", "problem": problem})
         except Exception as exc:
             self.report("statistics", exc)
+        if self.steps is not None:
+            self._guard("step timing", self.steps.flush)
         self.send({"type": "bye", "dropped": self.channel.dropped})
         self.channel.close()
 

@@ -113,6 +113,11 @@ export async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   const findings = utilization
     .map((u) => underUsedFinding(u, peaks.find((p) => p.uuid === u.uuid)?.peakBytes ?? 0))
     .filter((f): f is RunFinding => f !== null);
+  // A plugin may add findings of its own (the companion: input-bound, batch override from step timing).
+  for (const report of Object.values(plugins)) {
+    const extra = (report as { findings?: unknown } | null)?.findings;
+    if (Array.isArray(extra)) findings.push(...(extra as RunFinding[]));
+  }
   return {
     attempt: a.attempt, argv: a.argv, batch: a.plan, startedAtMs, durationMs, exit,
     sampleHz: durationMs > 0 ? Math.round((monitor.samples / durationMs) * 10000) / 10 : 0, samples: monitor.samples,

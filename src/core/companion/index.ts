@@ -22,3 +22,4 @@ export {
   type LiveCompanionDevice,
 } from './live.js';
 export { companionReport, COMPANION_REPORT_SCHEMA_VERSION, type CompanionReport } from './report.js';
+export { summariseSteps, inputBoundFinding, batchOverrideFinding, INPUT_BOUND_SHARE, type StepSummary } from './steps.js';

@@ -124,6 +124,28 @@ export interface ErrorMessage extends Base {
   message: string;
 }
 
+/**
+ * Cumulative step timing from the DataLoader iterator (docs/companion.md): a step is the time between two
+ * successive batch fetches, the data wait the part of it spent inside `__next__`.
+ */
+export interface StepsMessage extends Base {
+  type: 'steps';
+  /** Steps completed so far (fetches after the first). */
+  steps: number;
+  /** Total milliseconds the loop waited inside the DataLoader's `__next__`, over `steps`. */
+  dataWaitMs: number;
+  /** Total milliseconds of those steps, the waits included. */
+  stepMs: number;
+  /** Sum of the batches' first dimensions over every fetch. */
+  samples: number;
+  /** The most frequent first dimension of the batches, and the smallest and largest seen; null when none showed one. */
+  batchSeen: number | null;
+  batchMin: number | null;
+  batchMax: number | null;
+  /** GPUMEM_BATCH as the child saw it (`gpumem run --batch`), else null. */
+  batchAsked: number | null;
+}
+
 export interface ByeMessage extends Base {
   type: 'bye';
   /** Messages dropped because the channel was full (gpumem not reading fast enough). */
@@ -138,4 +160,5 @@ export type CompanionMessage =
   | ExceptionMessage
   | ErrorMessage
   | CudaMessage
+  | StepsMessage
   | ByeMessage;

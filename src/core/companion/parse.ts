@@ -45,6 +45,12 @@ function numberOrNull(o: Obj, key: string, path: string): number | null {
   return v;
 }
 
+function duration(o: Obj, key: string): number {
+  const v = o[key];
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) bad(`.${key}`, 'expected a non-negative number of milliseconds');
+  return v;
+}
+
 function text(o: Obj, key: string, path: string): string {
   const v = o[key];
   if (typeof v !== 'string') bad(`${path}.${key}`, 'expected a string');
@@ -145,6 +151,16 @@ function body(o: Obj, type: string): CompanionMessage | null {
       return { ...base, type, what: text(o, 'what', ''), message: text(o, 'message', '') };
     case 'cuda':
       return { ...base, type, problem: text(o, 'problem', '') };
+    case 'steps': {
+      const dataWaitMs = duration(o, 'dataWaitMs');
+      const stepMs = duration(o, 'stepMs');
+      if (dataWaitMs > stepMs) bad('.dataWaitMs', 'is longer than stepMs');
+      return {
+        ...base, type, steps: count(o, 'steps', ''), dataWaitMs, stepMs, samples: count(o, 'samples', ''),
+        batchSeen: countOrNull(o, 'batchSeen', ''), batchMin: countOrNull(o, 'batchMin', ''), batchMax: countOrNull(o, 'batchMax', ''),
+        batchAsked: countOrNull(o, 'batchAsked', ''),
+      };
+    }
     case 'bye':
       return { ...base, type, dropped: count(o, 'dropped', '') };
     default:

@@ -8,6 +8,8 @@ import type { OomMessage } from './messages.js';
 import type { AllocatorAtOom } from './oom-event.js';
 import type { GpuSplit, MemorySplit } from './split.js';
 import type { CompanionState } from './state.js';
+import { batchOverrideFinding, inputBoundFinding, summariseSteps, type StepSummary } from './steps.js';
+import type { RunFinding } from '../run/utilization.js';
 import type { PytorchGpuSummary } from './summary.js';
 
 export const COMPANION_REPORT_SCHEMA_VERSION = 1;
@@ -37,7 +39,11 @@ export interface CompanionReport {
     droppedMessages: number;
     /** Why the process could not use CUDA, with the likely cause; absent or null when it could. */
     noCuda?: string | null;
+    /** Step timing from the DataLoader iterator; null when the program fetched no batch through one. */
+    steps?: StepSummary | null;
   }>;
+  /** Input-bound and batch-override findings from the step timing; the run adds them to `findings`. */
+  findings?: RunFinding[];
   /** The split at the last monitor tick that had both NVML and companion numbers. */
   lastSplit: { processes: MemorySplit[]; gpus: GpuSplit[] } | null;
   /** Per GPU: the split at the tree's peak, with the allocator's peaks, retries and OOMs over the attempt. */
@@ -86,7 +92,13 @@ export function companionReport(
       companionErrors: Object.fromEntries(p.errors),
       droppedMessages: p.droppedMessages,
       noCuda: p.noCuda,
+      steps: p.steps ? summariseSteps(p.steps) : null,
     })),
+    findings: processes.flatMap((p) => {
+      if (!p.steps) return [];
+      const s = summariseSteps(p.steps);
+      return [inputBoundFinding(p.pid, s), batchOverrideFinding(p.pid, s)].filter((f): f is RunFinding => f !== null);
+    }),
     lastSplit,
     gpus,
     unprintedOoms,

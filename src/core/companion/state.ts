@@ -3,7 +3,7 @@
  * per device, the highest peaks seen (peaks survive a `reset_peak_memory_stats` in the program), OOMs,
  * failures of the companion itself, and whether the process said goodbye.
  */
-import type { AllocatorStats, CompanionMessage, DeviceIdentity, HelloMessage, OomMessage } from './messages.js';
+import type { AllocatorStats, CompanionMessage, DeviceIdentity, HelloMessage, OomMessage, StepsMessage } from './messages.js';
 
 export interface CompanionDeviceState {
   device: number;
@@ -37,6 +37,8 @@ export interface CompanionProcessState {
   droppedMessages: number;
   /** Why this process could not use CUDA (from its hello, or its exit), else null. */
   noCuda: string | null;
+  /** The latest cumulative step timing (totals only grow, so the latest holds everything). */
+  steps: StepsMessage | null;
 }
 
 /**
@@ -64,7 +66,7 @@ function processOf(state: CompanionState, pid: number): CompanionProcessState {
   if (!p) {
     p = {
       pid, hello: null, identities: [], devices: new Map(), ooms: [], oomReportsByDevice: new Map(), oomsNotKept: 0, oomExceptions: [],
-      errors: new Map(), ended: false, droppedMessages: 0, noCuda: null,
+      errors: new Map(), ended: false, droppedMessages: 0, noCuda: null, steps: null,
     };
     state.set(pid, p);
   }
@@ -129,6 +131,9 @@ export function applyCompanionMessage(state: CompanionState, message: CompanionM
       break;
     case 'error':
       p.errors.set(message.what, message.message);
+      break;
+    case 'steps':
+      if (!p.steps || message.steps >= p.steps.steps) p.steps = message;
       break;
     case 'bye':
       p.ended = true;

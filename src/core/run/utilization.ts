@@ -29,8 +29,9 @@ export interface GpuUtilization {
 
 /** A finding of the run's report: what, the numbers, and the fix. */
 export interface RunFinding {
-  id: 'under-used-gpu';
-  gpuIndex: number;
+  id: 'under-used-gpu' | 'input-bound' | 'batch-override';
+  /** The GPU concerned; null for a finding about a process (step timing). */
+  gpuIndex: number | null;
   title: string;
   fix: string;
   details: Record<string, number | boolean | null>;

@@ -24,6 +24,10 @@ const message = fc.oneof(
   fc.record({ ...base, type: fc.constant('error'), what: fc.string(), message: fc.string() }),
   fc.record({ ...base, type: fc.constant('bye'), dropped: count }),
   fc.record({ ...base, type: fc.constant('cuda'), problem: fc.string() }),
+  fc.tuple(fc.double({ min: 0, max: 1e9, noNaN: true }), fc.double({ min: 0, max: 1e9, noNaN: true })).chain(([a, b]) => fc.record({
+    ...base, type: fc.constant('steps'), steps: count, dataWaitMs: fc.constant(Math.min(a, b)), stepMs: fc.constant(Math.max(a, b)), samples: count,
+    batchSeen: countOrNull, batchMin: countOrNull, batchMax: countOrNull, batchAsked: countOrNull,
+  })),
 );
 
 describe('parseCompanionLine', () => {
@@ -53,6 +57,13 @@ describe('parseCompanionLine', () => {
         expect((error as GpumemError).message.startsWith('pid 7: ')).toBe(true);
       }
     }));
+  });
+
+  it('refuses steps whose data wait is negative or longer than the steps', () => {
+    const steps = { schemaVersion: 1, pid: 5, timeMs: 1, type: 'steps', steps: 3, dataWaitMs: 4, stepMs: 3, samples: 9, batchSeen: 3, batchMin: 3, batchMax: 3, batchAsked: null };
+    expect(() => parseCompanionLine(JSON.stringify(steps))).toThrow(/dataWaitMs: is longer than stepMs/);
+    expect(() => parseCompanionLine(JSON.stringify({ ...steps, dataWaitMs: -1 }))).toThrow(/dataWaitMs: expected a non-negative number/);
+    expect(parseCompanionLine(JSON.stringify({ ...steps, dataWaitMs: 1.5 }))).toEqual({ ...steps, dataWaitMs: 1.5 });
   });
 
   it('names the bad field', () => {

@@ -103,6 +103,35 @@ def make_nn(Tensor):
     return nn
 
 
+def make_data():
+    """torch.utils.data with a DataLoader over any iterable of ready batches (the tests give the timing)."""
+    utils, data, dataloader = (types.ModuleType(n) for n in ("torch.utils", "torch.utils.data", "torch.utils.data.dataloader"))
+
+    class _BaseDataLoaderIter:
+        def __init__(self, source):
+            self._it = iter(source)
+
+        def __iter__(self):
+            return self
+
+        def __next__(self):
+            return next(self._it)
+
+    class DataLoader:
+        def __init__(self, source, **options):
+            self.source = source
+
+        def __iter__(self):
+            return _BaseDataLoaderIter(self.source)
+
+    dataloader._BaseDataLoaderIter = _BaseDataLoaderIter
+    dataloader.DataLoader = DataLoader
+    data.DataLoader = DataLoader
+    data.dataloader = dataloader
+    utils.data = data
+    return utils
+
+
 def install(torch, version, features):
     """Fills the ``torch`` module object with the fake API of one PyTorch generation."""
     fake = Fake(features)
@@ -195,5 +224,8 @@ def install(torch, version, features):
     torch.cuda = cuda
     torch._C = C
     torch.nn = make_nn(Tensor)
-    sys.modules.update({"torch.cuda": cuda, "torch.cuda.memory": memory, "torch._C": C, "torch.nn": torch.nn})
+    torch.utils = make_data()
+    sys.modules.update({"torch.cuda": cuda, "torch.cuda.memory": memory, "torch._C": C, "torch.nn": torch.nn,
+                        "torch.utils": torch.utils, "torch.utils.data": torch.utils.data,
+                        "torch.utils.data.dataloader": torch.utils.data.dataloader})
     return fake

@@ -1,0 +1,120 @@
+"""Step timing without code changes: wraps the DataLoader iterator's ``__next__``.
+
+A training step is the time between two successive batch fetches; the part of it spent inside ``__next__`` is
+the time the loop waited for data. The batch size seen is the first dimension of the batch's first tensor.
+Totals are cumulative, so a lost message loses nothing; they are sent at most once a second and at exit.
+"""
+import os
+import time
+
+SEND_EVERY_S = 1.0
+
+
+def _first_dim(batch):
+    """First dimension of the first tensor-like thing in the batch (tensor, list/tuple, dict), else None."""
+    for _ in range(4):
+        shape = getattr(batch, "shape", None)
+        if shape is not None:
+            try:
+                return int(shape[0]) if len(shape) > 0 else None
+            except Exception:
+                return None
+        if isinstance(batch, dict):
+            batch = next(iter(batch.values()), None)
+        elif isinstance(batch, (list, tuple)) and batch:
+            batch = batch[0]
+        else:
+            return None
+    return None
+
+
+def asked_batch(environ=os.environ):
+    """The batch size `gpumem run --batch` asked for (GPUMEM_BATCH), or None."""
+    try:
+        value = int(environ.get("GPUMEM_BATCH", ""))
+        return value if value > 0 else None
+    except ValueError:
+        return None
+
+
+class StepRecorder:
+    """Cumulative step figures; ``send`` is called with a ``steps`` message (docs/companion.md)."""
+
+    def __init__(self, send, clock=time.perf_counter):
+        self.send = send
+        self.clock = clock
+        self.asked = asked_batch()
+        self.steps = 0
+        self.wait_s = 0.0
+        self.step_s = 0.0
+        self.samples = 0
+        self.sizes = {}
+        self.last_end = None
+        self.last_sent = clock()
+
+    def fetched(self, started, ended, batch):
+        """One ``__next__`` returned ``batch``: it waited ``ended - started``; the step ran since the last fetch."""
+        if self.last_end is not None:
+            self.steps += 1
+            self.step_s += started - self.last_end + (ended - started)
+            self.wait_s += ended - started
+        self.last_end = ended
+        size = _first_dim(batch)
+        if size is not None:
+            self.samples += size
+            if len(self.sizes) < 32 or size in self.sizes:
+                self.sizes[size] = self.sizes.get(size, 0) + 1
+        if ended - self.last_sent >= SEND_EVERY_S:
+            self.flush()
+
+    def message(self):
+        seen = max(self.sizes.items(), key=lambda kv: kv[1])[0] if self.sizes else None
+        return {
+            "type": "steps",
+            "steps": self.steps,
+            "dataWaitMs": round(self.wait_s * 1000, 3),
+            "stepMs": round(self.step_s * 1000, 3),
+            "samples": self.samples,
+            "batchSeen": seen,
+            "batchMin": min(self.sizes) if self.sizes else None,
+            "batchMax": max(self.sizes) if self.sizes else None,
+            "batchAsked": self.asked,
+        }
+
+    def flush(self):
+        self.last_sent = self.clock()
+        if self.steps > 0 or self.sizes:
+            self.send(self.message())
+
+
+def wrap_iterator_class(cls, recorder, clock=time.perf_counter):
+    """Replaces ``cls.__next__`` with a timed one; the batch and any exception pass through untouched."""
+    original = cls.__next__
+    if getattr(original, "_gpumem_wrapped", False):
+        return
+
+    def __next__(self):
+        started = clock()
+        batch = original(self)
+        try:
+            recorder.fetched(started, clock(), batch)
+        except Exception:
+            pass
+        return batch
+
+    __next__._gpumem_wrapped = True
+    cls.__next__ = __next__
+
+
+def install(torch, send):
+    """Wraps torch's DataLoader iterators; returns the recorder, or None when this torch has none."""
+    try:
+        from torch.utils.data import dataloader  # noqa: imported lazily: only programs that use it pay
+    except Exception:
+        dataloader = getattr(getattr(getattr(torch, "utils", None), "data", None), "dataloader", None)
+    cls = getattr(dataloader, "_BaseDataLoaderIter", None) if dataloader is not None else None
+    if cls is None:
+        return None
+    recorder = StepRecorder(send)
+    wrap_iterator_class(cls, recorder)
+    return recorder

@@ -1,0 +1,82 @@
+"""Step timing with a fake clock: known wait and compute phases give exactly the totals, batches of any shape
+give their first dimension, and the user's iterator behaves exactly as before (values, StopIteration, errors)."""
+import sys
+import unittest
+
+from helpers import PYTHON_DIR
+
+sys.path[:0] = [PYTHON_DIR]
+from gpumem_torch._steps import StepRecorder, _first_dim, asked_batch, wrap_iterator_class  # noqa: E402
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+class Shaped:
+    def __init__(self, *shape):
+        self.shape = shape
+
+
+class StepsTest(unittest.TestCase):
+    def test_known_phases(self):
+        clock = Clock()
+        sent = []
+        recorder = StepRecorder(sent.append, clock=clock)
+        recorder.asked = 128
+
+        class It:
+            def __init__(self):
+                self.left = 4
+
+            def __next__(self):
+                clock.t += 0.030  # 30 ms waiting for data
+                if self.left == 0:
+                    raise StopIteration
+                self.left -= 1
+                return (Shaped(96, 3), None)
+
+        wrap_iterator_class(It, recorder, clock=clock)
+        it = It()
+        got = []
+        with self.assertRaises(StopIteration):
+            while True:
+                got.append(next(it))
+                clock.t += 0.010  # 10 ms of compute
+        self.assertEqual(len(got), 4)
+        recorder.flush()
+        m = sent[-1]
+        self.assertEqual((m["steps"], m["samples"], m["batchSeen"], m["batchAsked"]), (3, 384, 96, 128))
+        self.assertAlmostEqual(m["dataWaitMs"], 90.0, places=6)
+        self.assertAlmostEqual(m["stepMs"], 120.0, places=6)
+
+    def test_errors_pass_through_and_wrapping_is_idempotent(self):
+        recorder = StepRecorder(lambda m: None)
+
+        class Broken:
+            def __next__(self):
+                raise ValueError("bad sample")
+
+        wrap_iterator_class(Broken, recorder)
+        wrapped = Broken.__next__
+        wrap_iterator_class(Broken, recorder)
+        self.assertIs(Broken.__next__, wrapped)
+        with self.assertRaisesRegex(ValueError, "bad sample"):
+            next(Broken())
+
+    def test_first_dim_and_asked(self):
+        self.assertEqual(_first_dim({"input_ids": Shaped(8, 512)}), 8)
+        self.assertEqual(_first_dim([[Shaped(4)]]), 4)
+        self.assertIsNone(_first_dim(Shaped()))
+        self.assertIsNone(_first_dim("text"))
+        self.assertEqual(asked_batch({"GPUMEM_BATCH": "64"}), 64)
+        self.assertIsNone(asked_batch({"GPUMEM_BATCH": "x"}))
+        self.assertIsNone(asked_batch({}))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,84 @@
+/**
+ * Step timing under `gpumem run` with no change to the program (fake torch, real processes): a loop whose
+ * DataLoader sleeps a known time per batch and whose step sleeps another is measured, and the input-bound and
+ * batch-override findings fire when the phases and sizes say so — and not otherwise.
+ */
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BIN } from '../../helpers/cli.js';
+import { tempDir } from '../helpers/claims.js';
+import { startPump } from '../helpers/pump.js';
+
+const ROOT = resolve(__dirname, '../../..');
+const FAKE_TORCH = join(ROOT, 'test', 'python', 'fake_torch_versions', 'v2_11');
+
+const cleanups: Array<() => void> = [];
+afterEach(() => cleanups.splice(0).forEach((f) => f()));
+
+interface Steps { steps: number; meanStepMs: number; dataWaitShare: number; samplesPerSec: number; batchSeen: number; batchAsked: number | null }
+interface Report { attempts: Array<{ findings: Array<{ id: string; title: string; fix: string }>; plugins: { companion: { processes: Array<{ steps: Steps | null }> } } }> }
+
+/** A training loop: `waitMs` inside the DataLoader per batch of `size`, then `computeMs` of step. */
+function script(waitMs: number, computeMs: number, size: number): string {
+  return [
+    'import time, torch',
+    'class Batch:',
+    `    shape = (${size}, 3)`,
+    'def batches():',
+    '    for _ in range(21):',
+    `        time.sleep(${waitMs / 1000})`,
+    '        yield (Batch(), None)',
+    'for x, y in torch.utils.data.DataLoader(batches(), batch_size=128):',
+    `    time.sleep(${computeMs / 1000})`,
+  ].join('\n');
+}
+
+function run(code: string, batch: number | null): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const tmp = tempDir('gpumem-steps-');
+  const pump = startPump(tmp.dir, 1);
+  cleanups.push(() => pump.stop(), tmp.remove);
+  const env = {
+    PATH: process.env.PATH ?? '', HOME: tmp.dir, XDG_DATA_HOME: join(tmp.dir, 'data'), XDG_RUNTIME_DIR: join(tmp.dir, 'runtime'),
+    PYTHONDONTWRITEBYTECODE: '1', PYTHONPATH: FAKE_TORCH, ...pump.env,
+  };
+  const child = spawn(process.execPath, [BIN, 'run', '--json', '--no-history', '--source', 'nvml', '--interval-ms', '50',
+    ...(batch === null ? [] : ['--batch', String(batch)]), '--', 'python3', '-c', code], { env });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((r) => child.on('close', (status) => r({ code: status, stdout, stderr })));
+}
+
+describe('step timing under gpumem run (fake torch)', () => {
+  it('30 ms data wait in 40 ms steps of 96 asked 128: input-bound and batch override, with the measured figures', async () => {
+    const r = await run(script(30, 10, 96), 128);
+    expect(r.code, r.stderr).toBe(0);
+    const attempt = (JSON.parse(r.stdout) as Report).attempts[0];
+    const s = attempt?.plugins.companion.processes[0]?.steps as Steps;
+    expect(s.steps).toBe(20);
+    expect(s.batchSeen).toBe(96);
+    expect(s.batchAsked).toBe(128);
+    // Sleeps last at least what was asked and a loaded machine adds a little; the share is 0.75 by construction.
+    expect(s.meanStepMs).toBeGreaterThanOrEqual(40);
+    expect(s.meanStepMs).toBeLessThan(60);
+    expect(s.dataWaitShare).toBeGreaterThan(0.6);
+    expect(s.dataWaitShare).toBeLessThan(0.85);
+    expect(s.samplesPerSec).toBeCloseTo((96 * 1000) / s.meanStepMs, 6);
+    const ids = attempt?.findings.map((f) => f.id);
+    expect(ids).toEqual(['input-bound', 'batch-override']);
+    expect(attempt?.findings[1]?.title).toMatch(/batch size asked 128, used 96$/);
+  }, 40_000);
+
+  it('2 ms data wait in 40 ms steps of the size asked: no step finding', async () => {
+    const r = await run(script(2, 38, 128), 128);
+    expect(r.code, r.stderr).toBe(0);
+    const attempt = (JSON.parse(r.stdout) as Report).attempts[0];
+    const s = attempt?.plugins.companion.processes[0]?.steps as Steps;
+    expect(s.steps).toBe(20);
+    expect(s.dataWaitShare).toBeLessThan(0.3);
+    expect(s.batchSeen).toBe(128);
+    expect(attempt?.findings.filter((f) => f.id === 'input-bound' || f.id === 'batch-override')).toEqual([]);
+  }, 40_000);
+});

@@ -121,7 +121,10 @@ export const pytorchCaching: Recognizer = {
     // Whole when the hint's closing words were read, or (v1–v3, no hint) the field list closed with ")".
     // (A hint begun after the ")" but not finished is a cut one.)
     const closed = done !== null || (gpuOld !== null && core && /^\)(?!\s*If\b)/i.test(text.slice(cur.end, cur.end + 8)));
-    fields.partial = cutStart || (!closed && fields.era?.version !== '2.3');
+    // A 2.3-style head ends whole at its last field, unless words of a later wording dangle after it
+    // ("… Tried to allocate 1.70 GiB. GPU" is a newer message cut before "0 has a total capacity").
+    const dangling = /^[.\s]*GPU\b/.test(text.slice(cur.end, limit));
+    fields.partial = cutStart || (!closed && (fields.era?.version !== '2.3' || dangling));
     const wants: Wants = done ? 'none' : core ? 'hint' : 'any';
     return { fields, start, end, fieldCount: cur.count, wants };
   },

@@ -144,3 +144,28 @@ export const started: Array<{ kill: (signal?: NodeJS.Signals) => boolean }> = []
 export function stopAll(): void {
   for (const c of started.splice(0)) c.kill('SIGKILL');
 }
+
+/** Pids started by {@link detached}; {@link endDetached} ends them. */
+const detachedPids: number[] = [];
+
+/** Starts `script` in a shell that exits at once, so the process is re-parented to init, as after a crash or nohup. */
+export function detached(script: string): number {
+  const r = spawnSync('/bin/sh', ['-c', `${script} >/dev/null 2>&1 & echo $!`], { encoding: 'utf8' });
+  const pid = Number(r.stdout.trim());
+  detachedPids.push(pid);
+  return pid;
+}
+
+/** SIGKILLs every process {@link detached} started (gone ones are skipped). */
+export function endDetached(): void {
+  for (const pid of detachedPids.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+/** The parent pid of `pid`, from /proc/PID/stat. */
+export const ppidOf = (pid: number): number => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]);

@@ -3,35 +3,17 @@
  * leftover whose launcher is gone, a detached job that computes (as `nohup` leaves it), and a stopped job.
  * A suggested command must select exactly the processes its finding names, and never the computing job.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fakeH100, fakeNvmlEnv, writeScenario } from '../fake-nvml/scenario.js';
-import { expectNoHang, expectNoStackTrace, gpumem, tempDir } from './harness.js';
+import { detached, endDetached, expectNoHang, expectNoStackTrace, gpumem, ppidOf, tempDir } from './harness.js';
 
 const tmp = tempDir('gpumem-adv-suggest-');
-const pids: number[] = [];
 afterAll(() => {
-  for (const pid of pids) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
+  endDetached();
   tmp.remove();
 });
 
-/** Starts `script` in a shell that exits at once, so the process is re-parented to init, as after a crash or nohup. */
-function detached(script: string): number {
-  const r = spawnSync('/bin/sh', ['-c', `${script} >/dev/null 2>&1 & echo $!`], { encoding: 'utf8' });
-  const pid = Number(r.stdout.trim());
-  pids.push(pid);
-  return pid;
-}
-
-const ppidOf = (pid: number): number => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]);
 
 interface Finding { id: string; severity: string; command?: string; fix: string; evidence: { pids: number[] } }
 

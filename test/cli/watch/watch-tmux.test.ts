@@ -93,15 +93,19 @@ describe.skipIf(!hasTmux)('gpumem watch in a terminal', () => {
     expect(alive(lookAlike)).toBe(true);
 
     pane.send('q');
-    screen = await pane.waitFor((s) => s.includes('exit=0'), 'the shell after q');
+    screen = await pane.waitFor((s) => s.includes('exit=0') && /icanon/.test(s), 'the shell after q');
     sane(pane);
     expect(screen).toMatch(/^icanon$/m);
   }, 60_000);
 
   it('plays the bundled recording and gives the terminal back on SIGTERM', async () => {
-    const pane = startTmux(`node ${BIN} watch --replay ${EXAMPLE} --interval 100 & pid=$!; sleep 2; kill -TERM $pid; wait $pid; echo "exit=$?"; stty -a | grep -o -- '-\\?icanon'; sleep 30`, { NO_COLOR: '1', PATH: process.env.PATH ?? '' }, 100, 30);
+    // One sample a second, so the recording is still playing when SIGTERM comes (a replay that reaches its end
+    // exits by itself); stdin from the terminal, since a background job of a script reads /dev/null otherwise.
+    // Wait for the stty line too: it is printed just after "exit=".
+    const pane = startTmux(`node ${BIN} watch --replay ${EXAMPLE} --interval 1000 < /dev/tty & pid=$!; sleep 2; kill -TERM $pid; wait $pid; echo "exit=$?"; stty -a | grep -o -- '-\\?icanon'; sleep 30`, { NO_COLOR: '1', PATH: process.env.PATH ?? '' }, 100, 30);
     cleanups.push(pane.kill);
-    const screen = await pane.waitFor((s) => s.includes('exit='), 'the shell after SIGTERM');
+    const screen = await pane.waitFor((s) => s.includes('exit=') && /icanon/.test(s), 'the shell after SIGTERM');
+    expect(screen).not.toMatch(/No such process/);
     expect(screen).toMatch(/exit=0/);
     expect(screen).toMatch(/^icanon$/m);
     sane(pane);

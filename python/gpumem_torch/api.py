@@ -10,7 +10,7 @@ import contextlib
 import gc
 import sys
 
-from ._cuda import device_problem
+from ._cuda import _requested_index, device_problem
 from ._format import format_bytes
 
 _STAT_KEYS = (
@@ -44,16 +44,9 @@ def _devices(torch, device):
 
 
 def _index(torch, device):
-    if device is None:
-        return torch.cuda.current_device()
-    if isinstance(device, int):
-        return device
-    # A str has an .index method, so only a torch.device is asked for its index attribute.
-    index = None if isinstance(device, str) else getattr(device, "index", None)
-    if index is not None:
-        return int(index)
-    text = str(device)
-    return int(text.split(":", 1)[1]) if ":" in text else torch.cuda.current_device()
+    # "cuda" with no index, like no device at all, means the current device.
+    index = _requested_index(device)
+    return torch.cuda.current_device() if index is None else index
 
 
 def _reserved_total(torch):

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN } from '../../helpers/cli.js';
+import { requireTestPython } from '../../setup/python-venv.js';
 import { tempDir } from '../helpers/claims.js';
 import { startPump } from '../helpers/pump.js';
 
@@ -34,16 +35,16 @@ function script(waitMs: number, computeMs: number, size: number): string {
   ].join('\n');
 }
 
-function run(code: string, batch: number | null): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(code: string, batch: number | null, python = 'python3'): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const tmp = tempDir('gpumem-steps-');
   const pump = startPump(tmp.dir, 1);
   cleanups.push(() => pump.stop(), tmp.remove);
   const env = {
     PATH: process.env.PATH ?? '', HOME: tmp.dir, XDG_DATA_HOME: join(tmp.dir, 'data'), XDG_RUNTIME_DIR: join(tmp.dir, 'runtime'),
-    PYTHONDONTWRITEBYTECODE: '1', PYTHONPATH: FAKE_TORCH, ...pump.env,
+    PYTHONDONTWRITEBYTECODE: '1', ...(python === 'python3' ? { PYTHONPATH: FAKE_TORCH } : {}), ...pump.env,
   };
   const child = spawn(process.execPath, [BIN, 'run', '--json', '--no-history', '--source', 'nvml', '--interval-ms', '50',
-    ...(batch === null ? [] : ['--batch', String(batch)]), '--', 'python3', '-c', code], { env });
+    ...(batch === null ? [] : ['--batch', String(batch)]), '--', python, '-c', code], { env });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -81,4 +82,37 @@ describe('step timing under gpumem run (fake torch)', () => {
     expect(s.batchSeen).toBe(128);
     expect(attempt?.findings.filter((f) => f.id === 'input-bound' || f.id === 'batch-override')).toEqual([]);
   }, 40_000);
+});
+
+describe('step timing under gpumem run (real torch on CPU)', () => {
+  it('a real DataLoader over a Dataset whose __getitem__ sleeps: measured, input-bound and batch override', async () => {
+    const python = requireTestPython();
+    // 12 samples of 2 ms each per batch (about 24 ms of loading) against 5 ms of compute; batch 12 where 16 was asked.
+    const code = [
+      'import time, torch',
+      'from torch.utils.data import DataLoader, Dataset',
+      'class Slow(Dataset):',
+      '    def __len__(self):',
+      '        return 21 * 12',
+      '    def __getitem__(self, i):',
+      '        time.sleep(0.002)',
+      '        return torch.ones(3), i % 2',
+      'for x, y in DataLoader(Slow(), batch_size=12):',
+      '    time.sleep(0.005)',
+      '    (x * 2).sum()',
+    ].join('\n');
+    const r = await run(code, 16, python);
+    expect(r.code, r.stderr).toBe(0);
+    const attempt = (JSON.parse(r.stdout) as Report).attempts[0];
+    const s = attempt?.plugins.companion.processes[0]?.steps as Steps;
+    expect(s, r.stderr).toBeTruthy();
+    expect(s.steps).toBe(20);
+    expect(s.batchSeen).toBe(12);
+    expect(s.batchAsked).toBe(16);
+    expect(s.meanStepMs).toBeGreaterThanOrEqual(29);
+    expect(s.dataWaitShare).toBeGreaterThan(0.5);
+    expect(s.dataWaitShare).toBeLessThan(0.95);
+    expect(attempt?.findings.map((f) => f.id)).toEqual(['input-bound', 'batch-override']);
+    expect(attempt?.findings[1]?.title).toMatch(/batch size asked 16, used 12$/);
+  }, 60_000);
 });

@@ -3,37 +3,24 @@
  * facts from /proc), in the current format against version 1 (every sample carrying every pid's whole host
  * facts) measured on the same samples in the same run.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { openNvmlSource } from '../src/sources/nvml/index.js';
 import { createHostEnricher } from '../src/sources/procfs/index.js';
 import { RECORDING_VERSION } from '../src/sources/replay/index.js';
 import { createRecordingWriter } from '../src/store/recording/index.js';
-import { buildFakeNvml, fakeH100, fakeNvmlLib, writeScenario } from '../test/fake-nvml/scenario.js';
+import { fakeNvmlLib } from '../test/fake-nvml/scenario.js';
+import { startFleet } from './fleet.js';
 
 const GPUS = 8;
 const PROCS_PER_GPU = 64;
 const SAMPLES = 60;
-const MiB = 1024 * 1024;
 
 export async function run(): Promise<void> {
-  await buildFakeNvml();
-  const dir = mkdtempSync(join(tmpdir(), 'gpumem-bench-record-'));
-  const sleepers: ChildProcess[] = [];
+  const fleet = await startFleet('record', GPUS, PROCS_PER_GPU, (i) => i % 100);
+  const dir = fleet.dir;
   try {
-    for (let i = 0; i < GPUS * PROCS_PER_GPU; i++) sleepers.push(spawn('sleep', ['120'], { stdio: 'ignore' }));
-    const pids = sleepers.map((c) => c.pid as number);
-    const scenario = join(dir, 'scenario.txt');
-    writeScenario(scenario, {
-      driverVersion: '590.48.01', cudaVersion: 13010,
-      devices: Array.from({ length: GPUS }, (_, g) => fakeH100(g, {
-        memory: { totalBytes: 81559 * MiB, reservedBytes: 479 * MiB, usedBytes: PROCS_PER_GPU * 100 * MiB },
-        processes: pids.slice(g * PROCS_PER_GPU, (g + 1) * PROCS_PER_GPU).map((pid, i) => ({ pid, usedBytes: 100 * MiB, smUtilPct: i % 100 })),
-      })),
-    });
-    process.env.GPUMEM_FAKE_NVML_SCENARIO = scenario;
+    process.env.GPUMEM_FAKE_NVML_SCENARIO = fleet.scenario;
     const nvml = openNvmlSource({ libPath: fakeNvmlLib('590') });
     const enrich = createHostEnricher();
     const path = join(dir, 'rec.ndjson');
@@ -57,7 +44,6 @@ export async function run(): Promise<void> {
       '',
     ].join('\n'));
   } finally {
-    for (const s of sleepers) s.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
+    fleet.stop();
   }
 }

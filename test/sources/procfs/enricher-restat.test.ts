@@ -1,24 +1,13 @@
 /** The enricher's slow re-read for live views: a known process's /proc/PID/stat is read at most once per period. */
+import { sampleOf, until } from './helpers.js';
 import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Sample } from '../../../src/core/index.js';
 import { createHostEnricher, readProcStat } from '../../../src/sources/procfs/index.js';
 
 const child = spawn('/bin/sleep', ['60'], { stdio: 'ignore' });
 afterAll(() => child.kill('SIGKILL'));
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
-const sampleOf = (pid: number): Sample => ({
-  timeMs: 1, source: { kind: 'nvml', detail: 'x' }, devices: [], unavailable: {},
-  processes: [{ pid, gpuUuid: 'GPU-0', gpuIndex: 0, gpuInstanceId: null, computeInstanceId: null, usedBytes: 1, kind: 'compute', name: null, smUtilPct: null, host: null, unavailable: {} }],
-});
 
 describe('host enricher with restatEveryMs', () => {
   it('keeps the cached state until the period has passed, then reads the change', async () => {

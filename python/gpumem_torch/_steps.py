@@ -28,6 +28,31 @@ def _first_dim(batch):
     return None
 
 
+def _setting(it, name, kind):
+    value = getattr(it, name, None)
+    if kind is bool:
+        return value if isinstance(value, bool) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def loader_settings(it):
+    """The DataLoader settings a torch iterator holds (num_workers, pin_memory as applied, …); None where absent."""
+    return {
+        "numWorkers": _setting(it, "_num_workers", int),
+        "pinMemory": _setting(it, "_pin_memory", bool),
+        "persistentWorkers": _setting(it, "_persistent_workers", bool),
+        "prefetchFactor": _setting(it, "_prefetch_factor", int),
+    }
+
+
+def cpu_count():
+    """Cores this process may run on (its affinity), else the machine's, else None."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count()
+
+
 def asked_batch(environ=os.environ):
     """The batch size `gpumem run --batch` asked for (GPUMEM_BATCH), or None."""
     try:
@@ -51,9 +76,16 @@ class StepRecorder:
         self.sizes = {}
         self.last_end = None
         self.last_sent = clock()
+        self.loader = None
+        # The id, not the iterator: holding it would keep a finished loader's worker processes alive.
+        self.iterator_id = None
+        self.cpus = cpu_count()
 
-    def fetched(self, started, ended, batch):
+    def fetched(self, started, ended, batch, iterator=None):
         """One ``__next__`` returned ``batch``: it waited ``ended - started``; the step ran since the last fetch."""
+        if iterator is not None and id(iterator) != self.iterator_id:
+            self.iterator_id = id(iterator)
+            self.loader = loader_settings(iterator)
         if self.last_end is not None:
             self.steps += 1
             self.step_s += started - self.last_end + (ended - started)
@@ -79,6 +111,8 @@ class StepRecorder:
             "batchMin": min(self.sizes) if self.sizes else None,
             "batchMax": max(self.sizes) if self.sizes else None,
             "batchAsked": self.asked,
+            "loader": self.loader,
+            "cpuCount": self.cpus,
         }
 
     def flush(self):
@@ -97,7 +131,7 @@ def wrap_iterator_class(cls, recorder, clock=time.perf_counter):
         started = clock()
         batch = original(self)
         try:
-            recorder.fetched(started, clock(), batch)
+            recorder.fetched(started, clock(), batch, self)
         except Exception:
             pass
         return batch

@@ -144,6 +144,10 @@ export interface StepsMessage extends Base {
   batchMax: number | null;
   /** GPUMEM_BATCH as the child saw it (`gpumem run --batch`), else null. */
   batchAsked: number | null;
+  /** Settings of the DataLoader the latest batch came from; absent from older companions. */
+  loader?: { numWorkers: number | null; pinMemory: boolean | null; persistentWorkers: boolean | null; prefetchFactor: number | null } | null;
+  /** CPU cores the process may run on (its affinity); absent from older companions. */
+  cpuCount?: number | null;
 }
 
 export interface ByeMessage extends Base {

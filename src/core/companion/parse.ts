@@ -10,6 +10,7 @@ import {
   type CompanionMessage,
   type CudaStatus,
   type DeviceIdentity,
+  type StepsMessage,
 } from './messages.js';
 
 /** Lines longer than this are refused (an OOM message with its text is a few KiB). */
@@ -49,6 +50,23 @@ function duration(o: Obj, key: string): number {
   const v = o[key];
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) bad(`.${key}`, 'expected a non-negative number of milliseconds');
   return v;
+}
+
+function boolOrNull(o: Obj, key: string, path: string): boolean | null {
+  const v = o[key];
+  if (v === null || v === undefined) return null;
+  if (typeof v !== 'boolean') bad(`${path}.${key}`, 'expected true or false');
+  return v;
+}
+
+/** A `steps` message's DataLoader settings; null when absent. */
+function loader(value: unknown): StepsMessage['loader'] {
+  if (value === null || value === undefined) return null;
+  const o = obj(value, '.loader');
+  return {
+    numWorkers: countOrNull(o, 'numWorkers', '.loader'), pinMemory: boolOrNull(o, 'pinMemory', '.loader'),
+    persistentWorkers: boolOrNull(o, 'persistentWorkers', '.loader'), prefetchFactor: countOrNull(o, 'prefetchFactor', '.loader'),
+  };
 }
 
 function text(o: Obj, key: string, path: string): string {
@@ -159,6 +177,9 @@ function body(o: Obj, type: string): CompanionMessage | null {
         ...base, type, steps: count(o, 'steps', ''), dataWaitMs, stepMs, samples: count(o, 'samples', ''),
         batchSeen: countOrNull(o, 'batchSeen', ''), batchMin: countOrNull(o, 'batchMin', ''), batchMax: countOrNull(o, 'batchMax', ''),
         batchAsked: countOrNull(o, 'batchAsked', ''),
+        // Fields newer companions add are kept only when sent, so a message reads back exactly as it was written.
+        ...('loader' in o ? { loader: loader(o.loader) } : {}),
+        ...('cpuCount' in o ? { cpuCount: countOrNull(o, 'cpuCount', '') } : {}),
       };
     }
     case 'bye':

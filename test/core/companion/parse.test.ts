@@ -27,7 +27,10 @@ const message = fc.oneof(
   fc.tuple(fc.double({ min: 0, max: 1e9, noNaN: true }), fc.double({ min: 0, max: 1e9, noNaN: true })).chain(([a, b]) => fc.record({
     ...base, type: fc.constant('steps'), steps: count, dataWaitMs: fc.constant(Math.min(a, b)), stepMs: fc.constant(Math.max(a, b)), samples: count,
     batchSeen: countOrNull, batchMin: countOrNull, batchMax: countOrNull, batchAsked: countOrNull,
-  })),
+    loader: fc.option(fc.record({ numWorkers: countOrNull, pinMemory: fc.option(fc.boolean(), { nil: null }),
+      persistentWorkers: fc.option(fc.boolean(), { nil: null }), prefetchFactor: countOrNull }), { nil: null }),
+    cpuCount: countOrNull,
+  }, { requiredKeys: ['schemaVersion', 'pid', 'timeMs', 'type', 'steps', 'dataWaitMs', 'stepMs', 'samples', 'batchSeen', 'batchMin', 'batchMax', 'batchAsked'] })),
 );
 
 describe('parseCompanionLine', () => {

@@ -108,8 +108,13 @@ def make_data():
     utils, data, dataloader = (types.ModuleType(n) for n in ("torch.utils", "torch.utils.data", "torch.utils.data.dataloader"))
 
     class _BaseDataLoaderIter:
-        def __init__(self, source):
-            self._it = iter(source)
+        def __init__(self, loader):
+            self._it = iter(loader.source)
+            # The attributes torch's iterator keeps (2.x names); the companion reads them.
+            self._num_workers = loader.num_workers
+            self._pin_memory = loader.pin_memory
+            self._persistent_workers = loader.persistent_workers
+            self._prefetch_factor = loader.prefetch_factor
 
         def __iter__(self):
             return self
@@ -118,11 +123,13 @@ def make_data():
             return next(self._it)
 
     class DataLoader:
-        def __init__(self, source, **options):
+        def __init__(self, source, batch_size=1, num_workers=0, pin_memory=False, persistent_workers=False, prefetch_factor=None, **options):
             self.source = source
+            self.num_workers, self.pin_memory, self.persistent_workers = num_workers, pin_memory, persistent_workers
+            self.prefetch_factor = prefetch_factor if prefetch_factor is not None or num_workers == 0 else 2
 
         def __iter__(self):
-            return _BaseDataLoaderIter(self.source)
+            return _BaseDataLoaderIter(self)
 
     dataloader._BaseDataLoaderIter = _BaseDataLoaderIter
     dataloader.DataLoader = DataLoader

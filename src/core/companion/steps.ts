@@ -108,6 +108,15 @@ function inputBoundFix(s: StepSummary): string {
   return `${steps.join(', ')}, and move decoding and augmentation out of __getitem__ or onto the GPU`;
 }
 
+/** "20 steps of 40.0 ms, 62% waiting for data, 2400.0 samples/s, batch 96 (asked 128)": the step figures in words. */
+export function describeSteps(s: StepSummary): string {
+  const parts = [`${s.steps} steps of ${(s.meanStepMs ?? 0).toFixed(1)} ms`];
+  if (s.dataWaitShare !== null) parts.push(`${formatPercent(s.dataWaitShare * 100)} waiting for data`);
+  if (s.samplesPerSec !== null) parts.push(`${s.samplesPerSec.toFixed(1)} samples/s`);
+  if (s.batchSeen !== null) parts.push(`batch ${s.batchSeen}${s.batchAsked !== null ? ` (asked ${s.batchAsked})` : ''}`);
+  return parts.join(', ');
+}
+
 /** Input-bound: the loop waited for data at least INPUT_BOUND_SHARE of step time over at least MIN_STEPS steps. */
 export function inputBoundFinding(pid: number, s: StepSummary): RunFinding | null {
   if (s.steps < MIN_STEPS || s.dataWaitShare === null || s.dataWaitShare < INPUT_BOUND_SHARE) return null;

@@ -34,3 +34,18 @@ export function companionSetup(cleanups: Array<() => void>): { dir: string; env:
   };
   return { dir: tmp.dir, env };
 }
+
+/** A training loop for the fake torch: `waitMs` inside the DataLoader per batch of `size` (21 batches), then `computeMs` of step. */
+export function dataLoaderLoop(waitMs: number, computeMs: number, size: number): string {
+  return [
+    'import time, torch',
+    'class Batch:',
+    `    shape = (${size}, 3)`,
+    'def batches():',
+    '    for _ in range(21):',
+    `        time.sleep(${waitMs / 1000})`,
+    '        yield (Batch(), None)',
+    'for x, y in torch.utils.data.DataLoader(batches(), batch_size=128):',
+    `    time.sleep(${computeMs / 1000})`,
+  ].join('\n');
+}

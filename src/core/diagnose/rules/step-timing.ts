@@ -1,16 +1,6 @@
-import { batchOverrideFinding, inputBoundFinding, type StepSummary } from '../../companion/steps.js';
+import { batchOverrideFinding, describeSteps, inputBoundFinding, type StepSummary } from '../../companion/steps.js';
 import type { RunFinding } from '../../run/utilization.js';
-import { formatPercent } from '../../units.js';
 import type { Finding, Rule, RuleContext } from '../types.js';
-
-/** "20 steps of 40.0 ms, 75% waiting for data, 2400 samples/s, batch 96": the step figures of one process. */
-export function stepEvidence(s: StepSummary): string {
-  const parts = [`${s.steps} steps of ${(s.meanStepMs ?? 0).toFixed(1)} ms`];
-  if (s.dataWaitShare !== null) parts.push(`${formatPercent(s.dataWaitShare * 100)} waiting for data`);
-  if (s.samplesPerSec !== null) parts.push(`${s.samplesPerSec.toFixed(1)} samples/s`);
-  if (s.batchSeen !== null) parts.push(`batch ${s.batchSeen}${s.batchAsked !== null ? ` (asked ${s.batchAsked})` : ''}`);
-  return parts.join(', ');
-}
 
 /**
  * The run report's step findings for every process a running `gpumem run` publishes step timing for,
@@ -27,7 +17,7 @@ function stepFindings(ctx: RuleContext, make: (pid: number, s: StepSummary) => R
       id: f.id,
       severity: 'warning',
       title: f.title,
-      evidence: { summary: stepEvidence(p.steps), pids: [p.pid], gpuIndexes, bytes: null, details: f.details },
+      evidence: { summary: describeSteps(p.steps), pids: [p.pid], gpuIndexes, bytes: null, details: f.details },
       fix: f.fix,
     });
   }

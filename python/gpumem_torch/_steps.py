@@ -80,6 +80,56 @@ class StepRecorder:
         # The id, not the iterator: holding it would keep a finished loader's worker processes alive.
         self.iterator_id = None
         self.cpus = cpu_count()
+        # Host-to-device copies and synchronising calls: the running step's (pending) and the completed steps'.
+        self.copies = None
+        self.pending_copies = [0, 0, 0.0, 0, 0, 0.0, 0]
+        self.syncs = None
+        self.pending_syncs = {}
+        self.sync_steps = 0
+
+    def copied(self, nbytes, seconds, non_blocking, pinned):
+        """A host-to-device copy of ``nbytes`` took ``seconds`` of the host; blocking unless pinned and non_blocking."""
+        p = self.pending_copies
+        p[0] += 1
+        p[1] += nbytes
+        p[2] += seconds
+        if not (non_blocking and pinned):
+            p[3] += 1
+            p[4] += nbytes
+            p[5] += seconds
+        if not pinned:
+            p[6] += nbytes
+
+    def synced(self, kind, seconds):
+        """A call of ``kind`` (item, cpu, tolist, synchronize) made the host wait ``seconds`` for the GPU."""
+        entry = self.pending_syncs.get(kind)
+        if entry is None:
+            self.pending_syncs[kind] = [1, seconds]
+        else:
+            entry[0] += 1
+            entry[1] += seconds
+
+    def _commit_step(self):
+        """The step that just ended keeps its copies and synchronising calls; the next one starts from zero."""
+        p = self.pending_copies
+        if p[0]:
+            totals = self.copies = self.copies or [0, 0, 0.0, 0, 0, 0.0, 0]
+            for i, v in enumerate(p):
+                totals[i] += v
+            self.pending_copies = [0, 0, 0.0, 0, 0, 0.0, 0]
+        if self.pending_syncs:
+            self.sync_steps += 1
+            totals = self.syncs = self.syncs or {}
+            for kind, (n, s) in self.pending_syncs.items():
+                t = totals.setdefault(kind, [0, 0.0])
+                t[0] += n
+                t[1] += s
+            self.pending_syncs = {}
+
+    def _discard_pending(self):
+        # Before the first batch: model loading and set-up are not part of any step.
+        self.pending_copies = [0, 0, 0.0, 0, 0, 0.0, 0]
+        self.pending_syncs = {}
 
     def fetched(self, started, ended, batch, iterator=None):
         """One ``__next__`` returned ``batch``: it waited ``ended - started``; the step ran since the last fetch."""
@@ -90,6 +140,9 @@ class StepRecorder:
             self.steps += 1
             self.step_s += started - self.last_end + (ended - started)
             self.wait_s += ended - started
+            self._commit_step()
+        else:
+            self._discard_pending()
         self.last_end = ended
         size = _first_dim(batch)
         if size is not None:
@@ -113,7 +166,18 @@ class StepRecorder:
             "batchAsked": self.asked,
             "loader": self.loader,
             "cpuCount": self.cpus,
+            "copies": self._copies_message(),
+            "syncs": self._syncs_message(),
         }
+
+    def _copies_message(self):
+        c = self.copies or [0, 0, 0.0, 0, 0, 0.0, 0]
+        return {"count": c[0], "bytes": c[1], "ms": round(c[2] * 1000, 3), "blockingCount": c[3], "blockingBytes": c[4],
+                "blockingMs": round(c[5] * 1000, 3), "pageableBytes": c[6]}
+
+    def _syncs_message(self):
+        kinds = {kind: {"count": n, "ms": round(s * 1000, 3)} for kind, (n, s) in (self.syncs or {}).items()}
+        return {"steps": self.sync_steps, "byKind": kinds}
 
     def flush(self):
         self.last_sent = self.clock()

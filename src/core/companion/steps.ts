@@ -6,6 +6,7 @@
 import type { RunFinding } from '../run/utilization.js';
 import { formatPercent } from '../units.js';
 import type { StepsMessage } from './messages.js';
+import { blockingCopyFinding, summariseCopies, summariseSyncs, syncCallsFinding, type CopySummary, type SyncSummary } from './transfers.js';
 
 /** The DataLoader the loop fetched its latest batch from, as its iterator saw it (null figures: torch did not say). */
 export interface LoaderSettings {
@@ -37,6 +38,10 @@ export interface StepSummary {
   loader?: LoaderSettings | null;
   /** CPU cores the process may run on; null when unknown. */
   cpuCount?: number | null;
+  /** Host-to-device copies per step; null without copy timing (older companions). */
+  copies?: CopySummary | null;
+  /** Synchronising calls per step; null without copy timing (older companions). */
+  syncs?: SyncSummary | null;
 }
 
 /** At or above this share of step time spent waiting for data, the run is input-bound. */
@@ -55,7 +60,7 @@ export function summariseSteps(m: StepsMessage): StepSummary {
     // Samples of the completed steps only: the first fetch starts the clock, its batch is in no step.
     samplesPerSec: has && m.batchSeen !== null ? ((m.samples * m.steps) / (m.steps + 1)) / (m.stepMs / 1000) : null,
     batchSeen: m.batchSeen, batchMin: m.batchMin, batchMax: m.batchMax, batchAsked: m.batchAsked,
-    loader: m.loader ?? null, cpuCount: m.cpuCount ?? null,
+    loader: m.loader ?? null, cpuCount: m.cpuCount ?? null, copies: summariseCopies(m), syncs: summariseSyncs(m),
   };
 }
 
@@ -70,13 +75,27 @@ function validLoader(v: unknown): boolean {
   return isNumberOrNull(o.numWorkers) && isBoolOrNull(o.pinMemory) && isBoolOrNull(o.persistentWorkers) && isNumberOrNull(o.prefetchFactor);
 }
 
+const COPY_FIGURES = ['countPerStep', 'bytesPerStep', 'msPerStep', 'blockingBytesPerStep', 'blockingMsPerStep', 'pageableBytesPerStep'];
+
+function validFigures(v: unknown, keys: readonly string[]): boolean {
+  if (v === undefined || v === null) return true;
+  return typeof v === 'object' && keys.every((k) => typeof (v as Record<string, unknown>)[k] === 'number' && isNumberOrNull((v as Record<string, unknown>)[k]));
+}
+
+function validSyncs(v: unknown): boolean {
+  if (v === undefined || v === null) return true;
+  if (!validFigures(v, ['stepShare', 'callsPerStep', 'msPerStep'])) return false;
+  const kinds = (v as { byKind?: unknown }).byKind;
+  return typeof kinds === 'object' && kinds !== null && Object.values(kinds).every((n) => typeof n === 'number' && isNumberOrNull(n));
+}
+
 /** Whether `v` has the shape of a StepSummary (read back from a file another gpumem wrote). */
 export function validStepSummary(v: unknown): v is StepSummary {
   if (typeof v !== 'object' || v === null) return false;
   const o = v as Record<string, unknown>;
   const figures = ['meanStepMs', 'meanDataWaitMs', 'dataWaitShare', 'samplesPerSec', 'batchSeen', 'batchMin', 'batchMax', 'batchAsked'];
   return isCount(o.steps) && figures.every((k) => isNumberOrNull(o[k])) && validLoader(o.loader) &&
-    (o.cpuCount === undefined || isNumberOrNull(o.cpuCount));
+    (o.cpuCount === undefined || isNumberOrNull(o.cpuCount)) && validFigures(o.copies, COPY_FIGURES) && validSyncs(o.syncs);
 }
 
 /** "num_workers 2 on 16 cores, pin_memory off": what the loop's DataLoader is set to, or '' when unknown. */
@@ -144,4 +163,12 @@ export function batchOverrideFinding(pid: number, s: StepSummary): RunFinding | 
     fix: 'the program sets its own batch size: read it from {batch} or the GPUMEM_BATCH variable instead of a fixed value or a config default',
     details: { pid, batchAsked: s.batchAsked, batchSeen: s.batchSeen, batchMin: s.batchMin, batchMax: s.batchMax },
   };
+}
+
+/** Every finding the step timing of one process supports, in the order reports list them. */
+export function stepFindings(pid: number, s: StepSummary): RunFinding[] {
+  return [
+    inputBoundFinding(pid, s), batchOverrideFinding(pid, s), blockingCopyFinding(pid, s.steps, s.copies, MIN_STEPS),
+    syncCallsFinding(pid, s.steps, s.syncs, MIN_STEPS),
+  ].filter((f): f is RunFinding => f !== null);
 }

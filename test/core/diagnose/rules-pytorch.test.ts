@@ -101,4 +101,15 @@ describe('step timing from the live companion file', () => {
     expect(check('batch-override', input(window(4 * GiB), { companion: withSteps(steps(0.1, { batchAsked: 96 })) }))).toEqual([]);
     expect(check('batch-override', input(window(4 * GiB), { companion: withSteps(steps(0.1)) }))).toEqual([]);
   });
+
+  it("'blocking-copy' (warning) and 'sync-calls' (info) fire on their figures and stay quiet without them", () => {
+    const copies = { countPerStep: 1, bytesPerStep: 24 * MiB, msPerStep: 3, blockingBytesPerStep: 24 * MiB, blockingMsPerStep: 3, blockingShare: 0.075, pageableBytesPerStep: 24 * MiB };
+    const syncs = { stepShare: 1, callsPerStep: 1, msPerStep: 2, byKind: { item: 1 } };
+    const busy = input(window(4 * GiB), { companion: withSteps(steps(0.1, { copies, syncs })) });
+    expect(check('blocking-copy', busy)[0]).toMatchObject({ severity: 'warning', evidence: { pids: [10], gpuIndexes: [0] } });
+    expect(check('blocking-copy', busy)[0]?.title).toContain('copies 24.00 MiB per step to the GPU blocking');
+    expect(check('sync-calls', busy)[0]).toMatchObject({ severity: 'info', evidence: { pids: [10] } });
+    const calm = input(window(4 * GiB), { companion: withSteps(steps(0.1, { copies: { ...copies, blockingShare: 0.01 }, syncs: { ...syncs, stepShare: 0.5 } })) });
+    expect([...check('blocking-copy', calm), ...check('sync-calls', calm)]).toEqual([]);
+  });
 });

@@ -12,7 +12,7 @@ import { orphans } from './orphans.js';
 import { otherUsers } from './other-users.js';
 import { pytorchCache } from './pytorch-cache.js';
 import { stalePids } from './stale-pids.js';
-import { batchOverride, inputBound } from './step-timing.js';
+import { batchOverride, blockingCopy, inputBound, syncCalls } from './step-timing.js';
 import { stoppedProcesses } from './stopped.js';
 import { unattributed } from './unattributed.js';
 import { workerCuda } from './worker-cuda.js';
@@ -36,6 +36,8 @@ export const RULES: readonly Rule[] = [
   lowUtilization,
   inputBound,
   batchOverride,
+  blockingCopy,
+  syncCalls,
   pytorchCache,
   hiddenProcesses,
   allocConf,

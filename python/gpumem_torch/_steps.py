@@ -1,7 +1,9 @@
 """Step timing without code changes: wraps the DataLoader iterator's ``__next__``.
 
 A training step is the time between two successive batch fetches; the part of it spent inside ``__next__`` is
-the time the loop waited for data. The batch size seen is the first dimension of the batch's first tensor.
+the time the loop waited for data. A loop that fetches no batch through a DataLoader has its steps bounded by
+``optimizer.step()`` instead (a global optimizer step hook); its data wait is then unknown. Whichever boundary
+is seen first is kept, so a validation DataLoader after such a loop does not mix its fetches in. The batch size seen is the first dimension of the batch's first tensor.
 Totals are cumulative, so a lost message loses nothing; they are sent at most once a second and at exit.
 """
 import os
@@ -95,6 +97,7 @@ class StepRecorder:
         self.step_s = 0.0
         self.samples = 0
         self.tokens = None
+        self.boundary = None
         self.sizes = {}
         self.last_end = None
         self.last_sent = clock()
@@ -153,8 +156,26 @@ class StepRecorder:
         self.pending_copies = [0, 0, 0.0, 0, 0, 0.0, 0]
         self.pending_syncs = {}
 
+    def optimizer_stepped(self, ended):
+        """``optimizer.step()`` returned at ``ended``: a step boundary for loops without a DataLoader."""
+        if self.boundary == "dataloader":
+            return
+        self.boundary = "optimizer"
+        if self.last_end is not None:
+            self.steps += 1
+            self.step_s += ended - self.last_end
+            self._commit_step()
+        else:
+            self._discard_pending()
+        self.last_end = ended
+        if ended - self.last_sent >= SEND_EVERY_S:
+            self.flush()
+
     def fetched(self, started, ended, batch, iterator=None):
         """One ``__next__`` returned ``batch``: it waited ``ended - started``; the step ran since the last fetch."""
+        if self.boundary == "optimizer":
+            return
+        self.boundary = "dataloader"
         if iterator is not None and id(iterator) != self.iterator_id:
             self.iterator_id = id(iterator)
             self.loader = loader_settings(iterator)
@@ -190,6 +211,7 @@ class StepRecorder:
             "batchMin": min(self.sizes) if self.sizes else None,
             "batchMax": max(self.sizes) if self.sizes else None,
             "batchAsked": self.asked,
+            "boundary": self.boundary,
             "loader": self.loader,
             "cpuCount": self.cpus,
             "copies": self._copies_message(),
@@ -230,15 +252,37 @@ def wrap_iterator_class(cls, recorder, clock=time.perf_counter):
     cls.__next__ = __next__
 
 
+def hook_optimizer(torch, recorder, clock=time.perf_counter):
+    """Registers a global optimizer step post-hook (torch ≥ 2.0) that marks step boundaries; False when absent."""
+    optimizer = getattr(getattr(torch, "optim", None), "optimizer", None)
+    register = getattr(optimizer, "register_optimizer_step_post_hook", None)
+    if register is None:
+        return False
+
+    def stepped(opt, args, kwargs):
+        try:
+            recorder.optimizer_stepped(clock())
+        except Exception:
+            pass
+
+    register(stepped)
+    return True
+
+
 def install(torch, send):
-    """Wraps torch's DataLoader iterators; returns the recorder, or None when this torch has none."""
+    """Wraps torch's DataLoader iterators and hooks optimizer steps; returns the recorder, or None when this torch has neither."""
     try:
         from torch.utils.data import dataloader  # noqa: imported lazily: only programs that use it pay
     except Exception:
         dataloader = getattr(getattr(getattr(torch, "utils", None), "data", None), "dataloader", None)
     cls = getattr(dataloader, "_BaseDataLoaderIter", None) if dataloader is not None else None
-    if cls is None:
-        return None
     recorder = StepRecorder(send)
-    wrap_iterator_class(cls, recorder)
+    if cls is not None:
+        wrap_iterator_class(cls, recorder)
+    try:
+        hooked = hook_optimizer(torch, recorder)
+    except Exception:
+        hooked = False  # the DataLoader timing stands on its own
+    if not hooked and cls is None:
+        return None
     return recorder

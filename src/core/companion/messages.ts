@@ -146,6 +146,8 @@ export interface StepsMessage extends Base {
   batchMax: number | null;
   /** GPUMEM_BATCH as the child saw it (`gpumem run --batch`), else null. */
   batchAsked: number | null;
+  /** What bounds a step: DataLoader fetches, or `optimizer.step()` for loops without a DataLoader (no data wait then); absent from older companions. */
+  boundary?: 'dataloader' | 'optimizer' | null;
   /** Settings of the DataLoader the latest batch came from; absent from older companions. */
   loader?: { numWorkers: number | null; pinMemory: boolean | null; persistentWorkers: boolean | null; prefetchFactor: number | null } | null;
   /** CPU cores the process may run on (its affinity); absent from older companions. */

@@ -75,6 +75,12 @@ function ms(o: Obj, key: string, path: string): number {
   return v;
 }
 
+function boundary(v: unknown): StepsMessage['boundary'] {
+  if (v === null || v === undefined) return null;
+  if (v !== 'dataloader' && v !== 'optimizer') bad('.boundary', 'expected "dataloader", "optimizer" or null');
+  return v;
+}
+
 /** A `steps` message's copy totals; null when absent. */
 function copies(value: unknown): StepsMessage['copies'] {
   if (value === null || value === undefined) return null;
@@ -214,6 +220,7 @@ function body(o: Obj, type: string): CompanionMessage | null {
         ...('loader' in o ? { loader: loader(o.loader) } : {}),
         ...('cpuCount' in o ? { cpuCount: countOrNull(o, 'cpuCount', '') } : {}),
         ...('tokens' in o ? { tokens: countOrNull(o, 'tokens', '') } : {}),
+        ...('boundary' in o ? { boundary: boundary(o.boundary) } : {}),
         ...('copies' in o ? { copies: copies(o.copies) } : {}),
         ...('syncs' in o ? { syncs: syncs(o.syncs) } : {}),
       };

@@ -164,6 +164,37 @@ def make_data():
     return utils
 
 
+def make_optim(hooks):
+    """torch.optim, with torch 2.x's global optimizer step hooks when ``hooks``; SGD(step_s=…) sleeps that long per step."""
+    optim, optimizer = types.ModuleType("torch.optim"), types.ModuleType("torch.optim.optimizer")
+    pre_hooks, post_hooks = [], []
+
+    class Optimizer:
+        def __init__(self, params=(), step_s=0.0, **defaults):
+            self.params, self.step_s = list(params), step_s
+
+        def step(self, closure=None):
+            for hook in list(pre_hooks):
+                hook(self, (), {})
+            time.sleep(self.step_s)
+            for hook in list(post_hooks):
+                hook(self, (), {})
+
+        def zero_grad(self, set_to_none=True):
+            pass
+
+    class SGD(Optimizer):
+        pass
+
+    optimizer.Optimizer = optim.Optimizer = Optimizer
+    optim.SGD = SGD
+    if hooks:
+        optimizer.register_optimizer_step_pre_hook = pre_hooks.append
+        optimizer.register_optimizer_step_post_hook = post_hooks.append
+    optim.optimizer = optimizer
+    return optim
+
+
 def install(torch, version, features):
     """Fills the ``torch`` module object with the fake API of one PyTorch generation."""
     fake = Fake(features)
@@ -258,7 +289,9 @@ def install(torch, version, features):
     torch._C = C
     torch.nn = make_nn(Tensor)
     torch.utils = make_data()
+    torch.optim = make_optim(features.get("optimizer_hooks", True))
     sys.modules.update({"torch.cuda": cuda, "torch.cuda.memory": memory, "torch._C": C, "torch.nn": torch.nn,
                         "torch.utils": torch.utils, "torch.utils.data": torch.utils.data,
-                        "torch.utils.data.dataloader": torch.utils.data.dataloader})
+                        "torch.utils.data.dataloader": torch.utils.data.dataloader, "torch.optim": torch.optim,
+                        "torch.optim.optimizer": torch.optim.optimizer})
     return fake

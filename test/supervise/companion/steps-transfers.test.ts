@@ -67,3 +67,23 @@ describe('copies and synchronising calls under gpumem run (fake torch)', () => {
     expect(findings.filter((f) => f.id === 'blocking-copy' || f.id === 'sync-calls')).toEqual([]);
   }, 60_000);
 });
+
+describe('loops without a DataLoader (fake torch)', () => {
+  it('steps are bounded by optimizer.step(): 20 steps of ≥ 15 ms, the data wait unknown, no input-bound finding', async () => {
+    const code = [
+      'import time, torch',
+      'opt = torch.optim.SGD([], step_s=0.005)',
+      'for i in range(21):',
+      '    time.sleep(0.010)  # forward and backward',
+      '    opt.step()',
+    ].join('\n');
+    const { steps, findings } = await run(code);
+    const s = steps as unknown as { steps: number; meanStepMs: number; dataWaitShare: number | null; boundary: string; samplesPerSec: number | null };
+    expect(s.boundary).toBe('optimizer');
+    expect(s.steps).toBe(20);
+    expect(s.meanStepMs).toBeGreaterThanOrEqual(15);
+    expect(s.meanStepMs).toBeLessThan(30);
+    expect([s.dataWaitShare, s.samplesPerSec]).toEqual([null, null]);
+    expect(findings.filter((f) => f.id === 'input-bound')).toEqual([]);
+  }, 60_000);
+});

@@ -4,7 +4,7 @@
  * loop re-reads only /proc/PID/stat per process, through a descriptor held open between samples.
  */
 import type { HostFacts, Sample } from '../../core/types.js';
-import { NOT_HERE, invisibleFacts, readStableFacts, readHostFacts, type ProcOptions } from './host-facts.js';
+import { NOT_HERE, invisibleFacts, readStableFacts, readHostFacts, readRssBytes, type ProcOptions } from './host-facts.js';
 import type { ProcStat } from './parse.js';
 import { openStatHandle, readProcStat, type StatHandle } from './stat.js';
 
@@ -25,22 +25,37 @@ interface Known {
   startTicks: number;
   facts: HostFacts;
   stat: StatHandle | null;
-  /** When /proc/PID/stat was last read (only kept with `restatEveryMs`). */
+  /** When /proc/PID/stat was last read for the restat schedule (only kept with `restatEveryMs`). */
   readAtMs: number;
+  /** When the `cpuTicks` in `facts` were read: the base of the next CPU %. */
+  statAtMs: number;
+}
+
+/** CPU % of one core between two readings of a process's ticks, to 0.1; null when either is unknown. */
+function cpuPctBetween(ticksBefore: number | null | undefined, ticksNow: number | null, elapsedMs: number, ticksPerSec: number): number | null {
+  if (ticksBefore === null || ticksBefore === undefined || ticksNow === null || !(elapsedMs > 0) || ticksNow < ticksBefore) return null;
+  return Math.round(((ticksNow - ticksBefore) / ticksPerSec / (elapsedMs / 1000)) * 1000) / 10;
 }
 
 /**
  * Makes an enricher that remembers stable facts per (pid, start ticks) and keeps each process's
  * /proc/PID/stat open, so a sample costs one read per process: a pid reused by a new process has other start
- * ticks (and its old descriptor fails) and is read afresh. Facts whose state and parent did not change are
- * returned as the same object, without copying.
+ * ticks (and its old descriptor fails) and is read afresh. Facts whose state, parent, CPU ticks and RSS did
+ * not change are returned as the same object, without copying. With `liveUsage`, each re-read also gives the
+ * CPU % since the previous one and the resident set size.
  */
 export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
   const cache = new Map<number, Known>();
   let held = 0;
   const restatMs = options.restatEveryMs ?? 0;
+  const focusMs = options.focusRestatEveryMs ?? restatMs;
+  const ticksPerSec = options.clockTicksPerSec ?? 100;
+  const live = options.liveUsage === true;
   const now = options.nowMs ?? Date.now;
   let sampleAtMs = 0;
+  let focus: ReadonlySet<number> | null = null;
+  // Reused between samples: one /proc read per pid per sample (a pid on eight GPUs is eight rows, one process).
+  const seen = new Map<number, HostFacts>();
   const forget = (pid: number): void => {
     const known = cache.get(pid);
     if (known?.stat) {
@@ -51,9 +66,9 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
   };
 
   const enrich = (sample: Sample): Sample => {
-    // One /proc read per pid per sample: a pid on eight GPUs is eight rows but one process.
-    const seen = new Map<number, HostFacts>();
-    if (restatMs > 0) sampleAtMs = now();
+    seen.clear();
+    sampleAtMs = now();
+    focus = options.focusPids?.() ?? null;
     const processes = sample.processes.map((p) => {
       let host = seen.get(p.pid);
       if (!host) {
@@ -68,13 +83,20 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
 
   function factsFor(pid: number): HostFacts {
     const known = cache.get(pid);
-    // Reading 512 stat files costs several ms a sample; a live view refreshes a known process's state slowly.
-    if (known && restatMs > 0 && sampleAtMs - known.readAtMs < restatMs) return known.facts;
+    // Reading 512 stat files costs several ms a sample; a live view refreshes a known process's state slowly,
+    // and the rows on screen (the focus) faster.
+    const periodMs = focus?.has(pid) ? focusMs : restatMs;
+    if (known && periodMs > 0 && sampleAtMs - known.readAtMs < periodMs) return known.facts;
     if (known) known.readAtMs = sampleAtMs;
     let stat: ProcStat | null = known?.stat ? known.stat.read() : null;
     if (known && stat && stat.startTicks === known.startTicks && stat.state !== 'Z') {
-      if (stat.state !== known.facts.state || stat.ppid !== known.facts.ppid || stat.cpuTicks !== known.facts.cpuTicks) {
-        known.facts = { ...known.facts, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks };
+      const f = known.facts;
+      const cpuPct = live ? cpuPctBetween(f.cpuTicks, stat.cpuTicks, sampleAtMs - known.statAtMs, ticksPerSec) : null;
+      // statm is a second read per pid: only for the rows someone looks at.
+      const rssBytes = live && (focus === null || focus.has(pid)) ? readRssBytes(pid, options) : (f.rssBytes ?? null);
+      known.statAtMs = sampleAtMs;
+      if (stat.state !== f.state || stat.ppid !== f.ppid || stat.cpuTicks !== f.cpuTicks || (live && (rssBytes !== f.rssBytes || cpuPct !== f.cpuPct))) {
+        known.facts = { ...f, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks, ...(live ? { cpuPct, rssBytes } : {}) };
       }
       return known.facts;
     }
@@ -93,7 +115,8 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
       handle?.close();
       return readHostFacts(pid, options);
     }
-    const facts: HostFacts = { visible: true, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks, ...readStableFacts(pid, stat, options) };
+    const usage = live ? { cpuPct: null, rssBytes: focus === null || focus.has(pid) ? readRssBytes(pid, options) : null } : {};
+    const facts: HostFacts = { visible: true, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks, ...usage, ...readStableFacts(pid, stat, options) };
     // A zombie is read afresh every sample (its facts are being released); there is nothing to hold for it.
     if (handle && stat.state === 'Z') {
       handle.close();
@@ -103,7 +126,7 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     // Spread by pid so that a view of 512 processes re-reads a few each sample, not all at once; the first
     // re-read comes between half a period and one period after this read.
     const readAtMs = restatMs > 0 ? sampleAtMs - (pid % Math.max(1, Math.floor(restatMs / 2))) : 0;
-    cache.set(pid, { startTicks: stat.startTicks, facts, stat: handle, readAtMs });
+    cache.set(pid, { startTicks: stat.startTicks, facts, stat: handle, readAtMs, statAtMs: sampleAtMs });
     return facts;
   }
 

@@ -1,14 +1,51 @@
 /** Series over the live sampler's history: a device's used memory, a process's memory, and its trend. */
-import type { Sample } from '../types.js';
+import type { GpuProcess, Sample } from '../types.js';
+
+/**
+ * Rows of a sample by pid, built once per sample (a sample never changes): a row's series looks its pid up in
+ * every sample of the history, and scanning 512 rows each time was the largest part of drawing the panel.
+ */
+const byPid = new WeakMap<Sample, Map<number, GpuProcess[]>>();
+function rowsOf(sample: Sample, pid: number): readonly GpuProcess[] | undefined {
+  let index = byPid.get(sample);
+  if (!index) {
+    index = new Map();
+    for (const p of sample.processes) {
+      const list = index.get(p.pid);
+      if (list) list.push(p);
+      else index.set(p.pid, [p]);
+    }
+    byPid.set(sample, index);
+  }
+  return index.get(pid);
+}
+
+/** The row of `pid` on GPU `gpuIndex` (any GPU when null) in `sample`, found through the per-sample index. */
+export function rowOf(sample: Sample, pid: number, gpuIndex: number | null): GpuProcess | undefined {
+  return rowsOf(sample, pid)?.find((p) => gpuIndex === null || p.gpuIndex === gpuIndex);
+}
 
 /** Used bytes of GPU `gpuIndex` in each sample (null where unknown or the GPU is absent). */
 export function deviceUsedSeries(samples: readonly Sample[], gpuIndex: number): (number | null)[] {
   return samples.map((s) => s.devices.find((d) => d.index === gpuIndex)?.memory.usedBytes ?? null);
 }
 
+/** Utilisation of GPU `gpuIndex` in each sample, % (null where unknown or the GPU is absent). */
+export function deviceUtilSeries(samples: readonly Sample[], gpuIndex: number): (number | null)[] {
+  return samples.map((s) => s.devices.find((d) => d.index === gpuIndex)?.utilization.gpuPct ?? null);
+}
+
+/** One number of pid `pid`'s row on GPU `gpuIndex` in each sample (null: not there or not reported). */
+export function processSeries(samples: readonly Sample[], pid: number, gpuIndex: number | null, pick: (row: GpuProcess) => number | null): (number | null)[] {
+  return samples.map((s) => {
+    const row = rowOf(s, pid, gpuIndex);
+    return row ? pick(row) : null;
+  });
+}
+
 /** Bytes pid `pid` held on GPU `gpuIndex` in each sample (null: not there or not reported). */
 export function processUsedSeries(samples: readonly Sample[], pid: number, gpuIndex: number | null): (number | null)[] {
-  return samples.map((s) => s.processes.find((p) => p.pid === pid && (gpuIndex === null || p.gpuIndex === gpuIndex))?.usedBytes ?? null);
+  return processSeries(samples, pid, gpuIndex, (p) => p.usedBytes);
 }
 
 export type Trend = 'growing' | 'shrinking' | 'steady' | 'unknown';

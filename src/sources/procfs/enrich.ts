@@ -4,9 +4,9 @@
  * loop re-reads only /proc/PID/stat per process, through a descriptor held open between samples.
  */
 import type { HostFacts, Sample } from '../../core/types.js';
-import { NOT_HERE, invisibleFacts, readStableFacts, readHostFacts, readRssBytes, type ProcOptions } from './host-facts.js';
+import { NOT_HERE, invisibleFacts, openRssHandle, readStableFacts, readHostFacts, type ProcOptions } from './host-facts.js';
 import type { ProcStat } from './parse.js';
-import { openStatHandle, readProcStat, type StatHandle } from './stat.js';
+import { openStatHandle, readProcStat, type ProcFileHandle, type StatHandle } from './stat.js';
 
 /** Returns `sample` with `host` filled on every process (rows are never dropped). */
 export interface HostEnricher {
@@ -16,8 +16,9 @@ export interface HostEnricher {
 }
 
 /**
- * At most this many /proc/PID/stat descriptors stay open between samples (512 GPU processes need 512);
- * beyond it a pid is read by path each sample, so the enricher never exhausts the descriptor limit.
+ * At most this many /proc/PID/stat and statm descriptors stay open between samples (512 GPU processes need
+ * 512, plus one statm per row on screen); beyond it a pid is read by path each sample, so the enricher never
+ * exhausts the descriptor limit.
  */
 const MAX_HELD_STATS = 2048;
 
@@ -25,11 +26,15 @@ interface Known {
   startTicks: number;
   facts: HostFacts;
   stat: StatHandle | null;
+  /** /proc/PID/statm, opened the first time the pid is in focus (liveUsage). */
+  rss: ProcFileHandle<number> | null;
   /** When /proc/PID/stat was last read for the restat schedule (only kept with `restatEveryMs`). */
   readAtMs: number;
   /** When the `cpuTicks` in `facts` were read: the base of the next CPU %. */
   statAtMs: number;
 }
+
+type RssHolder = Pick<Known, 'rss'>;
 
 /** CPU % of one core between two readings of a process's ticks, to 0.1; null when either is unknown. */
 function cpuPctBetween(ticksBefore: number | null | undefined, ticksNow: number | null, elapsedMs: number, ticksPerSec: number): number | null {
@@ -60,6 +65,10 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     const known = cache.get(pid);
     if (known?.stat) {
       known.stat.close();
+      held--;
+    }
+    if (known?.rss) {
+      known.rss.close();
       held--;
     }
     cache.delete(pid);
@@ -93,7 +102,7 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
       const f = known.facts;
       const cpuPct = live ? cpuPctBetween(f.cpuTicks, stat.cpuTicks, sampleAtMs - known.statAtMs, ticksPerSec) : null;
       // statm is a second read per pid: only for the rows someone looks at.
-      const rssBytes = live && (focus === null || focus.has(pid)) ? readRssBytes(pid, options) : (f.rssBytes ?? null);
+      const rssBytes = live && (focus === null || focus.has(pid)) ? readRss(known, pid) : (f.rssBytes ?? null);
       known.statAtMs = sampleAtMs;
       if (stat.state !== f.state || stat.ppid !== f.ppid || stat.cpuTicks !== f.cpuTicks || (live && (rssBytes !== f.rssBytes || cpuPct !== f.cpuPct))) {
         known.facts = { ...f, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks, ...(live ? { cpuPct, rssBytes } : {}) };
@@ -115,7 +124,8 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
       handle?.close();
       return readHostFacts(pid, options);
     }
-    const usage = live ? { cpuPct: null, rssBytes: focus === null || focus.has(pid) ? readRssBytes(pid, options) : null } : {};
+    const holder: RssHolder = { rss: null };
+    const usage = live ? { cpuPct: null, rssBytes: focus === null || focus.has(pid) ? readRss(holder, pid) : null } : {};
     const facts: HostFacts = { visible: true, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks, ...usage, ...readStableFacts(pid, stat, options) };
     // A zombie is read afresh every sample (its facts are being released); there is nothing to hold for it.
     if (handle && stat.state === 'Z') {
@@ -126,8 +136,33 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     // Spread by pid so that a view of 512 processes re-reads a few each sample, not all at once; the first
     // re-read comes between half a period and one period after this read.
     const readAtMs = restatMs > 0 ? sampleAtMs - (pid % Math.max(1, Math.floor(restatMs / 2))) : 0;
-    cache.set(pid, { startTicks: stat.startTicks, facts, stat: handle, readAtMs, statAtMs: sampleAtMs });
+    // A pid without a held stat is read afresh next time: nothing else is held for it either.
+    if (!handle && holder.rss) {
+      holder.rss.close();
+      holder.rss = null;
+      held--;
+    }
+    cache.set(pid, { startTicks: stat.startTicks, facts, stat: handle, rss: holder.rss, readAtMs, statAtMs: sampleAtMs });
     return facts;
+  }
+
+  /** The RSS of a known pid through its held statm (opened on first use, within the descriptor budget). */
+  function readRss(known: RssHolder, pid: number): number | null {
+    if (!known.rss && held < MAX_HELD_STATS) {
+      try {
+        known.rss = openRssHandle(pid, options);
+        held++;
+      } catch {
+        return null;
+      }
+    }
+    const bytes = known.rss?.read() ?? null;
+    if (bytes === null && known.rss) {
+      known.rss.close();
+      known.rss = null;
+      held--;
+    }
+    return bytes;
   }
 
   return Object.assign(enrich, {

@@ -6,7 +6,7 @@
 import { closeSync, openSync, readFileSync, readlinkSync, readSync } from 'node:fs';
 import type { HostFacts } from '../../core/types.js';
 import { parseBootTimeSec, parseCmdline, parseContainerId, parseCudaEnv, parsePasswd, parseProcStat, parseStatmResidentPages, statusNumbers, type ProcStat } from './parse.js';
-import { readProcText, type ProcRootOptions } from './stat.js';
+import { openProcFileHandle, readProcText, type ProcFileHandle, type ProcRootOptions } from './stat.js';
 
 export interface ProcOptions extends ProcRootOptions {
   /** Default "/etc/passwd". */
@@ -103,14 +103,13 @@ export function readPageBytes(options: ProcOptions = {}): number {
   return pageCache.bytes;
 }
 
-/** The resident set size of `pid` in bytes (/proc/PID/statm × page size), or null when unreadable. */
-export function readRssBytes(pid: number, options: ProcOptions = {}): number | null {
-  try {
-    const pages = parseStatmResidentPages(readProcText(`${root(options)}/${pid}/statm`));
-    return pages === null ? null : pages * readPageBytes(options);
-  } catch {
-    return null;
-  }
+/** A held /proc/PID/statm giving the resident set size in bytes (× page size) at each read, null once gone. */
+export function openRssHandle(pid: number, options: ProcOptions = {}): ProcFileHandle<number> {
+  const pageBytes = readPageBytes(options);
+  return openProcFileHandle(pid, 'statm', (text) => {
+    const pages = parseStatmResidentPages(text);
+    return pages === null ? null : pages * pageBytes;
+  }, options);
 }
 
 /** Facts of a pid that do not change while it lives (reused by the enricher while start ticks match). */

@@ -10,7 +10,7 @@ import { compareSamples } from '../../core/watch/index.js';
 import { diagnose, type DiagnoseReport } from '../../core/diagnose/index.js';
 import type { HostFacts } from '../../core/index.js';
 import { detectPidNamespace, LiveSampler, readAncestors } from '../../orchestrate/index.js';
-import { readLiveCompanion } from '../../store/index.js';
+import { readLiveCompanion, type LiveCompanionEntry } from '../../store/index.js';
 import type { CommandHandler } from '../context.js';
 import type { WatchOptions } from '../options/gpus.js';
 import { sourceOptionsFromContext } from '../open-source.js';
@@ -41,6 +41,10 @@ const REDRAW_UNCHANGED_EVERY_MS = 5000;
  */
 const RESTAT_EVERY_MS = 10_000;
 const FOCUS_RESTAT_EVERY_MS = 2000;
+/** Samples the process and device panels look back over (the widest sparkline, the trend window). */
+const HISTORY_ON_SCREEN = 128;
+/** The companion's live files (PyTorch's split of supervised runs) are read at most this often. */
+const COMPANION_EVERY_MS = 1000;
 /** Parents of GPU processes change rarely: their /proc facts are re-read this often, not every sample. */
 const ANCESTORS_EVERY_MS = 5000;
 
@@ -53,7 +57,7 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
   let focus: ReadonlySet<number> = new Set();
   const source = await openSource({
     ...sourceOptionsFromContext(ctx),
-    proc: { restatEveryMs: RESTAT_EVERY_MS, focusRestatEveryMs: FOCUS_RESTAT_EVERY_MS, focusPids: () => focus, liveUsage: true },
+    proc: { restatEveryMs: RESTAT_EVERY_MS, focusRestatEveryMs: FOCUS_RESTAT_EVERY_MS, focusPids: () => focus, liveUsage: true, reuseRows: true },
   });
   const killOptions = { devicePrefix: replay || o.readonly ? undefined : testDevicePrefix(ctx) };
   const live = !replay;
@@ -81,6 +85,8 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
   let findingsAtMs = -Infinity;
   let changedSinceFindings = true;
   let supervised = false;
+  let companion: Record<number, LiveCompanionEntry> = {};
+  let companionAtMs = -Infinity;
   let latest: Sample | undefined;
   let drawnAtMs = -Infinity;
   let rowPids: number[] = [];
@@ -105,8 +111,11 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
       ancestors = readAncestors(sample);
       ancestorsAtMs = atMs;
     }
-    const companion = live ? Object.fromEntries(readLiveCompanion(ctx.env)) : {};
-    supervised = Object.keys(companion).length > 0;
+    if (live && (atMs - companionAtMs >= COMPANION_EVERY_MS || atMs < companionAtMs)) {
+      companion = Object.fromEntries(readLiveCompanion(ctx.env));
+      companionAtMs = atMs;
+      supervised = Object.keys(companion).length > 0;
+    }
     const input = { viewer, pidNamespace, ancestors, companion };
     if (findingsDue) {
       findings = diagnose({ ...input, samples: sampler.history(FINDINGS_WINDOW) }).findings;
@@ -133,7 +142,8 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
     }
     if (state.selectedPid === null || !rowPids.includes(state.selectedPid)) state = { ...state, selectedPid: rowPids[0] ?? null };
     term.screen.draw(renderFrame({
-      sample: latest, history: sampler.history(), report, rows: ordered.rows, viewerUid: viewer?.uid ?? null, state,
+      // The panels look back at most HISTORY_ON_SCREEN samples; the detail panel over the whole history.
+      sample: latest, history: sampler.history(state.detailPid === null ? HISTORY_ON_SCREEN : undefined), report, rows: ordered.rows, viewerUid: viewer?.uid ?? null, state,
       columns: term.columns(), height: term.rows(), color: ctx.color, onShown: live ? onShown : undefined,
     }));
   };

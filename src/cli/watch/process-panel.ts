@@ -6,7 +6,7 @@
  */
 import { formatBytes, formatDuration, printable, type Sample } from '../../core/index.js';
 import type { DiagnoseReport, ProcessTree, ProcessView } from '../../core/diagnose/index.js';
-import { processUsedSeries, rowOf, trendOf } from '../../core/watch/index.js';
+import { processTrend, rowOf } from '../../core/watch/index.js';
 import { table, trimTo, visibleLength, type Color } from '../render/style.js';
 import type { WatchState } from './state.js';
 
@@ -124,7 +124,7 @@ export function processPanel(rows: readonly ProcessRow[], sample: Sample, histor
     }
     // The sample on screen may be newer than the report (equal numbers are not analysed again): CPU % and RSS from it.
     const host = rowOf(sample, v.pid, v.gpuIndex)?.host ?? v.row.host;
-    const trend = trendOf(processUsedSeries(recent, v.pid, v.gpuIndex));
+    const trend = processTrend(recent, v.pid, v.gpuIndex);
     const startMs = host?.startTimeMs;
     const ageMs = startMs !== null && startMs !== undefined ? sample.timeMs - startMs : v.ageMs;
     cells.push([

@@ -5,15 +5,17 @@ import type { GpuProcess, Sample } from '../types.js';
  * Rows of a sample by pid, built once per sample (a sample never changes): a row's series looks its pid up in
  * every sample of the history, and scanning 512 rows each time was the largest part of drawing the panel.
  */
-const byPid = new WeakMap<Sample, Map<number, GpuProcess[]>>();
-function rowsOf(sample: Sample, pid: number): readonly GpuProcess[] | undefined {
+const byPid = new WeakMap<Sample, Map<number, GpuProcess | GpuProcess[]>>();
+function rowsOf(sample: Sample, pid: number): GpuProcess | readonly GpuProcess[] | undefined {
   let index = byPid.get(sample);
   if (!index) {
+    // One entry per pid; a list only for a pid on several GPUs (most pids are on one: no array per row).
     index = new Map();
     for (const p of sample.processes) {
-      const list = index.get(p.pid);
-      if (list) list.push(p);
-      else index.set(p.pid, [p]);
+      const entry = index.get(p.pid);
+      if (entry === undefined) index.set(p.pid, p);
+      else if (Array.isArray(entry)) entry.push(p);
+      else index.set(p.pid, [entry as GpuProcess, p]);
     }
     byPid.set(sample, index);
   }
@@ -22,7 +24,12 @@ function rowsOf(sample: Sample, pid: number): readonly GpuProcess[] | undefined 
 
 /** The row of `pid` on GPU `gpuIndex` (any GPU when null) in `sample`, found through the per-sample index. */
 export function rowOf(sample: Sample, pid: number, gpuIndex: number | null): GpuProcess | undefined {
-  return rowsOf(sample, pid)?.find((p) => gpuIndex === null || p.gpuIndex === gpuIndex);
+  const entry = rowsOf(sample, pid);
+  if (entry === undefined || !Array.isArray(entry)) {
+    const row = entry as GpuProcess | undefined;
+    return row && (gpuIndex === null || row.gpuIndex === gpuIndex) ? row : undefined;
+  }
+  return entry.find((p) => gpuIndex === null || p.gpuIndex === gpuIndex);
 }
 
 /** Used bytes of GPU `gpuIndex` in each sample (null where unknown or the GPU is absent). */
@@ -59,6 +66,28 @@ export function trendOf(series: readonly (number | null)[], toleranceBytes = 64 
   if (known.length < 2) return 'unknown';
   const delta = (known[known.length - 1] as number) - (known[0] as number);
   return delta > toleranceBytes ? 'growing' : delta < -toleranceBytes ? 'shrinking' : 'steady';
+}
+
+/**
+ * The trend of pid `pid`'s memory on GPU `gpuIndex` over `samples`: trendOf(processUsedSeries(…)), reading
+ * only the samples up to the oldest and from the newest known value instead of the whole series (40 rows on
+ * screen × 60 samples at 10 Hz were the largest part of drawing the panel).
+ */
+export function processTrend(samples: readonly Sample[], pid: number, gpuIndex: number | null, toleranceBytes = 64 * 1024 * 1024): Trend {
+  let first = -1;
+  let oldest = 0;
+  for (let i = 0; i < samples.length && first < 0; i++) {
+    const used = rowOf(samples[i] as Sample, pid, gpuIndex)?.usedBytes;
+    if (used !== null && used !== undefined) [first, oldest] = [i, used];
+  }
+  if (first < 0) return 'unknown';
+  for (let i = samples.length - 1; i > first; i--) {
+    const used = rowOf(samples[i] as Sample, pid, gpuIndex)?.usedBytes;
+    if (used === null || used === undefined) continue;
+    const delta = used - oldest;
+    return delta > toleranceBytes ? 'growing' : delta < -toleranceBytes ? 'shrinking' : 'steady';
+  }
+  return 'unknown';
 }
 
 const BLOCKS = '▁▂▃▄▅▆▇█';

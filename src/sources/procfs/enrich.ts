@@ -3,7 +3,7 @@
  * a process lives (command line, environment, cgroup, start time), keyed by pid and start ticks, so a watch
  * loop re-reads only /proc/PID/stat per process, through a descriptor held open between samples.
  */
-import type { HostFacts, Sample } from '../../core/types.js';
+import type { GpuProcess, HostFacts, Sample } from '../../core/types.js';
 import { NOT_HERE, invisibleFacts, openRssHandle, readStableFacts, readHostFacts, type ProcOptions } from './host-facts.js';
 import type { ProcStat } from './parse.js';
 import { openStatHandle, readProcStat, type ProcFileHandle, type StatHandle } from './stat.js';
@@ -36,6 +36,17 @@ interface Known {
 
 type RssHolder = Pick<Known, 'rss'>;
 
+/** Two GPU rows as a source gave them (before host facts) equal in every field. */
+function sameGpuRow(a: GpuProcess, b: GpuProcess): boolean {
+  if (a.pid !== b.pid || a.gpuUuid !== b.gpuUuid || a.gpuIndex !== b.gpuIndex || a.gpuInstanceId !== b.gpuInstanceId
+    || a.computeInstanceId !== b.computeInstanceId || a.usedBytes !== b.usedBytes || a.kind !== b.kind || a.name !== b.name
+    || a.smUtilPct !== b.smUtilPct) return false;
+  const keys = Object.keys(b.unavailable);
+  if (keys.length !== Object.keys(a.unavailable).length) return false;
+  for (const k of keys) if (a.unavailable[k] !== b.unavailable[k]) return false;
+  return true;
+}
+
 /** CPU % of one core between two readings of a process's ticks, to 0.1; null when either is unknown. */
 function cpuPctBetween(ticksBefore: number | null | undefined, ticksNow: number | null, elapsedMs: number, ticksPerSec: number): number | null {
   if (ticksBefore === null || ticksBefore === undefined || ticksNow === null || !(elapsedMs > 0) || ticksNow < ticksBefore) return null;
@@ -56,6 +67,7 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
   const focusMs = options.focusRestatEveryMs ?? restatMs;
   const ticksPerSec = options.clockTicksPerSec ?? 100;
   const live = options.liveUsage === true;
+  const reuseRows = options.reuseRows === true;
   const now = options.nowMs ?? Date.now;
   let sampleAtMs = 0;
   let focus: ReadonlySet<number> | null = null;
@@ -74,19 +86,26 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     cache.delete(pid);
   };
 
+  let previousIn: readonly GpuProcess[] = [];
+  let previousOut: readonly GpuProcess[] = [];
   const enrich = (sample: Sample): Sample => {
     seen.clear();
     sampleAtMs = now();
     focus = options.focusPids?.() ?? null;
-    const processes = sample.processes.map((p) => {
+    const processes = sample.processes.map((p, i) => {
       let host = seen.get(p.pid);
       if (!host) {
         host = factsFor(p.pid);
         seen.set(p.pid, host);
       }
+      // A row equal to the previous sample's keeps that sample's object: a ring buffer of ten minutes of
+      // samples then holds one object per change instead of one per row per sample (and the GC walks less).
+      const before = previousOut[i];
+      if (reuseRows && before !== undefined && before.host === host && sameGpuRow(previousIn[i] as GpuProcess, p)) return before;
       return { ...p, host };
     });
     for (const pid of cache.keys()) if (!seen.has(pid)) forget(pid);
+    if (reuseRows) [previousIn, previousOut] = [sample.processes, processes];
     return { ...sample, processes };
   };
 

@@ -31,6 +31,11 @@ export interface ProcOptions extends ProcRootOptions {
    * (from /proc/PID/statm, read only for the focused pids when `focusPids` is given).
    */
   liveUsage?: boolean;
+  /**
+   * Live samplers: a process row equal to the previous sample's (same GPU numbers, same facts object) is
+   * returned as that very object, so a history of samples shares unchanged rows. Rows are never mutated.
+   */
+  reuseRows?: boolean;
   /** Clock for `restatEveryMs` and the CPU % of a process (tests). Default Date.now. */
   nowMs?: () => number;
   /** Bytes per page for `rssBytes` (default: the kernel's, read once from /proc/self/smaps, else 4096). */

@@ -6,7 +6,7 @@
  */
 import { userInfo } from 'node:os';
 import { GpumemError, type Sample } from '../../core/index.js';
-import { compareSamples } from '../../core/watch/index.js';
+import { compareSamples, thinWindow } from '../../core/watch/index.js';
 import { diagnose, type DiagnoseReport } from '../../core/diagnose/index.js';
 import type { HostFacts } from '../../core/index.js';
 import { detectPidNamespace, LiveSampler, readAncestors } from '../../orchestrate/index.js';
@@ -22,8 +22,13 @@ import { initialState, onKey, splitKeys, type WatchState } from '../watch/state.
 import { takeTerminal } from '../watch/terminal.js';
 import { renderFrame } from '../watch/view.js';
 
-/** Samples diagnosed together for the findings line (idleness and growth need a window). */
-const FINDINGS_WINDOW = 10;
+/**
+ * The findings line diagnoses the last FINDINGS_SPAN_MS thinned to FINDINGS_SAMPLES samples (idleness and
+ * growth need a window): long enough that every process's CPU ticks were re-read at least twice in it
+ * (RESTAT_EVERY_MS), so "used CPU" is measured, not assumed.
+ */
+const FINDINGS_SPAN_MS = 25_000;
+const FINDINGS_SAMPLES = 10;
 /**
  * The windowed diagnosis costs about 6× a one-sample one (8 GPUs × 64 pids: ~11 ms against ~2 ms), so the
  * findings line is refreshed this often while numbers change; rows and bars come from a one-sample
@@ -118,7 +123,7 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
     }
     const input = { viewer, pidNamespace, ancestors, companion };
     if (findingsDue) {
-      findings = diagnose({ ...input, samples: sampler.history(FINDINGS_WINDOW) }).findings;
+      findings = diagnose({ ...input, samples: thinWindow(sampler.history(), FINDINGS_SPAN_MS, FINDINGS_SAMPLES) }).findings;
       findingsAtMs = atMs;
       changedSinceFindings = false;
     }

@@ -102,3 +102,20 @@ export function sparkline(series: readonly (number | null)[], width: number, max
   const chars = tail.map((v) => (v === null ? ' ' : BLOCKS[Math.min(7, Math.max(0, Math.round((v / top) * 7)))]));
   return ' '.repeat(Math.max(0, width - chars.length)) + chars.join('');
 }
+
+/**
+ * The samples of the last `spanMs` (to the newest sample's time) thinned evenly to at most `count`, the
+ * oldest and the newest always kept: a findings window long enough to hold two /proc re-reads of every
+ * process, for the cost of `count` samples.
+ */
+export function thinWindow(samples: readonly Sample[], spanMs: number, count: number): Sample[] {
+  const newest = samples[samples.length - 1];
+  if (newest === undefined) return [];
+  let from = samples.length - 1;
+  while (from > 0 && newest.timeMs - (samples[from - 1] as Sample).timeMs <= spanMs) from--;
+  const inSpan = samples.slice(from);
+  if (inSpan.length <= count) return inSpan;
+  const out: Sample[] = [];
+  for (let k = 0; k < count; k++) out.push(inSpan[Math.round((k * (inSpan.length - 1)) / (count - 1))] as Sample);
+  return out;
+}

@@ -1,7 +1,7 @@
 /** The live view's cheap paths must answer exactly what the plain ones would: trends and sample comparison. */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { compareSamples, processTrend, processUsedSeries, sameSampleNumbers, trendOf } from '../../../src/core/watch/index.js';
+import { compareSamples, processTrend, processUsedSeries, sameSampleNumbers, thinWindow, trendOf } from '../../../src/core/watch/index.js';
 import type { GpuProcess, HostFacts, Sample } from '../../../src/core/types.js';
 import { MiB } from '../../../src/core/units.js';
 
@@ -37,5 +37,17 @@ describe('compareSamples', () => {
     const busier = sampleOf([row(1, 0, 100 * MiB, facts({ cpuPct: 85, rssBytes: 8192 }))]);
     expect(compareSamples(base, busier, new Set([1]))).toBe('shown');
     expect(compareSamples(base, busier, new Set([2]))).toBe('same');
+  });
+});
+
+describe('thinWindow', () => {
+  it('keeps the span to the newest sample, thinned evenly with both ends kept', () => {
+    const history = Array.from({ length: 300 }, (_, i) => sampleOf([], i * 100));
+    const window = thinWindow(history, 25_000, 10);
+    // 251 samples in the last 25 s (4.9 s … 29.9 s), every 250/9-th of them.
+    expect(window.map((s) => s.timeMs)).toEqual([4_900, 7_700, 10_500, 13_200, 16_000, 18_800, 21_600, 24_300, 27_100, 29_900]);
+    expect(window[0]!.timeMs).toBe(29_900 - 25_000);
+    expect(thinWindow(history.slice(0, 5), 25_000, 10)).toHaveLength(5);
+    expect(thinWindow([], 25_000, 10)).toEqual([]);
   });
 });

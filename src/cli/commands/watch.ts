@@ -14,7 +14,7 @@ import { readLiveCompanion, type LiveCompanionEntry } from '../../store/index.js
 import type { CommandHandler } from '../context.js';
 import type { WatchOptions } from '../options/gpus.js';
 import { sourceOptionsFromContext } from '../open-source.js';
-import { openSource } from '../../sources/index.js';
+import { isReplaySource, openSource } from '../../sources/index.js';
 import { testDevicePrefix } from './kill.js';
 import { killFromView } from '../watch/kill-action.js';
 import { orderRows, selectablePids, type ProcessRow } from '../watch/process-panel.js';
@@ -46,6 +46,18 @@ const REDRAW_UNCHANGED_EVERY_MS = 5000;
  */
 const RESTAT_EVERY_MS = 10_000;
 const FOCUS_RESTAT_EVERY_MS = 2000;
+/** Longest real wait between two replayed samples: a gap in a recording (the recorder was off) is not waited out. */
+const REPLAY_MAX_WAIT_MS = 5000;
+
+/**
+ * The wait before the next replayed sample: the recorded gap divided by the speed, at least 10 ms and at most
+ * REPLAY_MAX_WAIT_MS; `intervalMs` where the recording gives no forward gap (the end, equal timestamps).
+ */
+export function replayDelayMs(shownMs: number, nextMs: number | null, speed: number, intervalMs: number): number {
+  if (nextMs === null || !(nextMs > shownMs)) return intervalMs;
+  return Math.min(REPLAY_MAX_WAIT_MS, Math.max(10, (nextMs - shownMs) / speed));
+}
+
 /** Samples the process and device panels look back over (the widest sparkline, the trend window). */
 const HISTORY_ON_SCREEN = 128;
 /** The companion's live files (PyTorch's split of supervised runs) are read at most this often. */
@@ -72,8 +84,11 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
   const intervalFor = (speed: number): number => Math.max(10, Math.round(o.interval / speed));
   let state: WatchState = initialState(o.readonly || replay, o.speed);
   let ended = false;
+  const recording = isReplaySource(source) ? source : null;
   const sampler = new LiveSampler(source, {
     intervalMs: intervalFor(state.speed),
+    // A replay plays at the pace it was recorded (× speed), whatever --interval says.
+    nextDelayMs: recording ? (sample, intervalMs) => replayDelayMs(sample.timeMs, recording.nextTimeMs(), state.speed, intervalMs) : undefined,
     onError: (error) => {
       if (replay && source.kind === 'replay') {
         ended = true;
@@ -164,6 +179,23 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
       if (effect.paused) void sampler.stop();
       else if (!ended) void sampler.start();
     } else if (effect?.kind === 'speed') sampler.setIntervalMs(intervalFor(effect.speed));
+    else if (effect?.kind === 'seek') {
+      if (!recording) {
+        state = { ...state, message: 'seeking works in a replay (--replay FILE)' };
+        return;
+      }
+      const shown = recording.sampleCount - recording.remaining() - 1;
+      const at = recording.seek(shown + effect.samples);
+      // The history restarts at the new place: sparklines and trends never mix two stretches of the recording.
+      sampler.clear();
+      [latest, report] = [undefined, null];
+      state = { ...state, message: `sample ${at + 1} of ${recording.sampleCount}` };
+      if (state.paused) void sampler.sampleNow();
+      else if (ended) {
+        ended = false;
+        void sampler.start();
+      }
+    }
     else if (effect?.kind === 'kill' && latest) {
       const seen = latest;
       state = { ...state, message: `ending pid ${effect.pid}…` };

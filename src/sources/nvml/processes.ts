@@ -156,8 +156,11 @@ function meanOfNewSamples(state: UtilBuffer, n: number): Map<number, number> | s
     if (ts <= state.lastSeenUs) continue;
     newest = Math.max(newest, ts);
     const pid = state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.pid);
+    const pct = state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.smUtil);
+    // Exiting (zombie) processes have been seen to report values like 37100: not a percentage, not evidence.
+    if (pct > 100) continue;
     const entry = sums.get(pid) ?? { sum: 0, count: 0 };
-    entry.sum += state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.smUtil);
+    entry.sum += pct;
     entry.count++;
     sums.set(pid, entry);
   }

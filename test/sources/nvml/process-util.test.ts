@@ -43,7 +43,9 @@ const T = 1_700_000_000_000_000;
 describe('per-process utilization with lastSeenTimeStamp', () => {
   it('counts each sample once: the mean of the new ones, then "no new sample", then only the newer one', async () => {
     scenario(
-      [{ pid: a, timeUs: T + 1000, smUtilPct: 20 }, { pid: a, timeUs: T + 2000, smUtilPct: 40 }, { pid: b, timeUs: T + 1500, smUtilPct: 7 }],
+      // 37100 %: what exiting processes have been seen to report; not a percentage, so not counted.
+      [{ pid: a, timeUs: T + 1000, smUtilPct: 20 }, { pid: a, timeUs: T + 2000, smUtilPct: 40 }, { pid: b, timeUs: T + 1500, smUtilPct: 7 },
+        { pid: b, timeUs: T + 1700, smUtilPct: 37100 }],
       [{ pid: b, timeUs: T + 500, smUtilPct: 90 }],
     );
     const source = openNvmlSource({ libPath: fakeNvmlLib('590') });

@@ -111,6 +111,8 @@ class StepRecorder:
         self.syncs = None
         self.pending_syncs = {}
         self.sync_steps = 0
+        # CUDA-event timing of forward, backward and optimizer (_compute.py); None until installed.
+        self.compute = None
 
     def copied(self, nbytes, seconds, non_blocking, pinned):
         """A host-to-device copy of ``nbytes`` took ``seconds`` of the host; blocking unless pinned and non_blocking."""
@@ -151,6 +153,13 @@ class StepRecorder:
                 t[1] += s
             self.pending_syncs = {}
 
+    def _compute_boundary(self):
+        if self.compute is not None:
+            try:
+                self.compute.boundary(self.steps)
+            except Exception:
+                self.compute = None  # CUDA events failed once: stop timing rather than fail every step
+
     def _discard_pending(self):
         # Before the first batch: model loading and set-up are not part of any step.
         self.pending_copies = [0, 0, 0.0, 0, 0, 0.0, 0]
@@ -168,6 +177,7 @@ class StepRecorder:
         else:
             self._discard_pending()
         self.last_end = ended
+        self._compute_boundary()
         if ended - self.last_sent >= SEND_EVERY_S:
             self.flush()
 
@@ -187,6 +197,7 @@ class StepRecorder:
         else:
             self._discard_pending()
         self.last_end = ended
+        self._compute_boundary()
         tokens = _tokens(batch)
         if tokens is not None:
             self.tokens = (self.tokens or 0) + tokens
@@ -216,6 +227,7 @@ class StepRecorder:
             "cpuCount": self.cpus,
             "copies": self._copies_message(),
             "syncs": self._syncs_message(),
+            "compute": self.compute.message() if self.compute is not None else None,
         }
 
     def _copies_message(self):

@@ -94,6 +94,18 @@ function copies(value: unknown): StepsMessage['copies'] {
   return c;
 }
 
+/** A `steps` message's CUDA-event phase totals; null when absent. */
+function compute(value: unknown): StepsMessage['compute'] {
+  if (value === null || value === undefined) return null;
+  const o = obj(value, '.compute');
+  return {
+    forwardMs: ms(o, 'forwardMs', '.compute'), forwardCount: count(o, 'forwardCount', '.compute'),
+    backwardMs: ms(o, 'backwardMs', '.compute'), backwardCount: count(o, 'backwardCount', '.compute'),
+    optimizerMs: ms(o, 'optimizerMs', '.compute'), optimizerCount: count(o, 'optimizerCount', '.compute'),
+    everySteps: count(o, 'everySteps', '.compute'), dropped: count(o, 'dropped', '.compute'),
+  };
+}
+
 /** A `steps` message's synchronising calls; null when absent. */
 function syncs(value: unknown): StepsMessage['syncs'] {
   if (value === null || value === undefined) return null;
@@ -223,6 +235,7 @@ function body(o: Obj, type: string): CompanionMessage | null {
         ...('boundary' in o ? { boundary: boundary(o.boundary) } : {}),
         ...('copies' in o ? { copies: copies(o.copies) } : {}),
         ...('syncs' in o ? { syncs: syncs(o.syncs) } : {}),
+        ...('compute' in o ? { compute: compute(o.compute) } : {}),
       };
     }
     case 'bye':

@@ -6,7 +6,9 @@
 import type { RunFinding } from '../run/utilization.js';
 import { formatPercent } from '../units.js';
 import type { StepsMessage } from './messages.js';
-import { blockingCopyFinding, summariseCopies, summariseSyncs, syncCallsFinding, type CopySummary, type SyncSummary } from './transfers.js';
+import {
+  blockingCopyFinding, summariseCompute, summariseCopies, summariseSyncs, syncCallsFinding, type ComputeSummary, type CopySummary, type SyncSummary,
+} from './transfers.js';
 
 /** The DataLoader the loop fetched its latest batch from, as its iterator saw it (null figures: torch did not say). */
 export interface LoaderSettings {
@@ -47,6 +49,8 @@ export interface StepSummary {
   copies?: CopySummary | null;
   /** Synchronising calls per step; null without copy timing (older companions). */
   syncs?: SyncSummary | null;
+  /** GPU time per forward, backward and optimizer step (CUDA events, one step in `everySteps`); null without CUDA. */
+  compute?: ComputeSummary | null;
 }
 
 /** At or above this share of step time spent waiting for data, the run is input-bound. */
@@ -68,6 +72,7 @@ export function summariseSteps(m: StepsMessage): StepSummary {
     tokensPerSec: has && m.tokens !== undefined && m.tokens !== null ? ((m.tokens * m.steps) / (m.steps + 1)) / (m.stepMs / 1000) : null,
     batchSeen: m.batchSeen, batchMin: m.batchMin, batchMax: m.batchMax, batchAsked: m.batchAsked,
     boundary: m.boundary ?? null, loader: m.loader ?? null, cpuCount: m.cpuCount ?? null, copies: summariseCopies(m), syncs: summariseSyncs(m),
+    compute: summariseCompute(m),
   };
 }
 
@@ -89,6 +94,13 @@ function validFigures(v: unknown, keys: readonly string[]): boolean {
   return typeof v === 'object' && keys.every((k) => typeof (v as Record<string, unknown>)[k] === 'number' && isNumberOrNull((v as Record<string, unknown>)[k]));
 }
 
+function validCompute(v: unknown): boolean {
+  if (v === undefined || v === null) return true;
+  const o = v as Record<string, unknown>;
+  return validFigures(v, ['forwardCount', 'backwardCount', 'optimizerCount', 'everySteps']) &&
+    ['forwardMs', 'backwardMs', 'optimizerMs'].every((k) => isNumberOrNull(o[k]));
+}
+
 function validSyncs(v: unknown): boolean {
   if (v === undefined || v === null) return true;
   if (!validFigures(v, ['stepShare', 'callsPerStep', 'msPerStep'])) return false;
@@ -104,7 +116,7 @@ export function validStepSummary(v: unknown): v is StepSummary {
   if (o.tokensPerSec !== undefined && !isNumberOrNull(o.tokensPerSec)) return false;
   if (o.boundary !== undefined && o.boundary !== null && o.boundary !== 'dataloader' && o.boundary !== 'optimizer') return false;
   return isCount(o.steps) && figures.every((k) => isNumberOrNull(o[k])) && validLoader(o.loader) &&
-    (o.cpuCount === undefined || isNumberOrNull(o.cpuCount)) && validFigures(o.copies, COPY_FIGURES) && validSyncs(o.syncs);
+    (o.cpuCount === undefined || isNumberOrNull(o.cpuCount)) && validFigures(o.copies, COPY_FIGURES) && validSyncs(o.syncs) && validCompute(o.compute);
 }
 
 /** "num_workers 2 on 16 cores, pin_memory off": what the loop's DataLoader is set to, or '' when unknown. */
@@ -142,6 +154,12 @@ export function describeSteps(s: StepSummary): string {
   if (s.dataWaitShare !== null) parts.push(`${formatPercent(s.dataWaitShare * 100)} waiting for data`);
   if (s.samplesPerSec !== null) parts.push(`${s.samplesPerSec.toFixed(1)} samples/s`);
   if (s.tokensPerSec !== undefined && s.tokensPerSec !== null) parts.push(`${s.tokensPerSec.toFixed(0)} tokens/s`);
+  const c = s.compute;
+  if (c) {
+    const phase = (name: string, v: number | null): string | null => (v === null ? null : `${name} ${v.toFixed(1)}`);
+    const gpu = [phase('forward', c.forwardMs), phase('backward', c.backwardMs), phase('optimizer', c.optimizerMs)].filter((x) => x !== null);
+    if (gpu.length > 0) parts.push(`GPU ms: ${gpu.join(', ')}`);
+  }
   if (s.batchSeen !== null) parts.push(`batch ${s.batchSeen}${s.batchAsked !== null ? ` (asked ${s.batchAsked})` : ''}`);
   return parts.join(', ');
 }

@@ -9,6 +9,23 @@ from _fake_core import Fake, _parse_device
 
 ELEMENT_BYTES = 4  # float32
 COPY_MS_PER_MIB = float(os.environ.get("FAKE_TORCH_COPY_MS_PER_MIB", "0"))
+BACKWARD_MS = float(os.environ.get("FAKE_TORCH_BACKWARD_MS", "0"))
+
+
+class Event:
+    """torch.cuda.Event on a GPU that runs in step with the host: elapsed time is the host time between records."""
+
+    def __init__(self, enable_timing=False):
+        self.at = None
+
+    def record(self, stream=None):
+        self.at = time.perf_counter()
+
+    def query(self):
+        return self.at is not None
+
+    def elapsed_time(self, end):
+        return (end.at - self.at) * 1000
 
 
 class device:
@@ -83,6 +100,10 @@ def make_tensor_class(fake):
 
         def item(self):
             return 0.0
+
+        def backward(self, gradient=None):
+            # The backward pass takes FAKE_TORCH_BACKWARD_MS (default 0): a test's known phase.
+            time.sleep(BACKWARD_MS / 1000)
 
         def tolist(self):
             return [0.0] * self.shape[0]
@@ -245,6 +266,7 @@ def install(torch, version, features):
     cuda.empty_cache = fake.empty_cache
     cuda.ipc_collect = lambda: None
     cuda.synchronize = lambda device=None: None
+    cuda.Event = Event
 
     def reset_peak_memory_stats(device=None):
         dev = fake.devices[idx(device)]

@@ -3,7 +3,10 @@
 Builds the model from bench/truth/configs/bert-large-uncased.json (no weights, no hub), feeds random token ids of
 length 512 with label 0, and runs --accum micro-batches per optimizer step: autocast fp16 when --fp16, gradient
 checkpointing (reentrant, as the Trainer of that time used) when --ckpt, gradient clipping at norm 1.0 (the Trainer's
-default), then AdamW as a per-parameter loop (transformers' AdamW then) or Adafactor with a fixed learning rate.
+default), then AdamW as a per-parameter loop (transformers' AdamW then) or Adafactor with a fixed learning rate, then
+``model.zero_grad()`` as the Trainer called it: with torch 1.x that zeroed the gradients in place
+(``set_to_none=False`` was the default until torch 2.0, pytorch/pytorch#92731), so they stay allocated through
+the next step's forward pass.
 The fp16 GradScaler is left out: its step reads the inf flag back to the host, and its own buffers are a few bytes.
 """
 import argparse
@@ -43,4 +46,4 @@ for _ in range(10):
         loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()
-    optimizer.zero_grad()
+    model.zero_grad(set_to_none=False)

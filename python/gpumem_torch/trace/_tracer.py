@@ -6,6 +6,7 @@ import time
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
+from ._cuda_kernels import install_cuda_autocast_policy
 from ._devices import CudaToCpuMode, patch_torch_cuda
 from ._phases import StepState, install_hooks
 from ._recorder import Recorder
@@ -25,6 +26,7 @@ class Tracer:
     def start(self):
         self.started = time.perf_counter()
         patch_torch_cuda(self.stack, self.gpu_name, self.gpu_bytes)
+        install_cuda_autocast_policy(self.stack)
         install_hooks(self.stack, self.state)
         self.state.on_optimizer = self._prepare_optimizer
         # Tagged right after each optimizer step, before a zero_grad can drop the gradients.

@@ -6,6 +6,7 @@ import { DEFAULT_SETUP, type TrainingSetup } from '../../core/estimate/setup.js'
 import { buildEstimateReport, type Budget } from '../../core/estimate/report.js';
 import { cublasWorkspaceBytes, defaultContextBytes, findGpu, generationFromName, unknownGpu, type GpuGeneration } from '../../core/estimate/gpus.js';
 import { parseStages } from '../../core/estimate/stages.js';
+import { EAGER_CONTEXT_BYTES, moduleLoadingFor, parseCudaVersion, type ModuleLoading } from '../../core/estimate/context.js';
 import type { ShapeHints } from '../../core/estimate/params.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import type { EstimateOptions } from '../options/estimate.js';
@@ -34,7 +35,16 @@ function setupFrom(o: Opts): TrainingSetup {
     seq: o.seq ?? null,
     activationBytesPerSample: o.activationBytesPerSample ?? null,
     attention: o.attention,
+    keepGrads: o.keepGrads,
   };
+}
+
+/** --context, else eager loading's context with --cuda before 11.7, else the GPU generation's lazy-loading default. */
+function contextFor(o: Opts, generation: GpuGeneration | null): { contextBytes: number; loading: ModuleLoading } {
+  const loading = o.cuda === undefined ? 'lazy' : moduleLoadingFor(parseCudaVersion(o.cuda));
+  if (o.context !== undefined) return { contextBytes: o.context, loading };
+  if (loading === 'eager') return { contextBytes: EAGER_CONTEXT_BYTES, loading };
+  return { contextBytes: generation ? defaultContextBytes(generation) : DEFAULT_ENVIRONMENT.contextBytes, loading };
 }
 
 /** Resolves --gpu into a budget and the generation that picks context and workspace defaults. */
@@ -82,7 +92,7 @@ export const run: CommandHandler<EstimateOptions> = async (ctx) => {
     const fits = await runTracedEstimate(ctx, o, {
       budget,
       gpuName: name ?? budget?.gpu ?? 'NVIDIA H100 80GB HBM3',
-      contextBytes: o.context ?? (generation ? defaultContextBytes(generation) : DEFAULT_ENVIRONMENT.contextBytes),
+      contextBytes: contextFor(o, generation).contextBytes,
       workspaceBytes: cublasWorkspaceBytes(generation),
     });
     return fits ? { kind: 'ok' } : { kind: 'findings' };
@@ -98,7 +108,7 @@ export const run: CommandHandler<EstimateOptions> = async (ctx) => {
   }
   const loaded = loadModel(ctx.args.positionals[0], o.params, hints);
   const env: Environment = {
-    contextBytes: o.context ?? (generation ? defaultContextBytes(generation) : DEFAULT_ENVIRONMENT.contextBytes),
+    contextBytes: contextFor(o, generation).contextBytes,
     workspaceBytes: cublasWorkspaceBytes(generation),
     fragmentation: o.fragmentation / 100,
   };
@@ -113,6 +123,7 @@ export const run: CommandHandler<EstimateOptions> = async (ctx) => {
     stages: stagesText === undefined ? null : parseStages(stagesText),
     unfreezeGroups: o.unfreeze ?? null,
     contextGiven: o.context !== undefined,
+    moduleLoading: contextFor(o, generation).loading,
   });
   if (o.json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else ctx.stdout.write(renderEstimate(report, ctx.color));

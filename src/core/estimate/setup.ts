@@ -45,6 +45,9 @@ export interface TrainingSetup {
   activationsForTrainableSet: boolean;
   attention: AttentionImpl;
   accumulation: number;
+  /** Gradients stay allocated from one step to the next (zero_grad(set_to_none=False)), so the forward pass
+   * runs beside them as with accumulation. */
+  keepGrads: boolean;
 }
 
 /** Defaults matching a plain `torch.optim.AdamW` loop in fp32 on one GPU. */
@@ -65,6 +68,7 @@ export const DEFAULT_SETUP: TrainingSetup = {
   activationsForTrainableSet: false,
   attention: 'sdpa',
   accumulation: 1,
+  keepGrads: false,
 };
 
 /** Bytes per element of weights, gradients and optimizer states for a precision. */

@@ -35,9 +35,10 @@ _PARSE_ONLY = frozenset(["_parse_to"])
 class CudaToCpuMode(TorchFunctionMode):
     """Rewrites device arguments naming CUDA to the CPU and tells the recorder the result lives on the GPU."""
 
-    def __init__(self, recorder):
+    def __init__(self, recorder, release):
         super().__init__()
         self.recorder = recorder
+        self.release = release
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
@@ -62,7 +63,9 @@ class CudaToCpuMode(TorchFunctionMode):
             args = (args[0], torch.device("cpu")) + tuple(args[2:])
             to_gpu = True
         if not to_gpu:
-            return func(*args, **kwargs)
+            out = func(*args, **kwargs)
+            self.release.after_call(func, args, out, self.recorder.is_gpu)
+            return out
         with self.recorder.placing_on_gpu():
             out = func(*args, **kwargs)
         self.recorder.mark_gpu(out)

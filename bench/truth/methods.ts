@@ -40,8 +40,9 @@ function gpumemJson(args: string[], timeoutMs: number): Record<string, unknown> 
 }
 
 /**
- * The run's environment as published: the GPU (by the table's id, for the cuBLAS workspace and generation) and
- * the CUDA version (eager module loading and its context before 11.7).
+ * The run's environment as published: the GPU (by the table's id, for the cuBLAS workspace and generation), the
+ * CUDA version (eager module loading and its context before 11.7) and the PyTorch release (what its autograd
+ * keeps and how zero_grad() behaves).
  */
 export function environmentArgs(c: TruthCase): string[] {
   const args: string[] = [];
@@ -49,6 +50,7 @@ export function environmentArgs(c: TruthCase): string[] {
   if (gpu) args.push('--gpu', `${gpu[1]}-${gpu[2]}GB`);
   const cuda = /^\s*(\d+\.\d+)/.exec(c.cuda);
   if (cuda) args.push('--cuda', cuda[1]!);
+  if (c.torch) args.push('--torch-version', c.torch);
   return args;
 }
 
@@ -65,8 +67,6 @@ export function configArgs(c: TruthCase): string[] {
   if (c.optimizerImpl && c.optimizer !== 'adafactor' && c.optimizer !== 'adam8bit') args.push('--optimizer-impl', c.optimizerImpl);
   if (m.loraRank) args.push('--lora-rank', String(m.loraRank));
   if (c.sharding && c.sharding !== 'none') args.push('--sharding', c.sharding, '--num-gpus', String(c.gpus ?? 1));
-  // zero_grad() kept gradients allocated (zeroed in place) before torch 2.0.
-  if (c.torch && Number(c.torch.split('.')[0]) < 2) args.push('--keep-grads');
   return [...args, ...environmentArgs(c)];
 }
 
@@ -91,8 +91,7 @@ export function configEstimate(c: TruthCase): Estimate & { totalParams?: number 
 /** Trace mode: the case's script run on fake tensors under `gpumem estimate -- python …`. */
 export function traceEstimate(c: TruthCase): Estimate {
   if (!c.trace) return { unavailable: c.traceUnavailable ?? 'no script' };
-  const release = c.torch ? ['--torch-version', c.torch] : [];
-  const out = gpumemJson([...environmentArgs(c), ...release, '--', join(ROOT, '.venv/bin/python'), join(ROOT, c.trace.script), ...c.trace.args], 600_000);
+  const out = gpumemJson([...environmentArgs(c), '--', join(ROOT, '.venv/bin/python'), join(ROOT, c.trace.script), ...c.trace.args], 600_000);
   if (typeof out === 'string') return { unavailable: out };
   const key = c.metric === 'nvidia-smi' ? 'nvidiaSmiBytes' : c.metric === 'max_memory_reserved' ? 'peakReservedBytes' : 'peakAllocatedBytes';
   // Slack: what the allocator reserved beyond the bytes requested at the peak.

@@ -6,6 +6,7 @@ import { DEFAULT_SETUP, type TrainingSetup } from '../../core/estimate/setup.js'
 import { buildEstimateReport, type Budget } from '../../core/estimate/report.js';
 import { cublasWorkspaceBytes, defaultContextBytes, findGpu, generationFromName, unknownGpu, type GpuGeneration } from '../../core/estimate/gpus.js';
 import { parseStages } from '../../core/estimate/stages.js';
+import { parseTorchVersion } from '../../core/allocator/versions.js';
 import { EAGER_CONTEXT_BYTES, moduleLoadingFor, parseCudaVersion, type ModuleLoading } from '../../core/estimate/context.js';
 import type { ShapeHints } from '../../core/estimate/params.js';
 import type { CommandContext, CommandHandler } from '../context.js';
@@ -17,6 +18,14 @@ import { runTracedEstimate } from './estimate-trace-run.js';
 type Opts = EstimateOptions;
 
 const SHAPE_KEYS: ReadonlyArray<keyof ShapeHints & keyof EstimateOptions> = ['layers', 'hidden', 'heads', 'kvHeads', 'intermediate', 'vocab', 'seq'];
+
+/** Whether the run's PyTorch release (--torch-version) is older than major.minor; false when none is given. */
+function releaseBefore(o: Opts, major: number, minor: number): boolean {
+  if (o.torchVersion === undefined) return false;
+  const v = parseTorchVersion(o.torchVersion);
+  if (!v) throw new GpumemError('BAD_OPTION_VALUE', `--torch-version: "${o.torchVersion}" is not a PyTorch release`, { hint: 'give major.minor, e.g. --torch-version 1.10' });
+  return v[0] < major || (v[0] === major && v[1] < minor);
+}
 
 function setupFrom(o: Opts): TrainingSetup {
   return {
@@ -35,7 +44,9 @@ function setupFrom(o: Opts): TrainingSetup {
     seq: o.seq ?? null,
     activationBytesPerSample: o.activationBytesPerSample ?? null,
     attention: o.attention,
-    keepGrads: o.keepGrads,
+    // zero_grad() zeroed in place by default before torch 2.0 (pytorch/pytorch#92731).
+    keepGrads: o.keepGrads || releaseBefore(o, 2, 0),
+    softmaxKeepsInput: releaseBefore(o, 1, 11),
   };
 }
 

@@ -48,6 +48,9 @@ export interface TrainingSetup {
   /** Gradients stay allocated from one step to the next (zero_grad(set_to_none=False)), so the forward pass
    * runs beside them as with accumulation. */
   keepGrads: boolean;
+  /** Softmax keeps its input for backward as well as its output (PyTorch before 1.11): eager attention then
+   * saves the pre-softmax scores too. */
+  softmaxKeepsInput: boolean;
 }
 
 /** Defaults matching a plain `torch.optim.AdamW` loop in fp32 on one GPU. */
@@ -69,6 +72,7 @@ export const DEFAULT_SETUP: TrainingSetup = {
   attention: 'sdpa',
   accumulation: 1,
   keepGrads: false,
+  softmaxKeepsInput: false,
 };
 
 /** Bytes per element of weights, gradients and optimizer states for a precision. */

@@ -49,6 +49,27 @@ describe('autocast keeps CUDA\'s float32 ops at 4 bytes (ATen autocast_mode.h)',
   });
 });
 
+describe('softmax keeping its input (PyTorch before 1.11)', () => {
+  const s = 512;
+  const a = 16;
+  it('adds the pre-softmax scores: float32 under autocast and fp32, 16-bit in pure bf16', () => {
+    const extra = (p: number, autocast: boolean) =>
+      layerBytes(BERT.shape, s, p, 'eager', true, autocast, true) - layerBytes(BERT.shape, s, p, 'eager', true, autocast);
+    expect(extra(2, true)).toBe(4 * a * s * s);
+    expect(extra(4, false)).toBe(4 * a * s * s);
+    expect(extra(2, false)).toBe(2 * a * s * s);
+  });
+  it('changes nothing where no score matrix is kept (SDPA, selective recompute)', () => {
+    expect(layerBytes(BERT.shape, s, 2, 'sdpa', true, true, true)).toBe(layerBytes(BERT.shape, s, 2, 'sdpa', true, true));
+    expect(layerBytes(BERT.shape, s, 2, 'eager', false, true, true)).toBe(layerBytes(BERT.shape, s, 2, 'eager', false, true));
+  });
+  it('reaches the estimate through the setup: 24 layers × 4 bytes × a·s² per sample', () => {
+    const base = estimateMemory(bert, setup({ seq: s, attention: 'eager' }), zeroEnv);
+    const old = estimateMemory(bert, setup({ seq: s, attention: 'eager', softmaxKeepsInput: true }), zeroEnv);
+    expect(old.activations.savedBytesPerSample - base.activations.savedBytesPerSample).toBe(24 * 4 * a * s * s);
+  });
+});
+
 describe('gradients kept between steps (zero_grad(set_to_none=False))', () => {
   it('puts every gradient beside the forward pass, as accumulation does', () => {
     // Batch 16 at 512 tokens: the start of backward (all activations) is the peak, not the optimizer step.

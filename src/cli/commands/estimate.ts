@@ -98,7 +98,10 @@ async function liveGpu(ctx: CommandContext<Opts>, o: Opts, margin: number): Prom
 export const run: CommandHandler<EstimateOptions> = async (ctx) => {
   const o = ctx.args.options;
   const margin = o.margin / 100;
+  // Bad --torch-version or --cuda values are reported before anything (a slow trace) runs.
+  releaseBefore(o, 0, 0);
   const { budget, generation, name } = await resolveGpu(ctx, o, margin);
+  contextFor(o, generation);
   if (ctx.args.rest.length > 0 || o.entry !== undefined) {
     const fits = await runTracedEstimate(ctx, o, {
       budget,

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_SETUP,
@@ -94,6 +95,18 @@ describe('CUDA context by CUDA version', () => {
     expect(parseCudaVersion('11.8.0')).toEqual({ major: 11, minor: 8 });
     expect(() => parseCudaVersion('cu121')).toThrow(GpumemError);
     expect(() => parseCudaVersion('')).toThrow(GpumemError);
+  });
+  it('any text gives a version of whole numbers or one GpumemError, never another exception', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 40 }), (text) => {
+        try {
+          const v = parseCudaVersion(text);
+          expect(Number.isInteger(v.major) && Number.isInteger(v.minor)).toBe(true);
+        } catch (e) {
+          expect(e).toBeInstanceOf(GpumemError);
+        }
+      }),
+    );
   });
   it('loads modules eagerly before 11.7 and lazily from it', () => {
     expect(moduleLoadingFor({ major: 10, minor: 2 })).toBe('eager');

@@ -165,6 +165,7 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
       // The panels look back at most HISTORY_ON_SCREEN samples; the detail panel over the whole history.
       sample: latest, history: sampler.history(state.detailPid === null ? HISTORY_ON_SCREEN : undefined), report, rows: ordered.rows, viewerUid: viewer?.uid ?? null, state,
       columns: term.columns(), height: term.rows(), color: ctx.color, onShown: live ? onShown : undefined,
+      steps: state.detailPid === null ? undefined : { [state.detailPid]: companion[state.detailPid]?.steps },
     }));
   };
   const handleInput = (chunk: string): void => {

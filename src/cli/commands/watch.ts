@@ -36,7 +36,7 @@ const FINDINGS_SAMPLES = 10;
  */
 const FINDINGS_EVERY_MS = 5000;
 /** While nothing changes, findings are refreshed this rarely (only the durations they quote move). */
-const FINDINGS_UNCHANGED_EVERY_MS = 30_000;
+const FINDINGS_UNCHANGED_EVERY_MS = 60_000;
 /** A sample equal to the one on screen redraws only this often: for the ages and the sparklines. */
 const REDRAW_UNCHANGED_EVERY_MS = 5000;
 /**

@@ -39,6 +39,8 @@ export interface HarnessOptions {
   readonly?: boolean;
   /** A history file; 'fixture' writes history-fixture.ts's runs into the test folder. */
   dbPath?: string | null | 'fixture';
+  /** The app's sampling pace (page open / none open). */
+  pace?: { intervalMs: number; idleIntervalMs: number };
 }
 
 /** Starts everything; call close() in afterAll. */
@@ -72,7 +74,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const sampler = new LiveSampler(source, { intervalMs: options.intervalMs ?? 100 });
   const state = new ServerState({ sampler, env: { XDG_RUNTIME_DIR: dir }, dbPath, hostname: 'testhost', cacheMs: 200, diagnosisMs: 200 });
   const token = 'test-token-0123456789abcdef';
-  const app = createApp({ state, bindAddress: '127.0.0.1', token: options.readonly ? null : token, kill: { graceMs: 200, killOptions: {} } });
+  const app = createApp({ state, bindAddress: '127.0.0.1', token: options.readonly ? null : token, kill: { graceMs: 200, killOptions: {} }, ...(options.pace ? { pace: options.pace } : {}) });
   await sampler.start();
   const { server, port } = await listen(app, '127.0.0.1', 0);
   return {

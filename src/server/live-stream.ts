@@ -11,6 +11,7 @@ import type { EventHub } from './http/events.js';
 import { eventFrame } from './http/events.js';
 import { liveRow } from './live-row.js';
 import type { ServerState } from './state.js';
+import { sameRows } from './sample-change.js';
 import { findingsView, headView, processesView } from './view.js';
 
 export interface ServerFacts {
@@ -81,25 +82,6 @@ export class LiveStream {
     parts.findings = findings;
     return parts;
   }
-}
-
-/**
- * True when every process row would show the same text: same processes in the same order with the same
- * memory, and the same host facts (the enricher returns the very same command line and user while a
- * process lives). Compares references and numbers only, so an unchanged sample allocates nothing here.
- */
-function sameRows(a: Sample, b: Sample): boolean {
-  if (a.processes.length !== b.processes.length) return false;
-  for (let i = 0; i < a.processes.length; i++) {
-    const p = a.processes[i]!;
-    const q = b.processes[i]!;
-    if (p.pid !== q.pid || p.gpuIndex !== q.gpuIndex || p.usedBytes !== q.usedBytes || p.name !== q.name) return false;
-    const h = p.host;
-    const k = q.host;
-    if (h === k) continue;
-    if (!h || !k || h.cmdline !== k.cmdline || h.user !== k.user || h.containerId !== k.containerId || h.visible !== k.visible) return false;
-  }
-  return true;
 }
 
 /** `"live":…,"view":{…}` with the optional parts. */

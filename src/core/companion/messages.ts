@@ -138,12 +138,44 @@ export interface StepsMessage extends Base {
   stepMs: number;
   /** Sum of the batches' first dimensions over every fetch. */
   samples: number;
+  /** Token ids over every fetch (elements of 2-D integer `input_ids`, padding included); null when no batch showed any; absent from older companions. */
+  tokens?: number | null;
   /** The most frequent first dimension of the batches, and the smallest and largest seen; null when none showed one. */
   batchSeen: number | null;
   batchMin: number | null;
   batchMax: number | null;
   /** GPUMEM_BATCH as the child saw it (`gpumem run --batch`), else null. */
   batchAsked: number | null;
+  /** Settings of the DataLoader the latest batch came from; absent from older companions. */
+  loader?: { numWorkers: number | null; pinMemory: boolean | null; persistentWorkers: boolean | null; prefetchFactor: number | null } | null;
+  /** CPU cores the process may run on (its affinity); absent from older companions. */
+  cpuCount?: number | null;
+  /** Host-to-device copies inside the completed steps; absent from older companions or without copy timing. */
+  copies?: CopyTotals | null;
+  /** Synchronising calls inside the completed steps; absent from older companions or without copy timing. */
+  syncs?: SyncTotals | null;
+}
+
+/** Host-to-device copies (`Tensor.to`/`.cuda` from the CPU to a CUDA device), totals over the completed steps. */
+export interface CopyTotals {
+  count: number;
+  bytes: number;
+  /** Host wall time inside the copy calls. */
+  ms: number;
+  /** Copies the host waited for: a pageable (unpinned) source, or `non_blocking` not asked for. */
+  blockingCount: number;
+  blockingBytes: number;
+  blockingMs: number;
+  /** Bytes copied from pageable memory (blocking whatever `non_blocking` said). */
+  pageableBytes: number;
+}
+
+/** Calls that make the host wait for the GPU (`.item()`, `.cpu()`, `.tolist()`, `torch.cuda.synchronize()`). */
+export interface SyncTotals {
+  /** Completed steps with at least one such call. */
+  steps: number;
+  /** Per kind ("item", "cpu", "tolist", "synchronize"): calls and host ms spent in them. */
+  byKind: Record<string, { count: number; ms: number }>;
 }
 
 export interface ByeMessage extends Base {

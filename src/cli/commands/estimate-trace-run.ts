@@ -1,6 +1,7 @@
 /** Runs `gpumem estimate -- CMD` / `--entry`: traces (once, or per probed batch) and prints the report. */
 import { GpumemError } from '../../core/index.js';
 import { parseAllocatorConf } from '../../core/allocator/index.js';
+import { optionExists } from '../../core/allocator/versions.js';
 import { parseStepTrace, searchMaxBatch, type StepTrace } from '../../core/estimate/index.js';
 import { rankTracedFixes } from '../../core/estimate/trace-fixes.js';
 import { runTracedProgram, substitute } from '../../supervise/index.js';
@@ -48,6 +49,7 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
       cwd: ctx.cwd,
       gpuName: inputs.gpuName,
       gpuBytes: inputs.budget?.capacityBytes ?? 80 * 1024 ** 3,
+      ...(o.torchVersion ? { torchVersion: o.torchVersion } : {}),
     });
     const trace = parseStepTrace(run.traceText);
     if (trace.error !== null) {
@@ -55,7 +57,9 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
         hint: tracedHint(trace),
       });
     }
-    const report = buildTracedReport(trace, argv ?? command, inputs, allocatorModel(conf, trace.torchVersion), conf);
+    // The allocator's rules are those of the release the run will use, when it is named.
+    const runTorch = o.torchVersion ?? trace.torchVersion;
+    const report = buildTracedReport(trace, argv ?? command, inputs, allocatorModel(conf, runTorch), conf);
     if (!report.fit || report.fit.fits) return report;
     const expandableConf = [...(conf ?? '').split(',').filter((kv) => kv.trim() !== '' && !/^\s*expandable_segments\s*:/.test(kv)), 'expandable_segments:True'].join(',');
     const fixes = rankTracedFixes(trace, {
@@ -63,7 +67,8 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
       contextBytes: inputs.contextBytes,
       budgetBytes: report.fit.budgetBytes,
       shardGpus: o.numGpus > 1 ? o.numGpus : 2,
-      newAllocator: (expandable) => allocatorModel(expandable ? expandableConf : conf, trace.torchVersion),
+      newAllocator: (expandable) => allocatorModel(expandable ? expandableConf : conf, runTorch),
+      expandableSegments: optionExists('expandable_segments', runTorch),
     });
     return { ...report, fixes };
   };

@@ -155,8 +155,15 @@ class StepRecorder:
             "cpuCount": self.cpus,
             "copies": self._copies_message(),
             "syncs": self._syncs_message(),
-            "compute": self.compute.message() if self.compute is not None else None,
+            "compute": self._compute_message(),
         }
+
+    def _compute_message(self):
+        # Reading events can fail late (CUDA torn down at exit); the step figures must still go out.
+        try:
+            return self.compute.message() if self.compute is not None else None
+        except Exception:
+            return None
 
     def _copies_message(self):
         c = self.copies or [0, 0, 0.0, 0, 0, 0.0, 0]

@@ -11,6 +11,7 @@ ENV_TRACE = "GPUMEM_ESTIMATE_TRACE"
 ENV_STEPS = "GPUMEM_ESTIMATE_STEPS"
 ENV_GPU_NAME = "GPUMEM_ESTIMATE_GPU_NAME"
 ENV_GPU_BYTES = "GPUMEM_ESTIMATE_GPU_BYTES"
+ENV_CHECKPOINT = "GPUMEM_ESTIMATE_CHECKPOINT"
 
 _session = None
 
@@ -42,7 +43,8 @@ def _start(torch):
     steps = int(os.environ.get(ENV_STEPS) or 2)
     tracer = Tracer(torch, _session["writer"], steps=steps,
                     gpu_name=os.environ.get(ENV_GPU_NAME) or "NVIDIA H100 80GB HBM3",
-                    gpu_bytes=int(os.environ.get(ENV_GPU_BYTES) or 85520809984), on_done=_finish_ok)
+                    gpu_bytes=int(os.environ.get(ENV_GPU_BYTES) or 85520809984), on_done=_finish_ok,
+                    checkpoint=os.environ.get(ENV_CHECKPOINT) == "1")
     _session["tracer"] = tracer
     tracer.start()
 

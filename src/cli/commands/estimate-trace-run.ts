@@ -2,7 +2,7 @@
 import { GpumemError } from '../../core/index.js';
 import { parseAllocatorConf } from '../../core/allocator/index.js';
 import { parseStepTrace, searchMaxBatch, type StepTrace } from '../../core/estimate/index.js';
-import { rankTracedFixes } from '../../core/estimate/trace-fixes.js';
+import { checkpointingFix, insertFix, rankTracedFixes } from '../../core/estimate/trace-fixes.js';
 import { runTracedProgram, substitute } from '../../supervise/index.js';
 import type { CommandContext } from '../context.js';
 import type { EstimateOptions } from '../options/estimate.js';
@@ -37,8 +37,9 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
   const conf = o.allocConf ?? (ctx.env.PYTORCH_CUDA_ALLOC_CONF || ctx.env.PYTORCH_ALLOC_CONF || null);
   // A bad setting is reported before the (slow) trace, not after it.
   if (conf) parseAllocatorConf(conf);
-  const traceOnce = async (argv: string[] | null): Promise<TracedReport> => {
+  const traceOnce = async (argv: string[] | null, checkpoint = false): Promise<TracedReport & { trace: StepTrace }> => {
     const run = await runTracedProgram({
+      checkpoint,
       command: argv,
       entry,
       python: o.python,
@@ -55,8 +56,12 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
         hint: tracedHint(trace),
       });
     }
-    const report = buildTracedReport(trace, argv ?? command, inputs, allocatorModel(conf, trace.torchVersion), conf);
-    if (!report.fit || report.fit.fits) return report;
+    return { ...buildTracedReport(trace, argv ?? command, inputs, allocatorModel(conf, trace.torchVersion), conf), trace };
+  };
+  // A probe of a batch search needs only its figure; the fixes (one more trace for checkpointing) are for reports.
+  const traceAndFix = async (argv: string[] | null, probe = false): Promise<TracedReport> => {
+    const { trace, ...report } = await traceOnce(argv);
+    if (probe || !report.fit || report.fit.fits) return report;
     const expandableConf = [...(conf ?? '').split(',').filter((kv) => kv.trim() !== '' && !/^\s*expandable_segments\s*:/.test(kv)), 'expandable_segments:True'].join(',');
     const fixes = rankTracedFixes(trace, {
       workspaceBytes: inputs.workspaceBytes,
@@ -65,7 +70,10 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
       shardGpus: o.numGpus > 1 ? o.numGpus : 2,
       newAllocator: (expandable) => allocatorModel(expandable ? expandableConf : conf, trace.torchVersion),
     });
-    return { ...report, fixes };
+    // Checkpointing changes what the program keeps, so it is numbered by tracing the program once more with it.
+    const checkpointed = await traceOnce(argv, true);
+    const ckpt = checkpointingFix(checkpointed.trace, checkpointed.nvidiaSmiBytes, report.fit.budgetBytes);
+    return { ...report, fixes: insertFix(fixes, ckpt) };
   };
   const usesBatch = entry === null && ctx.args.rest.some((a) => a.includes('{batch}'));
   const withBatch = (batch: number): string[] => substitute(ctx.args.rest, { batch, accum: 1 });
@@ -73,7 +81,7 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
     const names = (o.stages ?? '').split(/[\s,]+/).filter((n) => n !== '');
     if (names.length === 0) throw new GpumemError('USAGE', 'the command has {stage} but --stages names none', { hint: 'e.g. --stages "frozen full"' });
     const budgetBytes = inputs.budget ? Math.floor(inputs.budget.capacityBytes * (1 - inputs.budget.margin)) : null;
-    const staged = await traceStages(names, o.batch, budgetBytes, usesBatch, (stage, batch) => traceOnce(withBatch(batch).map((a) => a.replaceAll('{stage}', stage))), MAX_PROBES);
+    const staged = await traceStages(names, o.batch, budgetBytes, usesBatch, (stage, batch, probe) => traceAndFix(withBatch(batch).map((a) => a.replaceAll('{stage}', stage)), probe), MAX_PROBES);
     if (o.json) ctx.stdout.write(`${JSON.stringify(staged, null, 2)}\n`);
     else ctx.stdout.write(renderStages(staged, ctx.color));
     return staged.stages.every((st) => st.fits !== false);
@@ -83,13 +91,14 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
     const byBatch = new Map<number, TracedReport>();
     const budgetBytes = Math.floor(inputs.budget.capacityBytes * (1 - inputs.budget.margin));
     const search = await searchMaxBatch(async (batch) => {
-      const r = await traceOnce(withBatch(batch));
+      // Batch 1 keeps its fixes: when even it does not fit, its report is the one printed.
+      const r = await traceAndFix(withBatch(batch), batch !== 1);
       byBatch.set(batch, r);
       return r.nvidiaSmiBytes;
     }, budgetBytes, MAX_PROBES);
     report = { ...byBatch.get(Math.max(search.maxBatch, 1))!, batchSearch: search };
   } else {
-    report = await traceOnce(entry === null ? (usesBatch ? withBatch(o.batch) : ctx.args.rest) : null);
+    report = await traceAndFix(entry === null ? (usesBatch ? withBatch(o.batch) : ctx.args.rest) : null);
   }
   if (o.json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else ctx.stdout.write(renderTraced(report, ctx.color));

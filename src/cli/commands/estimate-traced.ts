@@ -142,10 +142,10 @@ export function renderTraced(r: TracedReport, color: boolean): string {
 /** The ranked fixes of a step that does not fit, one line each, best first. */
 export function renderFixes(fixes: readonly TracedFix[], color: boolean, scope = ''): string[] {
   const paint = painter(color);
-  const out = [`${paint('bold', 'fixes')}${scope}, best first (derived = the traced allocations rewritten as the fix would change them, not re-traced):`];
+  const out = [`${paint('bold', 'fixes')}${scope}, best first (derived = the traced allocations rewritten as the fix would change them, not re-traced; traced = the program traced again with the fix):`];
   for (const f of fixes) {
     const verdict = f.fits ? paint('green', 'fits    ') : paint('red', 'too big ');
-    out.push(`  ${verdict}${formatBytes(f.deviceBytes).padStart(11)}  ${f.what}${f.basis === 'derived' ? ' (derived)' : ''}`);
+    out.push(`  ${verdict}${formatBytes(f.deviceBytes).padStart(11)}  ${f.what}${f.basis === 'replayed' ? '' : ` (${f.basis})`}`);
   }
   return out;
 }

@@ -14,7 +14,7 @@ const SCRIPTS = join(__dirname, '../../fixtures/estimate/trace');
 const TIMEOUT_MS = 240_000;
 
 interface Traced {
-  fixes: null | Array<{ kind: string; deviceBytes: number; fits: boolean; basis: string }>;
+  fixes: null | Array<{ kind: string; what: string; deviceBytes: number; fits: boolean; basis: string }>;
   peakRequestedBytes: number;
   peakPhase: string;
   steps: number;
@@ -152,6 +152,14 @@ describe('gpumem estimate -- python … (real torch, fake tensors)', () => {
     expect(bytes('optimizer-paged')).toBeLessThanOrEqual(bytes('optimizer-8bit'));
     expect(bytes('zero-3')).toBeLessThanOrEqual(bytes('zero-2'));
     expect(bytes('zero-2')).toBeLessThanOrEqual(bytes('zero-1'));
+    // Checkpointing is numbered by a second trace with torch.utils.checkpoint around ResNet-50's 3 + 4 + 6 + 3
+    // bottlenecks: below the full stage's figure, never below what persists (weights, gradients, AdamW state).
+    const ckpt = fixes.find((f) => f.kind === 'activation-checkpointing')!;
+    expect(ckpt.basis).toBe('traced');
+    expect(ckpt.what).toContain('16 Bottleneck blocks');
+    expect(ckpt.deviceBytes).toBeLessThan(full!.report.nvidiaSmiBytes);
+    const c = full!.report.byCategory;
+    expect(ckpt.deviceBytes).toBeGreaterThan(full!.report.contextBytes + c.weights! + c.gradients! + c['optimizer-state']!);
   }, 8 * TIMEOUT_MS);
 
   it.each([

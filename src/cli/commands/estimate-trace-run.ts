@@ -1,7 +1,7 @@
 /** Runs `gpumem estimate -- CMD` / `--entry`: traces (once, or per probed batch) and prints the report. */
 import { GpumemError } from '../../core/index.js';
 import { parseAllocatorConf } from '../../core/allocator/index.js';
-import { parseStepTrace, searchMaxBatch, type StepTrace } from '../../core/estimate/index.js';
+import { parseStepTrace, searchMaxBatch, searchMaxSeq, SEQ_MULTIPLE, type StepTrace } from '../../core/estimate/index.js';
 import { checkpointingFix, insertFix, rankTracedFixes } from '../../core/estimate/trace-fixes.js';
 import { runTracedProgram, substitute } from '../../supervise/index.js';
 import type { CommandContext } from '../context.js';
@@ -76,8 +76,16 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
     return { ...report, fixes: insertFix(fixes, ckpt) };
   };
   const usesBatch = entry === null && ctx.args.rest.some((a) => a.includes('{batch}'));
-  const withBatch = (batch: number): string[] => substitute(ctx.args.rest, { batch, accum: 1 });
-  if (entry === null && ctx.args.rest.some((a) => a.includes('{stage}'))) {
+  const usesSeq = entry === null && ctx.args.rest.some((a) => a.includes('{seq}'));
+  const usesStage = entry === null && ctx.args.rest.some((a) => a.includes('{stage}'));
+  // {seq} without --seq is searched (longest that fits at --batch); that needs a budget, and stages need a length.
+  const searchSeq = usesSeq && o.seq === undefined && inputs.budget !== null && !usesStage;
+  if (usesSeq && o.seq === undefined && !searchSeq) {
+    throw new GpumemError('USAGE', 'the command has {seq} but no --seq', { hint: usesStage ? 'give --seq 2048 for the stages' : 'give --seq 2048, or --gpu to search the longest sequence that fits' });
+  }
+  const withBatch = (batch: number, seq = o.seq): string[] =>
+    substitute(ctx.args.rest, { batch, accum: 1 }).map((a) => (seq === undefined ? a : a.replaceAll('{seq}', String(seq))));
+  if (usesStage) {
     const names = (o.stages ?? '').split(/[\s,]+/).filter((n) => n !== '');
     if (names.length === 0) throw new GpumemError('USAGE', 'the command has {stage} but --stages names none', { hint: 'e.g. --stages "frozen full"' });
     const budgetBytes = inputs.budget ? Math.floor(inputs.budget.capacityBytes * (1 - inputs.budget.margin)) : null;
@@ -87,7 +95,17 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
     return staged.stages.every((st) => st.fits !== false);
   }
   let report: TracedReport;
-  if (usesBatch && inputs.budget) {
+  if (searchSeq && inputs.budget) {
+    const bySeq = new Map<number, TracedReport>();
+    const budgetBytes = Math.floor(inputs.budget.capacityBytes * (1 - inputs.budget.margin));
+    const search = await searchMaxSeq(async (seq) => {
+      // The shortest probe keeps its fixes: when even it does not fit, its report is the one printed.
+      const r = await traceAndFix(withBatch(o.batch, seq), seq !== SEQ_MULTIPLE);
+      bySeq.set(seq, r);
+      return r.nvidiaSmiBytes;
+    }, budgetBytes, MAX_PROBES);
+    report = { ...bySeq.get(Math.max(search.maxSeq, search.multiple))!, seqSearch: { ...search, batch: o.batch } };
+  } else if (usesBatch && inputs.budget) {
     const byBatch = new Map<number, TracedReport>();
     const budgetBytes = Math.floor(inputs.budget.capacityBytes * (1 - inputs.budget.margin));
     const search = await searchMaxBatch(async (batch) => {
@@ -98,9 +116,9 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
     }, budgetBytes, MAX_PROBES);
     report = { ...byBatch.get(Math.max(search.maxBatch, 1))!, batchSearch: search };
   } else {
-    report = await traceAndFix(entry === null ? (usesBatch ? withBatch(o.batch) : ctx.args.rest) : null);
+    report = await traceAndFix(entry === null ? (usesBatch || usesSeq ? withBatch(o.batch) : ctx.args.rest) : null);
   }
   if (o.json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else ctx.stdout.write(renderTraced(report, ctx.color));
-  return report.fit === null || report.fit.fits || (report.batchSearch?.maxBatch ?? 0) > 0;
+  return report.fit === null || report.fit.fits || (report.batchSearch?.maxBatch ?? 0) > 0 || (report.seqSearch?.maxSeq ?? 0) > 0;
 }

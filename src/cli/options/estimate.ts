@@ -59,7 +59,7 @@ export const ESTIMATE = defineCommand<EstimateOptions>({
     kvHeads: { ...SIZE, description: 'with --params: key/value heads for GQA (default = heads)' },
     intermediate: { ...SIZE, description: 'with --params: MLP width (default 8·hidden/3 rounded up to 256, SwiGLU)' },
     vocab: { ...SIZE, description: 'with --params: vocabulary size (default 32000)' },
-    seq: { ...SIZE, description: 'sequence length (default: the config\'s maximum)' },
+    seq: { ...SIZE, description: 'sequence length (default: the config\'s maximum); for a traced command, what {seq} becomes (without it and with --gpu, the longest that fits is searched)' },
     batch: { ...SIZE, short: 'b', default: 1, description: 'micro-batch size per GPU' },
     precision: { type: 'string', value: 'P', choices: ['fp32', 'amp-bf16', 'amp-fp16', 'bf16'], default: 'fp32', description: 'fp32; autocast with fp32 master weights (amp-*); or pure bf16' },
     optimizer: { type: 'string', value: 'OPT', choices: ['adamw', 'adam', 'sgd', 'sgd-momentum', 'adafactor', 'adam8bit'], default: 'adamw', description: 'optimizer whose states are counted' },

@@ -9,6 +9,7 @@ import type { EstimateOptions } from '../options/estimate.js';
 import { renderStages, traceStages } from './estimate-trace-stages.js';
 import { allocatorModel, buildTracedReport, renderTraced, type TracedInputs, type TracedReport } from './estimate-traced.js';
 import { printable } from '../../core/text.js';
+import { writeTracedPage } from './estimate-trace-html.js';
 
 // Each probe is a full trace (tens of seconds for a large model); seven settle the usual curves.
 const MAX_PROBES = 7;
@@ -37,6 +38,8 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
   const conf = o.allocConf ?? (ctx.env.PYTORCH_CUDA_ALLOC_CONF || ctx.env.PYTORCH_ALLOC_CONF || null);
   // A bad setting is reported before the (slow) trace, not after it.
   if (conf) parseAllocatorConf(conf);
+  // With --html, each trace is kept for the page (by its command) until the report is written.
+  const traces = new Map<string, StepTrace>();
   const traceOnce = async (argv: string[] | null, checkpoint = false): Promise<TracedReport & { trace: StepTrace }> => {
     const run = await runTracedProgram({
       checkpoint,
@@ -51,6 +54,7 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
       gpuBytes: inputs.budget?.capacityBytes ?? 80 * 1024 ** 3,
     });
     const trace = parseStepTrace(run.traceText);
+    if (o.html !== undefined && !checkpoint) traces.set(JSON.stringify(argv ?? command), trace);
     if (trace.error !== null) {
       throw new GpumemError('CHILD_FAILED', `tracing ${printable((argv ?? command).join(' '))} stopped: ${printable(trace.error)}`, {
         hint: tracedHint(trace),
@@ -90,6 +94,7 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
     if (names.length === 0) throw new GpumemError('USAGE', 'the command has {stage} but --stages names none', { hint: 'e.g. --stages "frozen full"' });
     const budgetBytes = inputs.budget ? Math.floor(inputs.budget.capacityBytes * (1 - inputs.budget.margin)) : null;
     const staged = await traceStages(names, o.batch, budgetBytes, usesBatch, (stage, batch, probe) => traceAndFix(withBatch(batch).map((a) => a.replaceAll('{stage}', stage)), probe), MAX_PROBES);
+    if (o.html !== undefined) writeTracedPage(ctx, o.html, staged.stages.map((st) => ({ title: `stage ${st.name}`, report: st.report })), staged, traces, inputs.workspaceBytes, conf);
     if (o.json) ctx.stdout.write(`${JSON.stringify(staged, null, 2)}\n`);
     else ctx.stdout.write(renderStages(staged, ctx.color));
     return staged.stages.every((st) => st.fits !== false);
@@ -118,6 +123,7 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
   } else {
     report = await traceAndFix(entry === null ? (usesBatch || usesSeq ? withBatch(o.batch) : ctx.args.rest) : null);
   }
+  if (o.html !== undefined) writeTracedPage(ctx, o.html, [{ title: 'traced step', report }], report, traces, inputs.workspaceBytes, conf);
   if (o.json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else ctx.stdout.write(renderTraced(report, ctx.color));
   return report.fit === null || report.fit.fits || (report.batchSearch?.maxBatch ?? 0) > 0 || (report.seqSearch?.maxSeq ?? 0) > 0;

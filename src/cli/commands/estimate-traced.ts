@@ -33,7 +33,7 @@ export interface TracedInputs {
  * PYTORCH_ALLOC_CONF the program would inherit. Unlimited capacity, so the peak it reserves is measured
  * rather than cut off; the budget is compared afterwards.
  */
-export function allocatorModel(confText: string | null, torchVersion: string | null): AllocatorModel {
+export function allocatorModel(confText: string | null, torchVersion: string | null): AllocatorSim {
   const version = torchVersion?.split('+')[0] ?? undefined;
   const settings = confText ? parseAllocatorConf(confText, { version: version ?? null }) : undefined;
   return new AllocatorSim({ ...(settings ? { settings } : {}), ...(version ? { version } : {}) });

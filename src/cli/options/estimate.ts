@@ -38,6 +38,7 @@ export interface EstimateOptions extends JsonOption, SourceOptions {
   traceTimeout: number;
   python: string;
   allocConf: string | undefined;
+  html: string | undefined;
 }
 
 /** Shape sizes feed divisions and products in the activation model, so each is a whole number ≥ 1. */
@@ -86,6 +87,7 @@ export const ESTIMATE = defineCommand<EstimateOptions>({
     traceTimeout: { type: 'number', value: 'S', min: 1, max: 86_400, default: 600, noun: 'a number of seconds', description: 'seconds a traced program may run before it is ended' },
     python: { type: 'string', value: 'PATH', default: 'python3', description: 'with --entry: the Python interpreter to run' },
     allocConf: { type: 'string', value: 'SETTINGS', description: 'with a traced step: caching-allocator settings for the replay (default: PYTORCH_CUDA_ALLOC_CONF)' },
+    html: { type: 'string', value: 'OUT', description: 'with a traced step: also write a self-contained HTML page (memory timeline, categories, modules; no network)' },
     ...JSON_TABLE,
     ...SOURCE_TABLE,
   },

@@ -17,6 +17,7 @@ from ._oom import OomRecorder, enable_history
 from ._probe import is_oom_exception, probe
 from ._stats import all_device_stats, cuda_ready, device_identities
 from ._steps import install as install_steps
+from ._transfers import install as install_transfers
 
 COMPANION_VERSION = "0.1.0"
 # Unchanged statistics are still re-sent this often, so the supervisor can tell "quiet" from "gone".
@@ -96,6 +97,7 @@ class Companion:
         self._guard("fork hook", lambda: os.register_at_fork(after_in_child=self._forked))
         self._guard("exception hook", self._install_excepthook)
         self._guard("step timing", self._install_steps)
+        self._guard("copy timing", self._install_transfers)
         if self.cuda["problem"] is not None:
             # The hello already says why; nothing CUDA-side can be applied or sampled in this process.
             return
@@ -105,6 +107,11 @@ class Companion:
 
     def _install_steps(self):
         self.steps = install_steps(self.torch, self.send)
+
+    def _install_transfers(self):
+        # Apart from step timing, so a failure here costs only the copy and synchronisation figures.
+        if self.steps is not None:
+            install_transfers(self.torch, self.steps)
 
     def _guard(self, what, fn):
         try:

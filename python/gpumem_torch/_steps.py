@@ -28,6 +28,31 @@ def _first_dim(batch):
     return None
 
 
+def _setting(it, name, kind):
+    value = getattr(it, name, None)
+    if kind is bool:
+        return value if isinstance(value, bool) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def loader_settings(it):
+    """The DataLoader settings a torch iterator holds (num_workers, pin_memory as applied, …); None where absent."""
+    return {
+        "numWorkers": _setting(it, "_num_workers", int),
+        "pinMemory": _setting(it, "_pin_memory", bool),
+        "persistentWorkers": _setting(it, "_persistent_workers", bool),
+        "prefetchFactor": _setting(it, "_prefetch_factor", int),
+    }
+
+
+def cpu_count():
+    """Cores this process may run on (its affinity), else the machine's, else None."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count()
+
+
 def asked_batch(environ=os.environ):
     """The batch size `gpumem run --batch` asked for (GPUMEM_BATCH), or None."""
     try:
@@ -51,13 +76,73 @@ class StepRecorder:
         self.sizes = {}
         self.last_end = None
         self.last_sent = clock()
+        self.loader = None
+        # The id, not the iterator: holding it would keep a finished loader's worker processes alive.
+        self.iterator_id = None
+        self.cpus = cpu_count()
+        # Host-to-device copies and synchronising calls: the running step's (pending) and the completed steps'.
+        self.copies = None
+        self.pending_copies = [0, 0, 0.0, 0, 0, 0.0, 0]
+        self.syncs = None
+        self.pending_syncs = {}
+        self.sync_steps = 0
 
-    def fetched(self, started, ended, batch):
+    def copied(self, nbytes, seconds, non_blocking, pinned):
+        """A host-to-device copy of ``nbytes`` took ``seconds`` of the host; blocking unless pinned and non_blocking."""
+        p = self.pending_copies
+        p[0] += 1
+        p[1] += nbytes
+        p[2] += seconds
+        if not (non_blocking and pinned):
+            p[3] += 1
+            p[4] += nbytes
+            p[5] += seconds
+        if not pinned:
+            p[6] += nbytes
+
+    def synced(self, kind, seconds):
+        """A call of ``kind`` (item, cpu, tolist, synchronize) made the host wait ``seconds`` for the GPU."""
+        entry = self.pending_syncs.get(kind)
+        if entry is None:
+            self.pending_syncs[kind] = [1, seconds]
+        else:
+            entry[0] += 1
+            entry[1] += seconds
+
+    def _commit_step(self):
+        """The step that just ended keeps its copies and synchronising calls; the next one starts from zero."""
+        p = self.pending_copies
+        if p[0]:
+            totals = self.copies = self.copies or [0, 0, 0.0, 0, 0, 0.0, 0]
+            for i, v in enumerate(p):
+                totals[i] += v
+            self.pending_copies = [0, 0, 0.0, 0, 0, 0.0, 0]
+        if self.pending_syncs:
+            self.sync_steps += 1
+            totals = self.syncs = self.syncs or {}
+            for kind, (n, s) in self.pending_syncs.items():
+                t = totals.setdefault(kind, [0, 0.0])
+                t[0] += n
+                t[1] += s
+            self.pending_syncs = {}
+
+    def _discard_pending(self):
+        # Before the first batch: model loading and set-up are not part of any step.
+        self.pending_copies = [0, 0, 0.0, 0, 0, 0.0, 0]
+        self.pending_syncs = {}
+
+    def fetched(self, started, ended, batch, iterator=None):
         """One ``__next__`` returned ``batch``: it waited ``ended - started``; the step ran since the last fetch."""
+        if iterator is not None and id(iterator) != self.iterator_id:
+            self.iterator_id = id(iterator)
+            self.loader = loader_settings(iterator)
         if self.last_end is not None:
             self.steps += 1
             self.step_s += started - self.last_end + (ended - started)
             self.wait_s += ended - started
+            self._commit_step()
+        else:
+            self._discard_pending()
         self.last_end = ended
         size = _first_dim(batch)
         if size is not None:
@@ -79,7 +164,20 @@ class StepRecorder:
             "batchMin": min(self.sizes) if self.sizes else None,
             "batchMax": max(self.sizes) if self.sizes else None,
             "batchAsked": self.asked,
+            "loader": self.loader,
+            "cpuCount": self.cpus,
+            "copies": self._copies_message(),
+            "syncs": self._syncs_message(),
         }
+
+    def _copies_message(self):
+        c = self.copies or [0, 0, 0.0, 0, 0, 0.0, 0]
+        return {"count": c[0], "bytes": c[1], "ms": round(c[2] * 1000, 3), "blockingCount": c[3], "blockingBytes": c[4],
+                "blockingMs": round(c[5] * 1000, 3), "pageableBytes": c[6]}
+
+    def _syncs_message(self):
+        kinds = {kind: {"count": n, "ms": round(s * 1000, 3)} for kind, (n, s) in (self.syncs or {}).items()}
+        return {"steps": self.sync_steps, "byKind": kinds}
 
     def flush(self):
         self.last_sent = self.clock()
@@ -97,7 +195,7 @@ def wrap_iterator_class(cls, recorder, clock=time.perf_counter):
         started = clock()
         batch = original(self)
         try:
-            recorder.fetched(started, clock(), batch)
+            recorder.fetched(started, clock(), batch, self)
         except Exception:
             pass
         return batch

@@ -6,7 +6,7 @@ import unittest
 from helpers import PYTHON_DIR
 
 sys.path[:0] = [PYTHON_DIR]
-from gpumem_torch._steps import StepRecorder, _first_dim, asked_batch, wrap_iterator_class  # noqa: E402
+from gpumem_torch._steps import StepRecorder, _first_dim, asked_batch, loader_settings, wrap_iterator_class  # noqa: E402
 
 
 class Clock:
@@ -76,6 +76,32 @@ class StepsTest(unittest.TestCase):
         self.assertEqual(asked_batch({"GPUMEM_BATCH": "64"}), 64)
         self.assertIsNone(asked_batch({"GPUMEM_BATCH": "x"}))
         self.assertIsNone(asked_batch({}))
+
+    def test_loader_settings_of_the_latest_iterator(self):
+        sent = []
+        recorder = StepRecorder(sent.append)
+
+        class It:
+            def __init__(self, workers, pin):
+                self._num_workers, self._pin_memory, self._persistent_workers = workers, pin, False
+                self._prefetch_factor = 2 if workers else None
+
+            def __next__(self):
+                return Shaped(8)
+
+        wrap_iterator_class(It, recorder)
+        first, second = It(2, False), It(6, True)
+        next(first)
+        next(first)
+        recorder.flush()
+        self.assertEqual(sent[-1]["loader"], {"numWorkers": 2, "pinMemory": False, "persistentWorkers": False, "prefetchFactor": 2})
+        next(second)
+        recorder.flush()
+        self.assertEqual(sent[-1]["loader"]["numWorkers"], 6)
+        self.assertIs(sent[-1]["loader"]["pinMemory"], True)
+        # An iterator without torch's attributes says nothing rather than something wrong.
+        self.assertEqual(loader_settings(object()), {"numWorkers": None, "pinMemory": None, "persistentWorkers": None, "prefetchFactor": None})
+        self.assertGreaterEqual(sent[-1]["cpuCount"], 1)
 
 
 if __name__ == "__main__":

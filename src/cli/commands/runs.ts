@@ -1,6 +1,7 @@
 /** `gpumem runs` and `gpumem runs show ID`: the run history (docs/run.md, "History"). */
 import { GpumemError } from '../../core/errors.js';
-import { formatBytes, formatDuration } from '../../core/units.js';
+import { formatBytes, formatDuration, formatPercent } from '../../core/units.js';
+import { describeSteps, type StepSummary } from '../../core/companion/steps.js';
 import { printable } from '../../core/text.js';
 import { getRun, listRuns, type RunRow } from '../../store/index.js';
 import type { CommandHandler } from '../context.js';
@@ -50,19 +51,28 @@ export const run: CommandHandler<RunsOptions> = async (ctx) => {
       return { kind: 'ok' };
     }
     const paint = painter(ctx.color);
-    const header = ['ID', 'STARTED', 'DURATION', 'EXIT', 'RETRIES', 'GPUS', 'PEAK', 'COMMAND'];
+    const header = ['ID', 'STARTED', 'DURATION', 'EXIT', 'RETRIES', 'GPUS', 'PEAK', 'STEP', 'DATA WAIT', 'SAMPLES/S', 'COMMAND'];
     const body = rows.map((r) => [
       String(r.id), new Date(r.startedAtMs).toISOString().replace('T', ' ').slice(0, 19), formatDuration(r.durationMs),
       r.status === 'ok' ? paint('green', exitText(r)) : paint('red', exitText(r)), String(r.retries),
-      r.gpus ? r.gpus.map((g) => g.index).join(',') : 'all', formatBytes(r.peakBytes),
+      r.gpus ? r.gpus.map((g) => g.index).join(',') : 'all', formatBytes(r.peakBytes), ...stepCells(r),
       r.unreadable ? `(unreadable row: ${r.unreadable})` : trimTo(printable((r.stage ? `[${r.stage}] ` : '') + r.argv.join(' ')), 60),
     ]);
-    ctx.stdout.write(`${table([header, ...body], ['right', 'left', 'right', 'left', 'right', 'left', 'right']).join('\n')}\n`);
+    ctx.stdout.write(`${table([header, ...body], ['right', 'left', 'right', 'left', 'right', 'left', 'right', 'right', 'right', 'right']).join('\n')}\n`);
     return { kind: 'ok' };
   } finally {
     db?.close();
   }
 };
+
+/** Step time, data-wait share and samples/s of the run's training loop; '-' where the companion saw no steps. */
+function stepCells(r: RunRow): [string, string, string] {
+  return [
+    r.meanStepMs === null ? '-' : `${r.meanStepMs.toFixed(1)} ms`,
+    r.dataWaitShare === null ? '-' : formatPercent(r.dataWaitShare * 100),
+    r.samplesPerSec === null ? '-' : r.samplesPerSec.toFixed(1),
+  ];
+}
 
 function renderShow(r: RunRow, report: unknown, color: boolean): string {
   const paint = painter(color);
@@ -85,6 +95,8 @@ function renderShow(r: RunRow, report: unknown, color: boolean): string {
     for (const o of a.ooms) lines.push(`    OOM line ${o.line}: ${trimTo(printable(o.text), 120)}`);
     for (const l of a.cleanup.leftovers) lines.push(`    leftover pid ${l.pid} (${formatBytes(l.gpuBytes)}): ${printable(l.outcome)}`);
     for (const h of a.cleanup.heldByNothing ?? []) lines.push(`    GPU ${h.index}: ${formatBytes(h.bytes)} held by no process after the run`);
+    const processes = (a as { plugins?: { companion?: { processes?: Array<{ pid: number; steps?: StepSummary | null }> } } }).plugins?.companion?.processes ?? [];
+    for (const p of processes) if (p.steps && p.steps.steps > 0) lines.push(`    steps of pid ${p.pid}: ${describeSteps(p.steps)}`);
   }
   // Stored reports of this gpumem carry the companion's data under attempts[].plugins.
   lines.push(...renderPytorch((rep?.attempts ?? []) as unknown as Array<Pick<AttemptReport, 'attempt' | 'plugins'>>, paint));

@@ -22,4 +22,4 @@ export {
   type LiveCompanionDevice,
 } from './live.js';
 export { companionReport, COMPANION_REPORT_SCHEMA_VERSION, type CompanionReport } from './report.js';
-export { summariseSteps, inputBoundFinding, batchOverrideFinding, INPUT_BOUND_SHARE, type StepSummary } from './steps.js';
+export { summariseSteps, describeSteps, inputBoundFinding, batchOverrideFinding, INPUT_BOUND_SHARE, type StepSummary, type LoaderSettings } from './steps.js';

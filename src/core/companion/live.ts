@@ -9,6 +9,7 @@
 import { GpumemError } from '../errors.js';
 import type { AllocatorStats } from './messages.js';
 import type { CompanionState } from './state.js';
+import { summariseSteps, validStepSummary, type StepSummary } from './steps.js';
 
 export const LIVE_COMPANION_FORMAT = 'gpumem-companion-live';
 export const LIVE_COMPANION_SCHEMA_VERSION = 1;
@@ -26,6 +27,11 @@ export interface LiveCompanionProcess {
   /** /proc/PID/stat start time (clock ticks since boot) when the supervisor could read it. */
   startTicks: number | null;
   devices: LiveCompanionDevice[];
+  /**
+   * The process's step timing so far (its latest cumulative `steps` message, summarised), or null when its
+   * loop fetched no batch through a DataLoader yet. Absent in files written before step timing existed.
+   */
+  steps?: StepSummary | null;
 }
 
 export interface LiveCompanionDoc {
@@ -39,7 +45,7 @@ export interface LiveCompanionDoc {
 
 /**
  * The document for the current state: every process that still runs (no `bye` yet) with statistics for a
- * GPU whose UUID is known. `startTicks` looks a child's start time up (null when unreadable).
+ * GPU whose UUID is known or with step timing. `startTicks` looks a child's start time up (null when unreadable).
  */
 export function buildLiveCompanionDoc(
   state: CompanionState,
@@ -53,7 +59,8 @@ export function buildLiveCompanionDoc(
     const devices = [...p.devices.values()]
       .filter((d) => d.gpuUuid !== null)
       .map((d) => ({ device: d.device, gpuUuid: d.gpuUuid as string, timeMs: d.latestTimeMs, stats: d.latest }));
-    if (devices.length > 0) processes.push({ pid: p.pid, startTicks: startTicks(p.pid), devices });
+    const steps = p.steps ? summariseSteps(p.steps) : null;
+    if (devices.length > 0 || steps !== null) processes.push({ pid: p.pid, startTicks: startTicks(p.pid), devices, steps });
   }
   return {
     format: LIVE_COMPANION_FORMAT, schemaVersion: LIVE_COMPANION_SCHEMA_VERSION,
@@ -97,7 +104,8 @@ export function parseLiveCompanionDoc(text: string, where: string): LiveCompanio
   }
   for (const [i, p] of o.processes.entries()) {
     const ok = typeof p === 'object' && p !== null && isCount(p.pid) && isCountOrNull(p.startTicks) && Array.isArray(p.devices) &&
-      p.devices.every((d) => typeof d === 'object' && d !== null && isCount(d.device) && typeof d.gpuUuid === 'string' && isCount(d.timeMs) && validStats(d.stats));
+      p.devices.every((d) => typeof d === 'object' && d !== null && isCount(d.device) && typeof d.gpuUuid === 'string' && isCount(d.timeMs) && validStats(d.stats)) &&
+      (p.steps === undefined || p.steps === null || validStepSummary(p.steps));
     if (!ok) fail(`processes[${i}] is malformed`);
   }
   return o as LiveCompanionDoc;

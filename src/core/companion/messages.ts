@@ -144,6 +144,36 @@ export interface StepsMessage extends Base {
   batchMax: number | null;
   /** GPUMEM_BATCH as the child saw it (`gpumem run --batch`), else null. */
   batchAsked: number | null;
+  /** Settings of the DataLoader the latest batch came from; absent from older companions. */
+  loader?: { numWorkers: number | null; pinMemory: boolean | null; persistentWorkers: boolean | null; prefetchFactor: number | null } | null;
+  /** CPU cores the process may run on (its affinity); absent from older companions. */
+  cpuCount?: number | null;
+  /** Host-to-device copies inside the completed steps; absent from older companions or without copy timing. */
+  copies?: CopyTotals | null;
+  /** Synchronising calls inside the completed steps; absent from older companions or without copy timing. */
+  syncs?: SyncTotals | null;
+}
+
+/** Host-to-device copies (`Tensor.to`/`.cuda` from the CPU to a CUDA device), totals over the completed steps. */
+export interface CopyTotals {
+  count: number;
+  bytes: number;
+  /** Host wall time inside the copy calls. */
+  ms: number;
+  /** Copies the host waited for: a pageable (unpinned) source, or `non_blocking` not asked for. */
+  blockingCount: number;
+  blockingBytes: number;
+  blockingMs: number;
+  /** Bytes copied from pageable memory (blocking whatever `non_blocking` said). */
+  pageableBytes: number;
+}
+
+/** Calls that make the host wait for the GPU (`.item()`, `.cpu()`, `.tolist()`, `torch.cuda.synchronize()`). */
+export interface SyncTotals {
+  /** Completed steps with at least one such call. */
+  steps: number;
+  /** Per kind ("item", "cpu", "tolist", "synchronize"): calls and host ms spent in them. */
+  byKind: Record<string, { count: number; ms: number }>;
 }
 
 export interface ByeMessage extends Base {

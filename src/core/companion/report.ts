@@ -8,7 +8,7 @@ import type { OomMessage } from './messages.js';
 import type { AllocatorAtOom } from './oom-event.js';
 import type { GpuSplit, MemorySplit } from './split.js';
 import type { CompanionState } from './state.js';
-import { batchOverrideFinding, inputBoundFinding, summariseSteps, type StepSummary } from './steps.js';
+import { stepFindings, summariseSteps, type StepSummary } from './steps.js';
 import type { RunFinding } from '../run/utilization.js';
 import type { PytorchGpuSummary } from './summary.js';
 
@@ -96,8 +96,7 @@ export function companionReport(
     })),
     findings: processes.flatMap((p) => {
       if (!p.steps) return [];
-      const s = summariseSteps(p.steps);
-      return [inputBoundFinding(p.pid, s), batchOverrideFinding(p.pid, s)].filter((f): f is RunFinding => f !== null);
+      return stepFindings(p.pid, summariseSteps(p.steps));
     }),
     lastSplit,
     gpus,

@@ -6,8 +6,22 @@
 import type { RunFinding } from '../run/utilization.js';
 import { formatPercent } from '../units.js';
 import type { StepsMessage } from './messages.js';
+import { blockingCopyFinding, summariseCopies, summariseSyncs, syncCallsFinding, type CopySummary, type SyncSummary } from './transfers.js';
 
-/** What the run report keeps per process (`plugins.companion.processes[].steps`, docs/companion.md). */
+/** The DataLoader the loop fetched its latest batch from, as its iterator saw it (null figures: torch did not say). */
+export interface LoaderSettings {
+  numWorkers: number | null;
+  pinMemory: boolean | null;
+  persistentWorkers: boolean | null;
+  prefetchFactor: number | null;
+}
+
+/**
+ * Step timing of one process, summarised: what the run report keeps per process
+ * (`plugins.companion.processes[].steps`), what the live companion file publishes for `gpumem doctor`,
+ * `diagnose`, `watch` and `serve`, and what the history keeps per run. Stable: fields are only ever added,
+ * as nullable or optional ones (docs/companion.md, "Step timing").
+ */
 export interface StepSummary {
   steps: number;
   meanStepMs: number | null;
@@ -20,6 +34,14 @@ export interface StepSummary {
   batchMin: number | null;
   batchMax: number | null;
   batchAsked: number | null;
+  /** The DataLoader's settings (num_workers, pin_memory, …); null from companions that do not send them. */
+  loader?: LoaderSettings | null;
+  /** CPU cores the process may run on; null when unknown. */
+  cpuCount?: number | null;
+  /** Host-to-device copies per step; null without copy timing (older companions). */
+  copies?: CopySummary | null;
+  /** Synchronising calls per step; null without copy timing (older companions). */
+  syncs?: SyncSummary | null;
 }
 
 /** At or above this share of step time spent waiting for data, the run is input-bound. */
@@ -38,7 +60,80 @@ export function summariseSteps(m: StepsMessage): StepSummary {
     // Samples of the completed steps only: the first fetch starts the clock, its batch is in no step.
     samplesPerSec: has && m.batchSeen !== null ? ((m.samples * m.steps) / (m.steps + 1)) / (m.stepMs / 1000) : null,
     batchSeen: m.batchSeen, batchMin: m.batchMin, batchMax: m.batchMax, batchAsked: m.batchAsked,
+    loader: m.loader ?? null, cpuCount: m.cpuCount ?? null, copies: summariseCopies(m), syncs: summariseSyncs(m),
   };
+}
+
+const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isNumberOrNull = (v: unknown): boolean => v === null || (typeof v === 'number' && Number.isFinite(v) && v >= 0);
+const isBoolOrNull = (v: unknown): boolean => v === null || typeof v === 'boolean';
+
+function validLoader(v: unknown): boolean {
+  if (v === undefined || v === null) return true;
+  if (typeof v !== 'object') return false;
+  const o = v as Record<string, unknown>;
+  return isNumberOrNull(o.numWorkers) && isBoolOrNull(o.pinMemory) && isBoolOrNull(o.persistentWorkers) && isNumberOrNull(o.prefetchFactor);
+}
+
+const COPY_FIGURES = ['countPerStep', 'bytesPerStep', 'msPerStep', 'blockingBytesPerStep', 'blockingMsPerStep', 'pageableBytesPerStep'];
+
+function validFigures(v: unknown, keys: readonly string[]): boolean {
+  if (v === undefined || v === null) return true;
+  return typeof v === 'object' && keys.every((k) => typeof (v as Record<string, unknown>)[k] === 'number' && isNumberOrNull((v as Record<string, unknown>)[k]));
+}
+
+function validSyncs(v: unknown): boolean {
+  if (v === undefined || v === null) return true;
+  if (!validFigures(v, ['stepShare', 'callsPerStep', 'msPerStep'])) return false;
+  const kinds = (v as { byKind?: unknown }).byKind;
+  return typeof kinds === 'object' && kinds !== null && Object.values(kinds).every((n) => typeof n === 'number' && isNumberOrNull(n));
+}
+
+/** Whether `v` has the shape of a StepSummary (read back from a file another gpumem wrote). */
+export function validStepSummary(v: unknown): v is StepSummary {
+  if (typeof v !== 'object' || v === null) return false;
+  const o = v as Record<string, unknown>;
+  const figures = ['meanStepMs', 'meanDataWaitMs', 'dataWaitShare', 'samplesPerSec', 'batchSeen', 'batchMin', 'batchMax', 'batchAsked'];
+  return isCount(o.steps) && figures.every((k) => isNumberOrNull(o[k])) && validLoader(o.loader) &&
+    (o.cpuCount === undefined || isNumberOrNull(o.cpuCount)) && validFigures(o.copies, COPY_FIGURES) && validSyncs(o.syncs);
+}
+
+/** "num_workers 2 on 16 cores, pin_memory off": what the loop's DataLoader is set to, or '' when unknown. */
+function loaderWords(s: StepSummary): string {
+  const l = s.loader;
+  if (!l) return '';
+  const parts: string[] = [];
+  if (l.numWorkers !== null) parts.push(`num_workers ${l.numWorkers}${s.cpuCount ? ` on ${s.cpuCount} cores` : ''}`);
+  if (l.pinMemory !== null) parts.push(`pin_memory ${l.pinMemory ? 'on' : 'off'}`);
+  if (l.persistentWorkers !== null && l.numWorkers) parts.push(`persistent_workers ${l.persistentWorkers ? 'on' : 'off'}`);
+  if (l.prefetchFactor !== null && l.numWorkers) parts.push(`prefetch_factor ${l.prefetchFactor}`);
+  return parts.join(', ');
+}
+
+/** The input-bound fix, concrete where the DataLoader's settings are known. */
+function inputBoundFix(s: StepSummary): string {
+  const l = s.loader;
+  const steps: string[] = [];
+  const workers = l?.numWorkers ?? null;
+  if (workers !== null && s.cpuCount && workers + 1 < s.cpuCount) {
+    steps.push(`raise DataLoader num_workers from ${workers} (up to ${s.cpuCount - 1}, the free cores)`);
+  } else if (workers !== null && s.cpuCount) {
+    // More workers than cores only adds switching: the work per sample has to shrink instead.
+    steps.push(`the ${workers} workers already use all ${s.cpuCount} cores: make loading cheaper`);
+  } else steps.push('raise DataLoader num_workers (up to the free cores)');
+  if (l?.pinMemory !== true) steps.push('pin_memory=True');
+  if (l?.persistentWorkers !== true) steps.push('persistent_workers=True');
+  steps.push('a larger prefetch_factor');
+  return `${steps.join(', ')}, and move decoding and augmentation out of __getitem__ or onto the GPU`;
+}
+
+/** "20 steps of 40.0 ms, 62% waiting for data, 2400.0 samples/s, batch 96 (asked 128)": the step figures in words. */
+export function describeSteps(s: StepSummary): string {
+  const parts = [`${s.steps} steps of ${(s.meanStepMs ?? 0).toFixed(1)} ms`];
+  if (s.dataWaitShare !== null) parts.push(`${formatPercent(s.dataWaitShare * 100)} waiting for data`);
+  if (s.samplesPerSec !== null) parts.push(`${s.samplesPerSec.toFixed(1)} samples/s`);
+  if (s.batchSeen !== null) parts.push(`batch ${s.batchSeen}${s.batchAsked !== null ? ` (asked ${s.batchAsked})` : ''}`);
+  return parts.join(', ');
 }
 
 /** Input-bound: the loop waited for data at least INPUT_BOUND_SHARE of step time over at least MIN_STEPS steps. */
@@ -48,10 +143,13 @@ export function inputBoundFinding(pid: number, s: StepSummary): RunFinding | nul
     id: 'input-bound',
     gpuIndex: null,
     title: `pid ${pid} is input-bound: the loop waited for data ${formatPercent(s.dataWaitShare * 100)} of step time ` +
-      `(${(s.meanDataWaitMs ?? 0).toFixed(1)} ms of ${(s.meanStepMs ?? 0).toFixed(1)} ms per step over ${s.steps} steps)`,
-    fix: 'raise DataLoader num_workers (up to the free cores), pin_memory=True, persistent_workers=True, a larger prefetch_factor, ' +
-      'and move decoding and augmentation out of __getitem__ or onto the GPU',
-    details: { pid, steps: s.steps, dataWaitShare: s.dataWaitShare, meanStepMs: s.meanStepMs, meanDataWaitMs: s.meanDataWaitMs },
+      `(${(s.meanDataWaitMs ?? 0).toFixed(1)} ms of ${(s.meanStepMs ?? 0).toFixed(1)} ms per step over ${s.steps} steps)` +
+      (loaderWords(s) ? `; ${loaderWords(s)}` : ''),
+    fix: inputBoundFix(s),
+    details: {
+      pid, steps: s.steps, dataWaitShare: s.dataWaitShare, meanStepMs: s.meanStepMs, meanDataWaitMs: s.meanDataWaitMs,
+      numWorkers: s.loader?.numWorkers ?? null, cpuCount: s.cpuCount ?? null,
+    },
   };
 }
 
@@ -65,4 +163,12 @@ export function batchOverrideFinding(pid: number, s: StepSummary): RunFinding | 
     fix: 'the program sets its own batch size: read it from {batch} or the GPUMEM_BATCH variable instead of a fixed value or a config default',
     details: { pid, batchAsked: s.batchAsked, batchSeen: s.batchSeen, batchMin: s.batchMin, batchMax: s.batchMax },
   };
+}
+
+/** Every finding the step timing of one process supports, in the order reports list them. */
+export function stepFindings(pid: number, s: StepSummary): RunFinding[] {
+  return [
+    inputBoundFinding(pid, s), batchOverrideFinding(pid, s), blockingCopyFinding(pid, s.steps, s.copies, MIN_STEPS),
+    syncCallsFinding(pid, s.steps, s.syncs, MIN_STEPS),
+  ].filter((f): f is RunFinding => f !== null);
 }

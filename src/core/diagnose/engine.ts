@@ -69,6 +69,7 @@ export function buildContext(input: DiagnoseInput): RuleContext {
     pidNamespace: input.pidNamespace,
     ancestors: input.ancestors,
     windowMs: latest.timeMs - first.timeMs,
+    companion: input.companion ?? {},
   };
 }
 

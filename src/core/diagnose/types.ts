@@ -164,6 +164,8 @@ export interface RuleContext {
   ancestors: DiagnoseInput['ancestors'];
   /** Span of the window, first to last sample. 0 for a single sample. */
   windowMs: number;
+  /** The live companion's processes (DiagnoseInput.companion), empty when none is known. */
+  companion: Readonly<Record<number, LiveCompanionProcess>>;
 }
 
 /** A rule: pure, one file each, returns zero or more findings. */

@@ -13,7 +13,7 @@ export type HistoryAttempt = Pick<AttemptReport, 'attempt' | 'argv' | 'batch' | 
   peaks: Array<Pick<GpuPeak, 'index' | 'uuid' | 'peakBytes' | 'atMs' | 'chosen'>>;
   cleanup: { leftovers: Array<Pick<ProcessOutcome, 'pid' | 'cmdline' | 'gpuBytes' | 'outcome' | 'detail'>> };
   /** Run plugins' data; the companion's per-GPU PyTorch summary is also stored as pytorch_peaks rows. */
-  plugins?: { companion?: Pick<CompanionReport, 'gpus'> };
+  plugins?: { companion?: Pick<CompanionReport, 'gpus'> & { processes?: Array<Pick<CompanionReport['processes'][number], 'pid' | 'steps'>> } };
 };
 
 /** The parts of a run's report the history keeps (a supervise RunReport fits). */
@@ -43,6 +43,13 @@ export interface RunRow {
   retries: number;
   /** Peak bytes of the tree, summed over GPUs, max over attempts. */
   peakBytes: number | null;
+  /**
+   * Step timing of the last attempt's busiest loop (the process with the most steps), from the companion:
+   * mean step in ms, the share of it spent waiting for data (0..1), samples per second. Null without step timing.
+   */
+  meanStepMs: number | null;
+  dataWaitShare: number | null;
+  samplesPerSec: number | null;
   /** Set when the stored row is damaged (a field that is not what this gpumem wrote): what could not be read. */
   unreadable?: string;
 }
@@ -75,7 +82,11 @@ export function completeRun(db: Db, id: number, report: HistoryReport): void {
     const oom = db.prepare('INSERT INTO oom_events (run_id, attempt, line, text, event_json) VALUES (?, ?, ?, ?, ?)');
     const left = db.prepare('INSERT INTO leftovers (run_id, attempt, pid, cmdline, gpu_bytes, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?)');
     const torch = db.prepare('INSERT INTO pytorch_peaks (run_id, attempt, gpu_index, gpu_uuid, tree_bytes, allocated_bytes, reserved_bytes, non_pytorch_bytes, peak_allocated_bytes, peak_reserved_bytes, num_alloc_retries, num_ooms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    const steps = db.prepare('INSERT INTO step_timing (run_id, attempt, pid, steps, mean_step_ms, data_wait_share, samples_per_sec, batch_seen, batch_asked) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
     for (const a of report.attempts) {
+      for (const { pid, steps: s } of a.plugins?.companion?.processes ?? []) {
+        if (s && s.steps > 0) steps.run(id, a.attempt, pid, s.steps, s.meanStepMs, s.dataWaitShare, s.samplesPerSec, s.batchSeen, s.batchAsked);
+      }
       att.run(id, a.attempt, JSON.stringify(a.argv), a.batch?.batch ?? null, a.batch?.accum ?? null, a.durationMs, a.exit.code, a.exit.signal);
       for (const p of a.peaks) peak.run(id, a.attempt, p.index, p.uuid, p.peakBytes, p.atMs, p.chosen ? 1 : 0);
       for (const t of a.timeline) for (const [uuid, bytes] of Object.entries(t.bytes)) sample.run(id, a.attempt, t.tMs, uuid, bytes);
@@ -91,14 +102,19 @@ export function completeRun(db: Db, id: number, report: HistoryReport): void {
 interface RawRun {
   id: number; pipeline_id: number | null; stage: string | null; argv_json: string; cwd: string; gpus_json: string | null;
   started_at_ms: number; duration_ms: number | null; status: string; exit_code: number | null; exit_signal: string | null;
-  retries: number; peak_bytes: number | null;
+  retries: number; peak_bytes: number | null; mean_step_ms: number | null; data_wait_share: number | null; samples_per_sec: number | null;
 }
 
-const SELECT_RUN = `SELECT r.*, (SELECT MAX(s) FROM (SELECT SUM(peak_bytes) AS s FROM peaks WHERE run_id = r.id GROUP BY attempt)) AS peak_bytes FROM runs r`;
+// The step figures of the last attempt's process with the most steps: the training loop, not an evaluation helper.
+const BUSIEST_LOOP = 'FROM step_timing WHERE run_id = r.id ORDER BY attempt DESC, steps DESC LIMIT 1';
+const SELECT_RUN = `SELECT r.*, (SELECT MAX(s) FROM (SELECT SUM(peak_bytes) AS s FROM peaks WHERE run_id = r.id GROUP BY attempt)) AS peak_bytes,
+  (SELECT mean_step_ms ${BUSIEST_LOOP}) AS mean_step_ms, (SELECT data_wait_share ${BUSIEST_LOOP}) AS data_wait_share,
+  (SELECT samples_per_sec ${BUSIEST_LOOP}) AS samples_per_sec FROM runs r`;
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
 const intOrNull = (v: unknown): number | null => (isInt(v) ? v : null);
 const textOrNull = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const figureOrNull = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
 
 function parseField<T>(text: unknown, name: string, ok: (v: unknown) => v is T, problems: string[]): T | null {
   if (text === null) return null;
@@ -133,6 +149,7 @@ function toRow(r: RawRun): RunRow {
     gpus, startedAtMs: isInt(r.started_at_ms) && Math.abs(r.started_at_ms) <= 8.64e15 ? r.started_at_ms : 0, durationMs: intOrNull(r.duration_ms),
     status: textOrNull(r.status) ?? 'unreadable', exitCode: intOrNull(r.exit_code), exitSignal: textOrNull(r.exit_signal), retries: intOrNull(r.retries) ?? 0,
     peakBytes: intOrNull(r.peak_bytes),
+    meanStepMs: figureOrNull(r.mean_step_ms), dataWaitShare: figureOrNull(r.data_wait_share), samplesPerSec: figureOrNull(r.samples_per_sec),
   };
   if (problems.length > 0) row.unreadable = `damaged field${problems.length > 1 ? 's' : ''} ${problems.join(', ')}`;
   return row;

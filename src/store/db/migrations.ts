@@ -76,6 +76,14 @@ const MIGRATIONS: readonly string[] = [
     peak_allocated_bytes INTEGER, peak_reserved_bytes INTEGER, num_alloc_retries INTEGER, num_ooms INTEGER
   );
   `,
+  // 3: the companion's step timing per process, so runs can be compared on step time, data wait and samples/s.
+  `
+  CREATE TABLE step_timing (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    attempt INTEGER NOT NULL, pid INTEGER NOT NULL, steps INTEGER NOT NULL,
+    mean_step_ms REAL, data_wait_share REAL, samples_per_sec REAL, batch_seen INTEGER, batch_asked INTEGER
+  );
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -27,7 +27,15 @@ const message = fc.oneof(
   fc.tuple(fc.double({ min: 0, max: 1e9, noNaN: true }), fc.double({ min: 0, max: 1e9, noNaN: true })).chain(([a, b]) => fc.record({
     ...base, type: fc.constant('steps'), steps: count, dataWaitMs: fc.constant(Math.min(a, b)), stepMs: fc.constant(Math.max(a, b)), samples: count,
     batchSeen: countOrNull, batchMin: countOrNull, batchMax: countOrNull, batchAsked: countOrNull,
-  })),
+    loader: fc.option(fc.record({ numWorkers: countOrNull, pinMemory: fc.option(fc.boolean(), { nil: null }),
+      persistentWorkers: fc.option(fc.boolean(), { nil: null }), prefetchFactor: countOrNull }), { nil: null }),
+    cpuCount: countOrNull,
+    copies: fc.option(fc.tuple(count, count, count).map(([a, b, c]) => {
+      const [blockingBytes, pageableBytes, bytes] = [Math.min(a, c), Math.min(b, c), Math.max(a, b, c)];
+      return { count: 3, bytes, ms: 1.5, blockingCount: 2, blockingBytes, blockingMs: 1, pageableBytes };
+    }), { nil: null }),
+    syncs: fc.option(fc.record({ steps: count, byKind: fc.dictionary(fc.constantFrom('item', 'cpu', 'tolist', 'synchronize'), fc.record({ count, ms: fc.double({ min: 0, max: 1e6, noNaN: true }) })) }), { nil: null }),
+  }, { requiredKeys: ['schemaVersion', 'pid', 'timeMs', 'type', 'steps', 'dataWaitMs', 'stepMs', 'samples', 'batchSeen', 'batchMin', 'batchMax', 'batchAsked'] })),
 );
 
 describe('parseCompanionLine', () => {
@@ -64,6 +72,10 @@ describe('parseCompanionLine', () => {
     expect(() => parseCompanionLine(JSON.stringify(steps))).toThrow(/dataWaitMs: is longer than stepMs/);
     expect(() => parseCompanionLine(JSON.stringify({ ...steps, dataWaitMs: -1 }))).toThrow(/dataWaitMs: expected a non-negative number/);
     expect(parseCompanionLine(JSON.stringify({ ...steps, dataWaitMs: 1.5 }))).toEqual({ ...steps, dataWaitMs: 1.5 });
+    const copies = { count: 2, bytes: 100, ms: 1, blockingCount: 1, blockingBytes: 101, blockingMs: 0.5, pageableBytes: 0 };
+    expect(() => parseCompanionLine(JSON.stringify({ ...steps, dataWaitMs: 1, copies }))).toThrow(/copies: blocking or pageable figures exceed the totals/);
+    const syncs = JSON.parse('{"steps": 1, "byKind": {"__proto__": {"count": 1, "ms": 1}}}') as unknown;
+    expect(() => parseCompanionLine(JSON.stringify({ ...steps, dataWaitMs: 1, syncs }))).toThrow(/syncs.byKind: unexpected kind "__proto__"/);
   });
 
   it('names the bad field', () => {

@@ -2,11 +2,13 @@
 import os
 import re
 import sys
+import time
 import types
 
 from _fake_core import Fake, _parse_device
 
 ELEMENT_BYTES = 4  # float32
+COPY_MS_PER_MIB = float(os.environ.get("FAKE_TORCH_COPY_MS_PER_MIB", "0"))
 
 
 class device:
@@ -49,18 +51,41 @@ def make_tensor_class(fake):
         def detach(self):
             return self
 
-        def to(self, target):
+        pinned = False
+
+        def _move(self, target, non_blocking=False):
+            # Like torch's C methods: .cpu() and .cuda() do not go through the Python-level .to().
             index = _parse_device(fake, target)
             if index == self.dev_index:
                 return self
+            if self.dev_index is None and not (self.pinned and non_blocking):
+                # A copy the host waits for takes FAKE_TORCH_COPY_MS_PER_MIB (default 0): the test's known phase.
+                time.sleep(COPY_MS_PER_MIB * self.nbytes / (1 << 20) / 1000)
             numel = self.nbytes // ELEMENT_BYTES
             return Tensor(numel, index, self.shape)
 
-        def cpu(self):
-            return self.to("cpu")
+        def to(self, target, *args, non_blocking=False, **kwargs):
+            return self._move(target, non_blocking)
 
-        def cuda(self, index=0):
-            return self.to("cuda:%d" % index)
+        def cpu(self):
+            return self._move("cpu")
+
+        def cuda(self, index=0, non_blocking=False):
+            return self._move("cuda:%d" % (index or 0), non_blocking)
+
+        def is_pinned(self):
+            return self.pinned
+
+        def pin_memory(self):
+            out = Tensor(self.nbytes // ELEMENT_BYTES, None, self.shape)
+            out.pinned = True
+            return out
+
+        def item(self):
+            return 0.0
+
+        def tolist(self):
+            return [0.0] * self.shape[0]
 
         def __len__(self):
             return self.shape[0]
@@ -108,8 +133,13 @@ def make_data():
     utils, data, dataloader = (types.ModuleType(n) for n in ("torch.utils", "torch.utils.data", "torch.utils.data.dataloader"))
 
     class _BaseDataLoaderIter:
-        def __init__(self, source):
-            self._it = iter(source)
+        def __init__(self, loader):
+            self._it = iter(loader.source)
+            # The attributes torch's iterator keeps (2.x names); the companion reads them.
+            self._num_workers = loader.num_workers
+            self._pin_memory = loader.pin_memory
+            self._persistent_workers = loader.persistent_workers
+            self._prefetch_factor = loader.prefetch_factor
 
         def __iter__(self):
             return self
@@ -118,11 +148,13 @@ def make_data():
             return next(self._it)
 
     class DataLoader:
-        def __init__(self, source, **options):
+        def __init__(self, source, batch_size=1, num_workers=0, pin_memory=False, persistent_workers=False, prefetch_factor=None, **options):
             self.source = source
+            self.num_workers, self.pin_memory, self.persistent_workers = num_workers, pin_memory, persistent_workers
+            self.prefetch_factor = prefetch_factor if prefetch_factor is not None or num_workers == 0 else 2
 
         def __iter__(self):
-            return _BaseDataLoaderIter(self.source)
+            return _BaseDataLoaderIter(self)
 
     dataloader._BaseDataLoaderIter = _BaseDataLoaderIter
     dataloader.DataLoader = DataLoader
@@ -181,6 +213,7 @@ def install(torch, version, features):
     cuda.max_memory_allocated = lambda device=None: fake.stats(idx(device)).get("allocated_bytes.all.peak", 0)
     cuda.empty_cache = fake.empty_cache
     cuda.ipc_collect = lambda: None
+    cuda.synchronize = lambda device=None: None
 
     def reset_peak_memory_stats(device=None):
         dev = fake.devices[idx(device)]

@@ -3,47 +3,23 @@
  * torch (test/python), allocates, has its memory shown by the fake NVML driver and OOMs. The report's
  * per-GPU split must equal the fake torch's memory_stats and the NVML figure exactly.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers/claims.js';
-import { startPump } from '../helpers/pump.js';
+import { companionSetup, gpumem, PY } from '../helpers/companion-e2e.js';
 import { MiB } from '../../../src/core/units.js';
-import { BIN } from '../../helpers/cli.js';
 
-const PY = resolve(__dirname, '../../python');
 const SCRIPT = join(PY, 'scripts', 'supervised_train.py');
 const UUID0 = 'GPU-00000000-0000-4000-8000-000000000000';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => cleanups.splice(0).forEach((f) => f()));
 
-interface Result { code: number | null; stdout: string; stderr: string }
-
-export function gpumem(args: string[], env: Record<string, string>, onStart?: (out: () => string) => void): Promise<Result> {
-  const child = spawn(process.execPath, [BIN, ...args], { env });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  onStart?.(() => stdout + stderr);
-  return new Promise((r) => child.on('close', (code) => r({ code, stdout, stderr })));
-}
-
 /** The environment gpumem runs with: fake NVML, claims folder, fake torch on PYTHONPATH, private XDG folders. */
-export function setup(): { dir: string; env: Record<string, string> } {
-  const tmp = tempDir('gpumem-companion-e2e-');
-  const pump = startPump(tmp.dir, 2);
-  cleanups.push(() => pump.stop(), tmp.remove);
-  const env = {
-    PATH: process.env.PATH ?? '', HOME: tmp.dir, XDG_DATA_HOME: join(tmp.dir, 'data'), XDG_RUNTIME_DIR: join(tmp.dir, 'runtime'),
-    PYTHONPATH: join(PY, 'fake_torch_versions', 'v2_11'), PYTHONDONTWRITEBYTECODE: '1', ...pump.env,
-  };
-  return { dir: tmp.dir, env };
-}
+const setup = (): { dir: string; env: Record<string, string> } => companionSetup(cleanups);
 
-export function truths(stdout: string): Record<string, Record<string, number>> {
+function truths(stdout: string): Record<string, Record<string, number>> {
   const out: Record<string, Record<string, number>> = {};
   for (const line of stdout.split('\n')) {
     if (!line.startsWith('truth ')) continue;

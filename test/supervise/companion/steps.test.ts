@@ -10,6 +10,7 @@ import { BIN } from '../../helpers/cli.js';
 import { requireTestPython } from '../../setup/python-venv.js';
 import { tempDir } from '../helpers/claims.js';
 import { startPump } from '../helpers/pump.js';
+import { dataLoaderLoop } from '../helpers/companion-e2e.js';
 
 const ROOT = resolve(__dirname, '../../..');
 const FAKE_TORCH = join(ROOT, 'test', 'python', 'fake_torch_versions', 'v2_11');
@@ -19,21 +20,6 @@ afterEach(() => cleanups.splice(0).forEach((f) => f()));
 
 interface Steps { steps: number; meanStepMs: number; dataWaitShare: number; samplesPerSec: number; batchSeen: number; batchAsked: number | null }
 interface Report { attempts: Array<{ findings: Array<{ id: string; title: string; fix: string }>; plugins: { companion: { processes: Array<{ steps: Steps | null }> } } }> }
-
-/** A training loop: `waitMs` inside the DataLoader per batch of `size`, then `computeMs` of step. */
-function script(waitMs: number, computeMs: number, size: number): string {
-  return [
-    'import time, torch',
-    'class Batch:',
-    `    shape = (${size}, 3)`,
-    'def batches():',
-    '    for _ in range(21):',
-    `        time.sleep(${waitMs / 1000})`,
-    '        yield (Batch(), None)',
-    'for x, y in torch.utils.data.DataLoader(batches(), batch_size=128):',
-    `    time.sleep(${computeMs / 1000})`,
-  ].join('\n');
-}
 
 function run(code: string, batch: number | null, python = 'python3'): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const tmp = tempDir('gpumem-steps-');
@@ -54,7 +40,7 @@ function run(code: string, batch: number | null, python = 'python3'): Promise<{ 
 
 describe('step timing under gpumem run (fake torch)', () => {
   it('30 ms data wait in 40 ms steps of 96 asked 128: input-bound and batch override, with the measured figures', async () => {
-    const r = await run(script(30, 10, 96), 128);
+    const r = await run(dataLoaderLoop(30, 10, 96), 128);
     expect(r.code, r.stderr).toBe(0);
     const attempt = (JSON.parse(r.stdout) as Report).attempts[0];
     const s = attempt?.plugins.companion.processes[0]?.steps as Steps;
@@ -73,7 +59,7 @@ describe('step timing under gpumem run (fake torch)', () => {
   }, 40_000);
 
   it('2 ms data wait in 40 ms steps of the size asked: no step finding', async () => {
-    const r = await run(script(2, 38, 128), 128);
+    const r = await run(dataLoaderLoop(2, 38, 128), 128);
     expect(r.code, r.stderr).toBe(0);
     const attempt = (JSON.parse(r.stdout) as Report).attempts[0];
     const s = attempt?.plugins.companion.processes[0]?.steps as Steps;

@@ -12,6 +12,7 @@ import { orphans } from './orphans.js';
 import { otherUsers } from './other-users.js';
 import { pytorchCache } from './pytorch-cache.js';
 import { stalePids } from './stale-pids.js';
+import { batchOverride, blockingCopy, inputBound, syncCalls } from './step-timing.js';
 import { stoppedProcesses } from './stopped.js';
 import { unattributed } from './unattributed.js';
 import { workerCuda } from './worker-cuda.js';
@@ -33,6 +34,10 @@ export const RULES: readonly Rule[] = [
   deviceOrder,
   unattributed,
   lowUtilization,
+  inputBound,
+  batchOverride,
+  blockingCopy,
+  syncCalls,
   pytorchCache,
   hiddenProcesses,
   allocConf,

@@ -29,7 +29,7 @@ def install():
     def excepthook(kind, value, tb):
         if not _session["done"]:
             where = _innermost_user_frame(tb)
-            _finish_error("%s: %s%s" % (kind.__name__, _one_line(value), " (at %s)" % where if where else ""))
+            _finish_error("%s%s" % (_describe(kind, value), " (at %s)" % where if where else ""))
         previous(kind, value, tb)
 
     sys.excepthook = excepthook
@@ -83,6 +83,15 @@ def _at_exit():
         _finish_error("the program ended before its first training step (no optimizer.step() was called)")
     else:
         _finish_error("the program ended after %d of %d training steps" % (t.state.step, t.state.steps))
+
+
+def _describe(kind, value):
+    if kind.__name__ == "GuardOnDataDependentSymNode":
+        # A branch or int() on the size nonzero/x[mask]/unique produced: fake tensors have no values to decide it.
+        expr = getattr(value, "cond", None)
+        return ("data-dependent control flow: the program branches on, or takes a number from, a size that "
+                "depends on tensor values%s, which fake tensors do not have" % (" (%s)" % expr if expr is not None else ""))
+    return "%s: %s" % (kind.__name__, _one_line(value))
 
 
 def _one_line(value):

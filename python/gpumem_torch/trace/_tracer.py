@@ -34,6 +34,7 @@ class Tracer:
             from ._checkpoint import apply_checkpointing
             self.state.on_new_root = lambda module: apply_checkpointing(module, self.writer.note)
         self.fake = FakeTensorMode(allow_non_fake_inputs=True)
+        self.recorder.fake = self.fake
         self._allow_module_moves()
         self.stack.enter_context(self.fake)
         self.stack.enter_context(self.recorder)

@@ -18,6 +18,9 @@ function tracedHint(trace: StepTrace): string {
   if (/^ModuleNotFoundError|^ImportError/.test(trace.error ?? '')) {
     return 'install the missing package into the Python environment that runs the script (or run gpumem with that environment\'s python)';
   }
+  if (/^data-dependent control flow/.test(trace.error ?? '')) {
+    return 'sizes that depend on values are traced at their largest; make that branch independent of the data, or trace a step function without it (--entry)';
+  }
   if (trace.stepsDone > 0) return `traced ${trace.stepsDone} step(s); lower --steps or check the script`;
   return 'the tracer needs one full training step (forward, backward, optimizer.step()) run by this command';
 }

@@ -22,6 +22,7 @@ export interface Traced {
   segmentCount: number | null;
   fit: { fits: boolean; budgetBytes: number } | null;
   command: string[];
+  notes: string[];
   batchSearch: null | { maxBatch: number; exact: boolean; probes: Array<{ batch: number; deviceBytes: number; fits: boolean }> };
   seqSearch: null | { maxSeq: number; exact: boolean; multiple: number; batch: number; bytesPerToken: number | null; probes: Array<{ seq: number; deviceBytes: number; fits: boolean }> };
 }

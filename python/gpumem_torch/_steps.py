@@ -28,6 +28,27 @@ def _first_dim(batch):
     return None
 
 
+_TOKEN_DTYPES = frozenset(("torch.int64", "torch.int32", "torch.int16"))
+
+
+def _tokens(batch):
+    """Token ids in the batch: the elements of a 2-D integer tensor (``input_ids`` of a dict, else the batch's
+    first tensor), padding included; None when the batch shows none."""
+    if isinstance(batch, dict):
+        t = batch.get("input_ids")
+    else:
+        t = batch
+        for _ in range(3):
+            if isinstance(t, (list, tuple)) and t:
+                t = t[0]
+            else:
+                break
+    shape = getattr(t, "shape", None)
+    if shape is None or len(shape) != 2 or str(getattr(t, "dtype", "")) not in _TOKEN_DTYPES:
+        return None
+    return int(shape[0]) * int(shape[1])
+
+
 def _setting(it, name, kind):
     value = getattr(it, name, None)
     if kind is bool:
@@ -73,6 +94,7 @@ class StepRecorder:
         self.wait_s = 0.0
         self.step_s = 0.0
         self.samples = 0
+        self.tokens = None
         self.sizes = {}
         self.last_end = None
         self.last_sent = clock()
@@ -144,6 +166,9 @@ class StepRecorder:
         else:
             self._discard_pending()
         self.last_end = ended
+        tokens = _tokens(batch)
+        if tokens is not None:
+            self.tokens = (self.tokens or 0) + tokens
         size = _first_dim(batch)
         if size is not None:
             self.samples += size
@@ -160,6 +185,7 @@ class StepRecorder:
             "dataWaitMs": round(self.wait_s * 1000, 3),
             "stepMs": round(self.step_s * 1000, 3),
             "samples": self.samples,
+            "tokens": self.tokens,
             "batchSeen": seen,
             "batchMin": min(self.sizes) if self.sizes else None,
             "batchMax": max(self.sizes) if self.sizes else None,

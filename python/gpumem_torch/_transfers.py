@@ -8,7 +8,8 @@ for every queued kernel: they are counted per step with the time spent waiting.
 
 Cheap by construction: before the loop's first batch (model loading) and for calls that cannot be either kind
 (a CUDA tensor's dtype change, a CPU tensor's ``.item()``) the wrapper adds one flag test and one attribute
-read. Under ``torch.compile`` tracing the original method is called untouched.
+read. Under ``torch.compile`` tracing the original method is called untouched (that test comes first, so the
+tracer does not trace the recorder's changing state).
 """
 import time
 
@@ -47,14 +48,18 @@ def compiling_probe(torch):
     return lambda: False
 
 
-def wrap_tensor_class(cls, recorder, clock=time.perf_counter, compiling=lambda: False):
-    """Replaces ``to``, ``cuda``, ``item``, ``cpu`` and ``tolist`` of ``cls`` with timed ones; results and errors pass through."""
+def wrap_tensor_class(cls, recorder, clock=time.perf_counter, compiling=lambda: False, dtype=None):
+    """Replaces ``to``, ``cuda``, ``item``, ``cpu`` and ``tolist`` of ``cls`` with timed ones; results and errors pass through.
+
+    ``dtype`` is torch's dtype class: ``.to(torch.float16, …)`` and ``.to(dtype=…)`` never change the device, and
+    models call them many times per step, so they go straight to the original before anything else.
+    """
     if getattr(getattr(cls, "to", None), "_gpumem_wrapped", False):
         return
 
     def wrap_to(original):
         def to(self, *args, **kwargs):
-            if recorder.last_end is None or compiling():
+            if (args[0].__class__ is dtype if args else "device" not in kwargs) or compiling() or recorder.last_end is None:
                 return original(self, *args, **kwargs)
             started = clock()
             out = original(self, *args, **kwargs)
@@ -72,7 +77,7 @@ def wrap_tensor_class(cls, recorder, clock=time.perf_counter, compiling=lambda: 
 
     def wrap_cuda(original):
         def cuda(self, *args, **kwargs):
-            if recorder.last_end is None or compiling():
+            if compiling() or recorder.last_end is None:
                 return original(self, *args, **kwargs)
             started = clock()
             out = original(self, *args, **kwargs)
@@ -87,7 +92,7 @@ def wrap_tensor_class(cls, recorder, clock=time.perf_counter, compiling=lambda: 
 
     def wrap_sync(original, kind):
         def method(self, *args, **kwargs):
-            if recorder.last_end is None or compiling() or not self.is_cuda:
+            if compiling() or recorder.last_end is None or not self.is_cuda:
                 return original(self, *args, **kwargs)
             started = clock()
             out = original(self, *args, **kwargs)
@@ -107,6 +112,7 @@ def wrap_tensor_class(cls, recorder, clock=time.perf_counter, compiling=lambda: 
             continue
         wrapped = make(original)
         wrapped._gpumem_wrapped = True
+        wrapped.__wrapped__ = original
         wrapped.__name__ = name
         wrapped.__doc__ = getattr(original, "__doc__", None)
         setattr(cls, name, wrapped)
@@ -119,7 +125,7 @@ def wrap_synchronize(cuda, recorder, clock=time.perf_counter, compiling=lambda: 
         return
 
     def synchronize(*args, **kwargs):
-        if recorder.last_end is None or compiling():
+        if compiling() or recorder.last_end is None:
             return original(*args, **kwargs)
         started = clock()
         out = original(*args, **kwargs)
@@ -130,6 +136,7 @@ def wrap_synchronize(cuda, recorder, clock=time.perf_counter, compiling=lambda: 
         return out
 
     synchronize._gpumem_wrapped = True
+    synchronize.__wrapped__ = original
     synchronize.__doc__ = getattr(original, "__doc__", None)
     cuda.synchronize = synchronize
 
@@ -137,7 +144,7 @@ def wrap_synchronize(cuda, recorder, clock=time.perf_counter, compiling=lambda: 
 def install(torch, recorder):
     """Wraps torch's Tensor methods and ``torch.cuda.synchronize`` for ``recorder``."""
     compiling = compiling_probe(torch)
-    wrap_tensor_class(torch.Tensor, recorder, compiling=compiling)
+    wrap_tensor_class(torch.Tensor, recorder, compiling=compiling, dtype=getattr(torch, "dtype", None))
     cuda = getattr(torch, "cuda", None)
     if cuda is not None:
         wrap_synchronize(cuda, recorder, compiling=compiling)

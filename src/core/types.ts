@@ -87,6 +87,13 @@ export interface HostFacts {
    * samples of a window it tells whether the process ran. Absent in older recordings; null when unreadable.
    */
   cpuTicks?: number | null;
+  /**
+   * CPU use between the two latest reads of /proc/PID/stat by a live sampler, in % of one core (200 = two
+   * cores busy). Absent or null until a process has been read twice.
+   */
+  cpuPct?: number | null;
+  /** Resident set size in host memory, bytes (/proc/PID/statm resident × page size, what VmRSS shows); live views only. */
+  rssBytes?: number | null;
   /** Container id from /proc/PID/cgroup (docker, containerd, podman, k8s), or null when not in one. */
   containerId: string | null;
   /** NSpid line: the pid in each nested PID namespace, outermost first. */

@@ -14,6 +14,11 @@ export interface LiveSamplerOptions {
   capacity?: number;
   /** Called when reading a sample or a listener fails; sampling goes on. */
   onError?: (error: unknown) => void;
+  /**
+   * Time to wait after `sample` before the next read, instead of the interval (a replay paced by its
+   * recorded timestamps). Asked after the listeners have run.
+   */
+  nextDelayMs?: (sample: Sample, intervalMs: number) => number;
 }
 
 export type SampleListener = (sample: Sample) => void;
@@ -76,10 +81,17 @@ export class LiveSampler {
     await this.reading;
   }
 
+  /** Forgets the history (a replay that jumped elsewhere in its recording). */
+  clear(): void {
+    this.buffer.clear();
+  }
+
   private async tick(): Promise<void> {
     await this.readOnce();
     if (this.stopped) return;
-    this.timer = setTimeout(() => void this.tick(), this.intervalMs);
+    const latest = this.buffer.latest();
+    const delayMs = latest && this.options.nextDelayMs ? this.options.nextDelayMs(latest, this.intervalMs) : this.intervalMs;
+    this.timer = setTimeout(() => void this.tick(), Math.max(1, delayMs));
     // A sampler alone must not keep the process alive: its owner (a server, a TUI) does that.
     this.timer.unref();
   }

@@ -6,7 +6,7 @@ import unittest
 from helpers import PYTHON_DIR
 
 sys.path[:0] = [PYTHON_DIR]
-from gpumem_torch._steps import StepRecorder, _first_dim, asked_batch, loader_settings, wrap_iterator_class  # noqa: E402
+from gpumem_torch._steps import StepRecorder, _first_dim, _tokens, asked_batch, loader_settings, wrap_iterator_class  # noqa: E402
 
 
 class Clock:
@@ -102,6 +102,31 @@ class StepsTest(unittest.TestCase):
         # An iterator without torch's attributes says nothing rather than something wrong.
         self.assertEqual(loader_settings(object()), {"numWorkers": None, "pinMemory": None, "persistentWorkers": None, "prefetchFactor": None})
         self.assertGreaterEqual(sent[-1]["cpuCount"], 1)
+
+    def test_tokens_from_integer_2d_ids(self):
+        class Ids(Shaped):
+            def __init__(self, dtype, *shape):
+                Shaped.__init__(self, *shape)
+                self.dtype = dtype
+
+        self.assertEqual(_tokens({"input_ids": Ids("torch.int64", 8, 512), "labels": Ids("torch.int64", 8)}), 4096)
+        self.assertEqual(_tokens((Ids("torch.int32", 4, 128), Ids("torch.int64", 4))), 512)
+        self.assertIsNone(_tokens({"pixel_values": Ids("torch.float32", 8, 512)}))
+        self.assertIsNone(_tokens(Ids("torch.float32", 8, 512)))
+        self.assertIsNone(_tokens(Ids("torch.int64", 8, 3, 32)))
+        self.assertIsNone(_tokens(Ids("torch.bool", 8, 512)))
+        self.assertIsNone(_tokens("text"))
+        sent = []
+        recorder = StepRecorder(sent.append)
+        recorder.fetched(0.0, 0.001, {"input_ids": Ids("torch.int64", 2, 16)})
+        recorder.fetched(0.010, 0.011, {"input_ids": Ids("torch.int64", 2, 16)})
+        recorder.flush()
+        self.assertEqual((sent[-1]["tokens"], sent[-1]["samples"]), (64, 4))
+        recorder = StepRecorder(sent.append)
+        recorder.fetched(0.0, 0.001, Shaped(4, 3))
+        recorder.fetched(0.010, 0.011, Shaped(4, 3))
+        recorder.flush()
+        self.assertIsNone(sent[-1]["tokens"])
 
 
 if __name__ == "__main__":

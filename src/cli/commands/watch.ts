@@ -6,45 +6,64 @@
  */
 import { userInfo } from 'node:os';
 import { GpumemError, type Sample } from '../../core/index.js';
+import { compareSamples, thinWindow } from '../../core/watch/index.js';
 import { diagnose, type DiagnoseReport } from '../../core/diagnose/index.js';
 import type { HostFacts } from '../../core/index.js';
 import { detectPidNamespace, LiveSampler, readAncestors } from '../../orchestrate/index.js';
-import { readLiveCompanion } from '../../store/index.js';
+import { readLiveCompanion, type LiveCompanionEntry } from '../../store/index.js';
 import type { CommandHandler } from '../context.js';
 import type { WatchOptions } from '../options/gpus.js';
 import { sourceOptionsFromContext } from '../open-source.js';
-import { openSource } from '../../sources/index.js';
+import { isReplaySource, openSource } from '../../sources/index.js';
 import { testDevicePrefix } from './kill.js';
 import { killFromView } from '../watch/kill-action.js';
-import { orderRows } from '../watch/process-panel.js';
+import { orderRows, selectablePids, type ProcessRow } from '../watch/process-panel.js';
 import { initialState, onKey, splitKeys, type WatchState } from '../watch/state.js';
 import { takeTerminal } from '../watch/terminal.js';
 import { renderFrame } from '../watch/view.js';
 
-/** Samples diagnosed together for the findings line (idleness and growth need a window). */
-const FINDINGS_WINDOW = 10;
+/**
+ * The findings line diagnoses the last FINDINGS_SPAN_MS thinned to FINDINGS_SAMPLES samples (idleness and
+ * growth need a window): long enough that every process's CPU ticks were re-read at least twice in it
+ * (RESTAT_EVERY_MS), so "used CPU" is measured, not assumed.
+ */
+const FINDINGS_SPAN_MS = 25_000;
+const FINDINGS_SAMPLES = 10;
 /**
  * The windowed diagnosis costs about 6× a one-sample one (8 GPUs × 64 pids: ~11 ms against ~2 ms), so the
- * findings line is refreshed this often; rows and bars come from a one-sample diagnosis of every sample.
+ * findings line is refreshed this often while numbers change; rows and bars come from a one-sample
+ * accounting (no rules) of every sample whose numbers changed.
  */
 const FINDINGS_EVERY_MS = 5000;
+/** While nothing changes, findings are refreshed this rarely (only the durations they quote move). */
+const FINDINGS_UNCHANGED_EVERY_MS = 30_000;
+/** A sample equal to the one on screen redraws only this often: for the ages and the sparklines. */
+const REDRAW_UNCHANGED_EVERY_MS = 5000;
 /**
- * A known process's state, parent and CPU ticks are re-read from /proc this often, spread over samples, not
- * every sample (512 stat reads were most of a sample's cost). Kill re-reads what it decides on itself.
+ * A process off screen has its state, parent and CPU ticks re-read from /proc this often, spread over samples,
+ * not every sample (512 stat reads were most of a sample's cost); the rows on screen every
+ * FOCUS_RESTAT_EVERY_MS, which is also the span of their CPU %. Kill re-reads what it decides on itself.
  */
-const RESTAT_EVERY_MS = 2000;
+const RESTAT_EVERY_MS = 10_000;
+const FOCUS_RESTAT_EVERY_MS = 2000;
+/** Longest real wait between two replayed samples: a gap in a recording (the recorder was off) is not waited out. */
+const REPLAY_MAX_WAIT_MS = 5000;
+
+/**
+ * The wait before the next replayed sample: the recorded gap divided by the speed, at least 10 ms and at most
+ * REPLAY_MAX_WAIT_MS; `intervalMs` where the recording gives no forward gap (the end, equal timestamps).
+ */
+export function replayDelayMs(shownMs: number, nextMs: number | null, speed: number, intervalMs: number): number {
+  if (nextMs === null || !(nextMs > shownMs)) return intervalMs;
+  return Math.min(REPLAY_MAX_WAIT_MS, Math.max(10, (nextMs - shownMs) / speed));
+}
+
+/** Samples the process and device panels look back over (the widest sparkline, the trend window). */
+const HISTORY_ON_SCREEN = 128;
+/** The companion's live files (PyTorch's split of supervised runs) are read at most this often. */
+const COMPANION_EVERY_MS = 1000;
 /** Parents of GPU processes change rarely: their /proc facts are re-read this often, not every sample. */
 const ANCESTORS_EVERY_MS = 5000;
-
-/** Every number of a sample the view shows, as one string: equal prints draw equal screens (ages aside). */
-function fingerprint(sample: Sample): string {
-  let out = '';
-  for (const d of sample.devices) {
-    out += `${d.index},${d.status},${d.memory.usedBytes},${d.memory.reservedBytes},${d.utilization.gpuPct},${d.temperatureC},${d.powerDrawMw};`;
-  }
-  for (const p of sample.processes) out += `${p.pid},${p.gpuIndex},${p.usedBytes},${p.smUtilPct},${p.host?.startTicks},${p.host?.state};`;
-  return out;
-}
 
 export const run: CommandHandler<WatchOptions> = async (ctx) => {
   const o = ctx.args.options;
@@ -52,7 +71,11 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
     throw new GpumemError('USAGE', 'gpumem watch needs a terminal on stdout', { hint: 'for a log or a pipe use gpumem status --watch (or record)' });
   }
   const replay = o.replay !== undefined;
-  const source = await openSource({ ...sourceOptionsFromContext(ctx), proc: { restatEveryMs: RESTAT_EVERY_MS } });
+  let focus: ReadonlySet<number> = new Set();
+  const source = await openSource({
+    ...sourceOptionsFromContext(ctx),
+    proc: { restatEveryMs: RESTAT_EVERY_MS, focusRestatEveryMs: FOCUS_RESTAT_EVERY_MS, focusPids: () => focus, liveUsage: true, reuseRows: true },
+  });
   const killOptions = { devicePrefix: replay || o.readonly ? undefined : testDevicePrefix(ctx) };
   const live = !replay;
   const info = live ? userInfo() : null;
@@ -61,8 +84,11 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
   const intervalFor = (speed: number): number => Math.max(10, Math.round(o.interval / speed));
   let state: WatchState = initialState(o.readonly || replay, o.speed);
   let ended = false;
+  const recording = isReplaySource(source) ? source : null;
   const sampler = new LiveSampler(source, {
     intervalMs: intervalFor(state.speed),
+    // A replay plays at the pace it was recorded (× speed), whatever --interval says.
+    nextDelayMs: recording ? (sample, intervalMs) => replayDelayMs(sample.timeMs, recording.nextTimeMs(), state.speed, intervalMs) : undefined,
     onError: (error) => {
       if (replay && source.kind === 'replay') {
         ended = true;
@@ -77,44 +103,68 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
   let report: DiagnoseReport | null = null;
   let findings: DiagnoseReport['findings'] = [];
   let findingsAtMs = -Infinity;
+  let changedSinceFindings = true;
+  let supervised = false;
+  let companion: Record<number, LiveCompanionEntry> = {};
+  let companionAtMs = -Infinity;
   let latest: Sample | undefined;
+  let drawnAtMs = -Infinity;
   let rowPids: number[] = [];
 
-  let lastPrint = '';
-  let lastFullMs = -Infinity;
+  // Times are the samples' own, so a replay's findings and redraws follow the recorded clock.
   const analyse = (sample: Sample): boolean => {
-    // Skip work nobody would see: a sample whose numbers all equal the previous one's changes nothing on screen
-    // but the ages, which are refreshed at least every FINDINGS_EVERY_MS.
-    const print = fingerprint(sample);
-    if (print === lastPrint && Date.now() - lastFullMs < FINDINGS_EVERY_MS) return false;
-    lastPrint = print;
-    lastFullMs = Date.now();
+    const previous = latest;
     latest = sample;
-    if (live && Date.now() - ancestorsAtMs >= ANCESTORS_EVERY_MS) {
+    const atMs = sample.timeMs;
+    const compared = report === null || previous === undefined ? 'changed' : compareSamples(previous, sample, focus);
+    const changed = compared === 'changed';
+    if (changed) changedSinceFindings = true;
+    const backwards = atMs < findingsAtMs || atMs < drawnAtMs;
+    const findingsDue = backwards || atMs - findingsAtMs >= (changedSinceFindings ? FINDINGS_EVERY_MS : FINDINGS_UNCHANGED_EVERY_MS);
+    const redrawDue = backwards || compared === 'shown' || atMs - drawnAtMs >= REDRAW_UNCHANGED_EVERY_MS;
+    // Skip work nobody would see: equal numbers change nothing on screen but ages and sparklines.
+    if (!changed && !findingsDue && !redrawDue) return false;
+    drawnAtMs = atMs;
+    // A supervised run's PyTorch split moves without NVML's numbers moving: re-read it at each redraw.
+    if (!changed && !findingsDue && !supervised) return true;
+    if (live && atMs - ancestorsAtMs >= ANCESTORS_EVERY_MS) {
       ancestors = readAncestors(sample);
-      ancestorsAtMs = Date.now();
+      ancestorsAtMs = atMs;
     }
-    const companion = live ? Object.fromEntries(readLiveCompanion(ctx.env)) : {};
+    if (live && (atMs - companionAtMs >= COMPANION_EVERY_MS || atMs < companionAtMs)) {
+      companion = Object.fromEntries(readLiveCompanion(ctx.env));
+      companionAtMs = atMs;
+      supervised = Object.keys(companion).length > 0;
+    }
     const input = { viewer, pidNamespace, ancestors, companion };
-    // A replay's time is the recording's, so its findings follow the recorded clock.
-    if (sample.timeMs - findingsAtMs >= FINDINGS_EVERY_MS || sample.timeMs < findingsAtMs) {
-      findings = diagnose({ ...input, samples: sampler.history(FINDINGS_WINDOW) }).findings;
-      findingsAtMs = sample.timeMs;
+    if (findingsDue) {
+      findings = diagnose({ ...input, samples: thinWindow(sampler.history(), FINDINGS_SPAN_MS, FINDINGS_SAMPLES) }).findings;
+      findingsAtMs = atMs;
+      changedSinceFindings = false;
     }
-    report = { ...diagnose({ ...input, samples: [sample] }), findings };
+    // No rules here: the rows and bars need the accounting only; findings come from the window above.
+    report = { ...diagnose({ ...input, samples: [sample] }, []), findings };
     return true;
   };
 
   let resolveQuit: () => void = () => {};
   const quit = new Promise<void>((resolve) => (resolveQuit = resolve));
+  // Rows are ordered again only when the report, the sort or the filter changed.
+  let ordered: { report: DiagnoseReport; sort: WatchState['sort']; filter: string; rows: ProcessRow[] } | null = null;
+  const onShown = (pids: readonly number[]): void => {
+    if (pids.length !== focus.size || pids.some((pid) => !focus.has(pid))) focus = new Set(pids);
+  };
   const draw = (): void => {
     if (!latest || !report) return;
-    const rows = orderRows(report, state);
-    rowPids = rows.map((r) => r.view.pid);
+    if (ordered?.report !== report || ordered.sort !== state.sort || ordered.filter !== state.filter) {
+      ordered = { report, sort: state.sort, filter: state.filter, rows: orderRows(report, state) };
+      rowPids = selectablePids(ordered.rows);
+    }
     if (state.selectedPid === null || !rowPids.includes(state.selectedPid)) state = { ...state, selectedPid: rowPids[0] ?? null };
     term.screen.draw(renderFrame({
-      sample: latest, history: sampler.history(), report, rows, viewerUid: viewer?.uid ?? null, state,
-      columns: term.columns(), height: term.rows(), color: ctx.color,
+      // The panels look back at most HISTORY_ON_SCREEN samples; the detail panel over the whole history.
+      sample: latest, history: sampler.history(state.detailPid === null ? HISTORY_ON_SCREEN : undefined), report, rows: ordered.rows, viewerUid: viewer?.uid ?? null, state,
+      columns: term.columns(), height: term.rows(), color: ctx.color, onShown: live ? onShown : undefined,
     }));
   };
   const handleInput = (chunk: string): void => {
@@ -129,6 +179,23 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
       if (effect.paused) void sampler.stop();
       else if (!ended) void sampler.start();
     } else if (effect?.kind === 'speed') sampler.setIntervalMs(intervalFor(effect.speed));
+    else if (effect?.kind === 'seek') {
+      if (!recording) {
+        state = { ...state, message: 'seeking works in a replay (--replay FILE)' };
+        return;
+      }
+      const shown = recording.sampleCount - recording.remaining() - 1;
+      const at = recording.seek(shown + effect.samples);
+      // The history restarts at the new place: sparklines and trends never mix two stretches of the recording.
+      sampler.clear();
+      [latest, report] = [undefined, null];
+      state = { ...state, message: `sample ${at + 1} of ${recording.sampleCount}` };
+      if (state.paused) void sampler.sampleNow();
+      else if (ended) {
+        ended = false;
+        void sampler.start();
+      }
+    }
     else if (effect?.kind === 'kill' && latest) {
       const seen = latest;
       state = { ...state, message: `ending pid ${effect.pid}…` };

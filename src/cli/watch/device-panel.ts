@@ -75,7 +75,7 @@ export function devicePanel(sample: Sample, history: readonly Sample[], report: 
     const sparkWidth = Math.max(8, Math.min(60, Math.floor((columns - 8) / 3)));
     const barWidth = Math.max(10, columns - sparkWidth - 9);
     const bar = seg ? splitBar(seg, barWidth, paint, color) : `[${' '.repeat(barWidth)}]`;
-    lines.push(`    ${bar} ${paint('gray', sparkline(deviceUsedSeries(history, d.index), sparkWidth, d.memory.totalBytes))}`);
+    lines.push(`    ${bar} ${paint('gray', sparkline(deviceUsedSeries(history.slice(-sparkWidth), d.index), sparkWidth, d.memory.totalBytes))}`);
   }
   return lines;
 }

@@ -1,20 +1,25 @@
 /**
  * The process panel: one row per (pid, GPU) with user, GPU memory and its trend over the history, SM share,
- * age and the printable command; grouped as trees (launcher → ranks → workers) when sorted by memory,
- * flat otherwise; `/` filters on pid, user, GPU index and command.
+ * host CPU % and RSS, age and the printable command; grouped as trees (launcher → ranks → workers, the
+ * launcher on a line of its own even though it holds no GPU memory) when sorted by memory, flat otherwise;
+ * `/` filters on pid, user, GPU index and command.
  */
 import { formatBytes, formatDuration, printable, type Sample } from '../../core/index.js';
-import type { DiagnoseReport, ProcessView } from '../../core/diagnose/index.js';
-import { processUsedSeries, trendOf } from '../../core/watch/index.js';
+import type { DiagnoseReport, ProcessTree, ProcessView } from '../../core/diagnose/index.js';
+import { processTrend, rowOf } from '../../core/watch/index.js';
 import { table, trimTo, visibleLength, type Color } from '../render/style.js';
 import type { WatchState } from './state.js';
 
 type Paint = (color: Color, text: string) => string;
 
 export interface ProcessRow {
-  view: ProcessView;
+  /** The GPU process of the row; null on a launcher's own line. */
+  view: ProcessView | null;
+  pid: number;
   /** Tree depth for indentation (0: a root). */
   depth: number;
+  /** Set on a launcher's line: the tree it heads (its command, user and the memory of its members). */
+  launcher?: ProcessTree;
 }
 
 function matchesFilter(v: ProcessView, filter: string): boolean {
@@ -30,17 +35,28 @@ const COMPARE: Record<Exclude<WatchState['sort'], 'memory'>, (a: ProcessView, b:
   gpu: (a, b) => (a.gpuIndex ?? 1e9) - (b.gpuIndex ?? 1e9) || byMemory(a, b),
 };
 
-/** The rows in display order: trees by total memory (members by depth, then memory) or flat by the sort key. */
+const row = (view: ProcessView, depth: number): ProcessRow => ({ view, pid: view.pid, depth });
+
+/**
+ * The rows in display order: trees by total memory (a launcher's line first, then members by depth and
+ * memory) or flat by the sort key.
+ */
 export function orderRows(report: DiagnoseReport, state: WatchState): ProcessRow[] {
   const views = report.processes.filter((v) => matchesFilter(v, state.filter));
-  if (state.sort !== 'memory') return [...views].sort(COMPARE[state.sort]).map((view) => ({ view, depth: 0 }));
+  if (state.sort !== 'memory') return [...views].sort(COMPARE[state.sort]).map((view) => row(view, 0));
   const rows: ProcessRow[] = [];
   const placed = new Set<ProcessView>();
   const viewsByPid = new Map<number, ProcessView[]>();
-  for (const v of views) viewsByPid.set(v.pid, [...(viewsByPid.get(v.pid) ?? []), v]);
+  for (const v of views) {
+    const list = viewsByPid.get(v.pid);
+    if (list) list.push(v);
+    else viewsByPid.set(v.pid, [v]);
+  }
   const trees = [...report.trees].sort((a, b) => b.totalBytes - a.totalBytes || a.rootPid - b.rootPid);
   for (const tree of trees) {
-    const members = tree.pids.flatMap((pid) => viewsByPid.get(pid) ?? []).filter((v) => !placed.has(v));
+    const members: ProcessView[] = [];
+    for (const pid of tree.pids) for (const v of viewsByPid.get(pid) ?? []) if (!placed.has(v)) members.push(v);
+    if (members.length === 0) continue;
     const ppidOf = new Map(members.map((m) => [m.pid, m.ppid]));
     const depthOf = (v: ProcessView): number => {
       let depth = 0;
@@ -52,12 +68,27 @@ export function orderRows(report: DiagnoseReport, state: WatchState): ProcessRow
       }
       return depth + (tree.launcher ? 1 : 0);
     };
-    const withDepth = members.map((view) => ({ view, depth: depthOf(view) })).sort((a, b) => a.depth - b.depth || byMemory(a.view, b.view));
-    for (const r of withDepth) placed.add(r.view);
+    if (tree.launcher) rows.push({ view: null, pid: tree.rootPid, depth: 0, launcher: tree });
+    const withDepth = members.map((view) => row(view, depthOf(view))).sort((a, b) => a.depth - b.depth || byMemory(a.view as ProcessView, b.view as ProcessView));
+    for (const r of withDepth) placed.add(r.view as ProcessView);
     rows.push(...withDepth);
   }
-  for (const v of views.filter((x) => !placed.has(x)).sort(byMemory)) rows.push({ view: v, depth: 0 });
+  for (const v of views.filter((x) => !placed.has(x)).sort(byMemory)) rows.push(row(v, 0));
   return rows;
+}
+
+/** The pids a person can select (launcher lines hold no GPU memory: nothing to open or end there). */
+export function selectablePids(rows: readonly ProcessRow[]): number[] {
+  const out: number[] = [];
+  for (const r of rows) if (r.view) out.push(r.pid);
+  return out;
+}
+
+/** The slice of `rows` on screen with `room` lines for rows, keeping the selected row in view. */
+export function shownRows(rows: readonly ProcessRow[], selectedPid: number | null, room: number): readonly ProcessRow[] {
+  const selectedAt = Math.max(0, rows.findIndex((r) => r.view !== null && r.pid === selectedPid));
+  const first = Math.max(0, Math.min(selectedAt - room + 1, rows.length - room));
+  return rows.slice(first, first + Math.max(0, room));
 }
 
 /** Samples a row's trend looks back over: enough to see growth, few enough that 40 rows × 512 pids stay cheap. */
@@ -65,30 +96,59 @@ const TREND_SAMPLES = 60;
 
 const TREND_MARK = { growing: '↑', shrinking: '↓', steady: '=', unknown: ' ' } as const;
 
-/** Lines of the panel (header first), `height` at most, keeping the selected row in view. */
+/** Columns left out, widest-value first, as the terminal narrows (the command keeps at least ~20 cells). */
+function columnsFor(columns: number): { rss: boolean; age: boolean; cpu: boolean } {
+  return { cpu: columns >= 72, rss: columns >= 80, age: columns >= 96 };
+}
+
+const pct = (value: number | null | undefined): string => (value === null || value === undefined ? '-' : `${Math.round(value)}%`);
+
+/**
+ * Lines of the panel (header first), `height` at most, keeping the selected row in view. Ages are counted to
+ * the time of `sample`, so a frame redrawn for a newer, otherwise equal sample shows them current.
+ */
 export function processPanel(rows: readonly ProcessRow[], sample: Sample, history: readonly Sample[], state: WatchState, columns: number, height: number, paint: Paint): string[] {
   if (height <= 0) return [];
   if (rows.length === 0) return [paint('dim', state.filter ? `  no process matches "${printable(state.filter)}"` : '  no processes on any GPU')];
-  const selectedAt = Math.max(0, rows.findIndex((r) => r.view.pid === state.selectedPid));
-  const room = height - 1;
-  const first = Math.max(0, Math.min(selectedAt - room + 1, rows.length - room));
-  const shown = rows.slice(first, first + room);
-  const cells: string[][] = [['PID', 'USER', 'GPU', 'GPU MEM', '', 'SM', 'AGE']];
+  const shown = shownRows(rows, state.selectedPid, height - 1);
+  const show = columnsFor(columns);
+  const header = ['PID', 'USER', 'GPU', 'GPU MEM', '', 'SM', ...(show.cpu ? ['CPU'] : []), ...(show.rss ? ['RSS'] : []), ...(show.age ? ['AGE'] : [])];
+  const cells: string[][] = [header];
   const recent = history.slice(-TREND_SAMPLES);
-  for (const { view: v } of shown) {
-    const trend = trendOf(processUsedSeries(recent, v.pid, v.gpuIndex));
-    const sm = v.row.smUtilPct === null ? '-' : `${v.row.smUtilPct}%`;
-    const age = v.ageMs === null ? '-' : formatDuration(Math.max(0, v.ageMs));
-    cells.push([String(v.pid), printable(v.user ?? (v.uid === null ? '-' : String(v.uid))), v.gpuIndex === null ? '?' : String(v.gpuIndex), formatBytes(v.usedBytes), TREND_MARK[trend], sm, age]);
+  for (const r of shown) {
+    const v = r.view;
+    if (!v) {
+      const tree = r.launcher as ProcessTree;
+      cells.push([String(r.pid), printable(tree.user ?? '-'), '', formatBytes(tree.totalBytes), '', '', ...(show.cpu ? [''] : []), ...(show.rss ? [''] : []), ...(show.age ? [''] : [])]);
+      continue;
+    }
+    // The sample on screen may be newer than the report (equal numbers are not analysed again): CPU % and RSS from it.
+    const host = rowOf(sample, v.pid, v.gpuIndex)?.host ?? v.row.host;
+    const trend = processTrend(recent, v.pid, v.gpuIndex);
+    const startMs = host?.startTimeMs;
+    const ageMs = startMs !== null && startMs !== undefined ? sample.timeMs - startMs : v.ageMs;
+    cells.push([
+      String(v.pid), printable(v.user ?? (v.uid === null ? '-' : String(v.uid))), v.gpuIndex === null ? '?' : String(v.gpuIndex),
+      formatBytes(v.usedBytes), TREND_MARK[trend], pct(v.row.smUtilPct),
+      ...(show.cpu ? [pct(host?.cpuPct)] : []),
+      ...(show.rss ? [host?.rssBytes === null || host?.rssBytes === undefined ? '-' : formatBytes(host.rssBytes, 1)] : []),
+      ...(show.age ? [ageMs === null ? '-' : formatDuration(Math.max(0, ageMs))] : []),
+    ]);
   }
-  const laid = table(cells, ['right', 'left', 'right', 'right', 'left', 'right', 'right']);
+  const laid = table(cells, ['right', 'left', 'right', 'right', 'left', 'right', 'right', 'right', 'right']);
   const out = [paint('dim', `  ${laid[0]}  COMMAND`)];
   shown.forEach((r, i) => {
     const v = r.view;
-    const marks = [!v.visible ? '(not visible here)' : '', v.gone ? '(gone)' : '', v.state === 'Z' ? '(zombie)' : ''].filter((m) => m !== '').join(' ');
-    const tree = r.depth > 0 ? `${'  '.repeat(r.depth - 1)}└ ` : '';
-    const selected = v.pid === state.selectedPid;
+    const selected = v !== null && r.pid === state.selectedPid;
     const left = `${selected ? '>' : ' '} ${laid[i + 1]}  `;
+    const tree = r.depth > 0 ? `${'  '.repeat(r.depth - 1)}└ ` : '';
+    if (!v) {
+      const launcher = r.launcher as ProcessTree;
+      const command = `${printable(launcher.rootCommand ?? '(command unknown)')}  (launcher, ${launcher.pids.length} on GPU)`;
+      out.push(paint('dim', left + trimTo(command, Math.max(4, columns - visibleLength(left)))));
+      return;
+    }
+    const marks = [!v.visible ? '(not visible here)' : '', v.gone ? '(gone)' : '', v.state === 'Z' ? '(zombie)' : ''].filter((m) => m !== '').join(' ');
     const command = `${tree}${marks ? `${marks} ` : ''}${printable(v.command ?? '?')}`;
     const line = left + trimTo(command, Math.max(4, columns - visibleLength(left)));
     out.push(selected ? `\u001b[7m${line}\u001b[27m` : !v.visible ? paint('yellow', line) : line);

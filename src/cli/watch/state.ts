@@ -24,14 +24,17 @@ export interface WatchState {
   readonly: boolean;
 }
 
-export type Effect = { kind: 'quit' } | { kind: 'kill'; pid: number } | { kind: 'pause'; paused: boolean } | { kind: 'speed'; speed: number } | null;
+export type Effect = { kind: 'quit' } | { kind: 'kill'; pid: number } | { kind: 'pause'; paused: boolean } | { kind: 'speed'; speed: number } | { kind: 'seek'; samples: number } | null;
+
+/** Samples a replay jumps per ← / → press. */
+export const SEEK_SAMPLES = 10;
 
 export function initialState(readonly: boolean, speed = 1): WatchState {
   return { sort: 'memory', filter: '', editingFilter: false, selectedPid: null, detailPid: null, help: false, confirmKillPid: null, message: null, paused: false, speed, readonly };
 }
 
 /** Keys as the terminal sends them in raw mode. */
-export const KEY = { up: '\u001b[A', down: '\u001b[B', enter: '\r', escape: '\u001b', ctrlC: '\u0003', backspace: '\u007f' } as const;
+export const KEY = { up: '\u001b[A', down: '\u001b[B', right: '\u001b[C', left: '\u001b[D', enter: '\r', escape: '\u001b', ctrlC: '\u0003', backspace: '\u007f' } as const;
 
 function move(state: WatchState, pids: readonly number[], step: number): WatchState {
   if (pids.length === 0) return { ...state, selectedPid: null };
@@ -74,6 +77,8 @@ export function onKey(state: WatchState, key: string, pids: readonly number[]): 
     case 'u': return [{ ...s, sort: 'user' }, null];
     case 'g': return [{ ...s, sort: 'gpu' }, null];
     case ' ': return [{ ...s, paused: !state.paused }, { kind: 'pause', paused: !state.paused }];
+    case KEY.left: return [s, { kind: 'seek', samples: -SEEK_SAMPLES }];
+    case KEY.right: return [s, { kind: 'seek', samples: SEEK_SAMPLES }];
     case '+': { const speed = Math.min(64, state.speed * 2); return [{ ...s, speed }, { kind: 'speed', speed }]; }
     case '-': { const speed = Math.max(1 / 16, state.speed / 2); return [{ ...s, speed }, { kind: 'speed', speed }]; }
     case 'K': {
@@ -91,7 +96,8 @@ export const HELP_LINES: readonly string[] = [
   '  s         next sort key             m p u g sort by memory, pid, user, GPU',
   '  /         filter (Enter keeps, Esc clears)',
   '  K         end the selected process (asks y/n; same checks as gpumem kill)',
-  '  space     pause   + / -  replay speed   q  quit   ?  this help (any key closes)',
+  '  space     pause   + / -  replay speed   ← / →  replay: back / ahead 10 samples',
+  '  q         quit    ?  this help (any key closes)',
 ];
 
 /**

@@ -10,7 +10,7 @@ import { painter, trimTo, visibleLength } from '../render/style.js';
 import { sourceLine } from '../render/status.js';
 import { detailPanel } from './detail-panel.js';
 import { devicePanel, legend } from './device-panel.js';
-import { processPanel, type ProcessRow } from './process-panel.js';
+import { processPanel, shownRows, type ProcessRow } from './process-panel.js';
 import { HELP_LINES, type WatchState } from './state.js';
 
 export interface Frame {
@@ -23,6 +23,8 @@ export interface Frame {
   columns: number;
   height: number;
   color: boolean;
+  /** Told which pids are on screen (a live view reads their CPU % and RSS more often than the others'). */
+  onShown?: (pids: readonly number[]) => void;
 }
 
 function fit(line: string, columns: number): string {
@@ -63,8 +65,13 @@ export function renderFrame(f: Frame): string[] {
   const bodyHeight = Math.max(0, height - top.length - 1);
   let body: string[];
   if (f.state.help) body = [...HELP_LINES];
-  else if (f.state.detailPid !== null) body = detailPanel(f.state.detailPid, f.report, f.history, columns, paint);
-  else body = processPanel(f.rows, f.sample, f.history, f.state, columns, bodyHeight, paint);
+  else if (f.state.detailPid !== null) {
+    body = detailPanel(f.state.detailPid, f.report, f.history, columns, paint);
+    f.onShown?.([f.state.detailPid]);
+  } else {
+    body = processPanel(f.rows, f.sample, f.history, f.state, columns, bodyHeight, paint);
+    f.onShown?.(shownRows(f.rows, f.state.selectedPid, bodyHeight - 1).map((r) => r.pid));
+  }
   const lines = [...top, ...body.slice(0, bodyHeight)].slice(0, height - 1);
   while (lines.length < height - 1) lines.push('');
   lines.push(paint('dim', bottomLine(f.state, f.sample.source.kind === 'replay')));

@@ -138,6 +138,8 @@ export interface StepsMessage extends Base {
   stepMs: number;
   /** Sum of the batches' first dimensions over every fetch. */
   samples: number;
+  /** Token ids over every fetch (elements of 2-D integer `input_ids`, padding included); null when no batch showed any; absent from older companions. */
+  tokens?: number | null;
   /** The most frequent first dimension of the batches, and the smallest and largest seen; null when none showed one. */
   batchSeen: number | null;
   batchMin: number | null;

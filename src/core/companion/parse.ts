@@ -213,6 +213,7 @@ function body(o: Obj, type: string): CompanionMessage | null {
         // Fields newer companions add are kept only when sent, so a message reads back exactly as it was written.
         ...('loader' in o ? { loader: loader(o.loader) } : {}),
         ...('cpuCount' in o ? { cpuCount: countOrNull(o, 'cpuCount', '') } : {}),
+        ...('tokens' in o ? { tokens: countOrNull(o, 'tokens', '') } : {}),
         ...('copies' in o ? { copies: copies(o.copies) } : {}),
         ...('syncs' in o ? { syncs: syncs(o.syncs) } : {}),
       };

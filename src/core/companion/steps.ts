@@ -30,6 +30,8 @@ export interface StepSummary {
   dataWaitShare: number | null;
   /** Samples per second of step time; null when the batches showed no first dimension. */
   samplesPerSec: number | null;
+  /** Tokens per second of step time (2-D integer `input_ids`, padding included); null when the batches showed none. */
+  tokensPerSec?: number | null;
   batchSeen: number | null;
   batchMin: number | null;
   batchMax: number | null;
@@ -59,6 +61,7 @@ export function summariseSteps(m: StepsMessage): StepSummary {
     dataWaitShare: has ? m.dataWaitMs / m.stepMs : null,
     // Samples of the completed steps only: the first fetch starts the clock, its batch is in no step.
     samplesPerSec: has && m.batchSeen !== null ? ((m.samples * m.steps) / (m.steps + 1)) / (m.stepMs / 1000) : null,
+    tokensPerSec: has && m.tokens !== undefined && m.tokens !== null ? ((m.tokens * m.steps) / (m.steps + 1)) / (m.stepMs / 1000) : null,
     batchSeen: m.batchSeen, batchMin: m.batchMin, batchMax: m.batchMax, batchAsked: m.batchAsked,
     loader: m.loader ?? null, cpuCount: m.cpuCount ?? null, copies: summariseCopies(m), syncs: summariseSyncs(m),
   };
@@ -94,6 +97,7 @@ export function validStepSummary(v: unknown): v is StepSummary {
   if (typeof v !== 'object' || v === null) return false;
   const o = v as Record<string, unknown>;
   const figures = ['meanStepMs', 'meanDataWaitMs', 'dataWaitShare', 'samplesPerSec', 'batchSeen', 'batchMin', 'batchMax', 'batchAsked'];
+  if (o.tokensPerSec !== undefined && !isNumberOrNull(o.tokensPerSec)) return false;
   return isCount(o.steps) && figures.every((k) => isNumberOrNull(o[k])) && validLoader(o.loader) &&
     (o.cpuCount === undefined || isNumberOrNull(o.cpuCount)) && validFigures(o.copies, COPY_FIGURES) && validSyncs(o.syncs);
 }
@@ -132,6 +136,7 @@ export function describeSteps(s: StepSummary): string {
   const parts = [`${s.steps} steps of ${(s.meanStepMs ?? 0).toFixed(1)} ms`];
   if (s.dataWaitShare !== null) parts.push(`${formatPercent(s.dataWaitShare * 100)} waiting for data`);
   if (s.samplesPerSec !== null) parts.push(`${s.samplesPerSec.toFixed(1)} samples/s`);
+  if (s.tokensPerSec !== undefined && s.tokensPerSec !== null) parts.push(`${s.tokensPerSec.toFixed(0)} tokens/s`);
   if (s.batchSeen !== null) parts.push(`batch ${s.batchSeen}${s.batchAsked !== null ? ` (asked ${s.batchAsked})` : ''}`);
   return parts.join(', ');
 }

@@ -6,9 +6,21 @@
 
 const basename = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
 
+/** Verdicts by argv: a live view classifies the same command line (one array per process) every sample. */
+const kernelVerdicts = new WeakMap<readonly string[], boolean>();
+
 /** True for Jupyter/IPython kernels: `python -m ipykernel_launcher -f …`, `ipykernel`, `ipython`, `jupyter-kernel`. */
 export function isKernelCommand(argv: readonly string[] | null): boolean {
   if (!argv || argv.length === 0) return false;
+  let verdict = kernelVerdicts.get(argv);
+  if (verdict === undefined) {
+    verdict = kernelArgv(argv);
+    kernelVerdicts.set(argv, verdict);
+  }
+  return verdict;
+}
+
+function kernelArgv(argv: readonly string[]): boolean {
   return argv.some((arg, i) => {
     const base = basename(arg);
     if (/^ipykernel(_launcher)?(\.py)?$/.test(base) || /^jupyter-kernel/.test(base)) return true;

@@ -26,28 +26,41 @@ function groupsUnder(ppid: number, parent: HostFacts | undefined, gpuChildren: n
 export function buildTrees(views: readonly ProcessView[], ancestors: Readonly<Record<number, HostFacts>>): ProcessTree[] {
   const byPid = new Map<number, ProcessView>();
   for (const v of views) if (!byPid.has(v.pid)) byPid.set(v.pid, v);
+  // Memoised per pid: a sample of 512 processes asks for every pid's top and root, each walk would repeat.
+  const tops = new Map<number, number>();
   const topOf = (pid: number): number => {
+    const known = tops.get(pid);
+    if (known !== undefined) return known;
     let current = pid;
-    const seen = new Set<number>();
-    for (;;) {
-      seen.add(current);
+    // At most one step per process: a cycle in bad /proc data ends the walk instead of looping.
+    for (let steps = 0; steps <= byPid.size; steps++) {
       const ppid = byPid.get(current)?.ppid ?? null;
-      if (ppid === null || !byPid.has(ppid) || seen.has(ppid)) return current;
+      if (ppid === null || !byPid.has(ppid) || ppid === pid) break;
       current = ppid;
     }
+    tops.set(pid, current);
+    return current;
   };
   // Count, per non-GPU parent, how many topmost GPU processes sit directly under it.
-  const tops = new Set([...byPid.keys()].map(topOf));
+  const topSet = new Set<number>();
+  for (const pid of byPid.keys()) topSet.add(topOf(pid));
   const childrenOfParent = new Map<number, number>();
-  for (const top of tops) {
+  for (const top of topSet) {
     const ppid = byPid.get(top)?.ppid;
     if (ppid !== null && ppid !== undefined) childrenOfParent.set(ppid, (childrenOfParent.get(ppid) ?? 0) + 1);
   }
+  // The verdict depends on the parent only: 512 tops under one shell are one question, not 512.
+  const grouping = new Map<number, boolean>();
   const rootOf = (pid: number): { root: number; launcher: boolean } => {
     const top = topOf(pid);
     const ppid = byPid.get(top)?.ppid ?? null;
-    if (ppid !== null && groupsUnder(ppid, ancestors[ppid], childrenOfParent.get(ppid) ?? 0)) return { root: ppid, launcher: true };
-    return { root: top, launcher: false };
+    if (ppid === null) return { root: top, launcher: false };
+    let groups = grouping.get(ppid);
+    if (groups === undefined) {
+      groups = groupsUnder(ppid, ancestors[ppid], childrenOfParent.get(ppid) ?? 0);
+      grouping.set(ppid, groups);
+    }
+    return groups ? { root: ppid, launcher: true } : { root: top, launcher: false };
   };
 
   const trees = new Map<number, ProcessTree>();

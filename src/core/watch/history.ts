@@ -1,14 +1,58 @@
 /** Series over the live sampler's history: a device's used memory, a process's memory, and its trend. */
-import type { Sample } from '../types.js';
+import type { GpuProcess, Sample } from '../types.js';
+
+/**
+ * Rows of a sample by pid, built once per sample (a sample never changes): a row's series looks its pid up in
+ * every sample of the history, and scanning 512 rows each time was the largest part of drawing the panel.
+ */
+const byPid = new WeakMap<Sample, Map<number, GpuProcess | GpuProcess[]>>();
+function rowsOf(sample: Sample, pid: number): GpuProcess | readonly GpuProcess[] | undefined {
+  let index = byPid.get(sample);
+  if (!index) {
+    // One entry per pid; a list only for a pid on several GPUs (most pids are on one: no array per row).
+    index = new Map();
+    for (const p of sample.processes) {
+      const entry = index.get(p.pid);
+      if (entry === undefined) index.set(p.pid, p);
+      else if (Array.isArray(entry)) entry.push(p);
+      else index.set(p.pid, [entry as GpuProcess, p]);
+    }
+    byPid.set(sample, index);
+  }
+  return index.get(pid);
+}
+
+/** The row of `pid` on GPU `gpuIndex` (any GPU when null) in `sample`, found through the per-sample index. */
+export function rowOf(sample: Sample, pid: number, gpuIndex: number | null): GpuProcess | undefined {
+  const entry = rowsOf(sample, pid);
+  if (entry === undefined || !Array.isArray(entry)) {
+    const row = entry as GpuProcess | undefined;
+    return row && (gpuIndex === null || row.gpuIndex === gpuIndex) ? row : undefined;
+  }
+  return entry.find((p) => gpuIndex === null || p.gpuIndex === gpuIndex);
+}
 
 /** Used bytes of GPU `gpuIndex` in each sample (null where unknown or the GPU is absent). */
 export function deviceUsedSeries(samples: readonly Sample[], gpuIndex: number): (number | null)[] {
   return samples.map((s) => s.devices.find((d) => d.index === gpuIndex)?.memory.usedBytes ?? null);
 }
 
+/** Utilisation of GPU `gpuIndex` in each sample, % (null where unknown or the GPU is absent). */
+export function deviceUtilSeries(samples: readonly Sample[], gpuIndex: number): (number | null)[] {
+  return samples.map((s) => s.devices.find((d) => d.index === gpuIndex)?.utilization.gpuPct ?? null);
+}
+
+/** One number of pid `pid`'s row on GPU `gpuIndex` in each sample (null: not there or not reported). */
+export function processSeries(samples: readonly Sample[], pid: number, gpuIndex: number | null, pick: (row: GpuProcess) => number | null): (number | null)[] {
+  return samples.map((s) => {
+    const row = rowOf(s, pid, gpuIndex);
+    return row ? pick(row) : null;
+  });
+}
+
 /** Bytes pid `pid` held on GPU `gpuIndex` in each sample (null: not there or not reported). */
 export function processUsedSeries(samples: readonly Sample[], pid: number, gpuIndex: number | null): (number | null)[] {
-  return samples.map((s) => s.processes.find((p) => p.pid === pid && (gpuIndex === null || p.gpuIndex === gpuIndex))?.usedBytes ?? null);
+  return processSeries(samples, pid, gpuIndex, (p) => p.usedBytes);
 }
 
 export type Trend = 'growing' | 'shrinking' | 'steady' | 'unknown';
@@ -24,6 +68,28 @@ export function trendOf(series: readonly (number | null)[], toleranceBytes = 64 
   return delta > toleranceBytes ? 'growing' : delta < -toleranceBytes ? 'shrinking' : 'steady';
 }
 
+/**
+ * The trend of pid `pid`'s memory on GPU `gpuIndex` over `samples`: trendOf(processUsedSeries(…)), reading
+ * only the samples up to the oldest and from the newest known value instead of the whole series (40 rows on
+ * screen × 60 samples at 10 Hz were the largest part of drawing the panel).
+ */
+export function processTrend(samples: readonly Sample[], pid: number, gpuIndex: number | null, toleranceBytes = 64 * 1024 * 1024): Trend {
+  let first = -1;
+  let oldest = 0;
+  for (let i = 0; i < samples.length && first < 0; i++) {
+    const used = rowOf(samples[i] as Sample, pid, gpuIndex)?.usedBytes;
+    if (used !== null && used !== undefined) [first, oldest] = [i, used];
+  }
+  if (first < 0) return 'unknown';
+  for (let i = samples.length - 1; i > first; i--) {
+    const used = rowOf(samples[i] as Sample, pid, gpuIndex)?.usedBytes;
+    if (used === null || used === undefined) continue;
+    const delta = used - oldest;
+    return delta > toleranceBytes ? 'growing' : delta < -toleranceBytes ? 'shrinking' : 'steady';
+  }
+  return 'unknown';
+}
+
 const BLOCKS = '▁▂▃▄▅▆▇█';
 
 /**
@@ -35,4 +101,21 @@ export function sparkline(series: readonly (number | null)[], width: number, max
   const top = maxValue && maxValue > 0 ? maxValue : Math.max(1, ...tail.map((v) => v ?? 0));
   const chars = tail.map((v) => (v === null ? ' ' : BLOCKS[Math.min(7, Math.max(0, Math.round((v / top) * 7)))]));
   return ' '.repeat(Math.max(0, width - chars.length)) + chars.join('');
+}
+
+/**
+ * The samples of the last `spanMs` (to the newest sample's time) thinned evenly to at most `count`, the
+ * oldest and the newest always kept: a findings window long enough to hold two /proc re-reads of every
+ * process, for the cost of `count` samples.
+ */
+export function thinWindow(samples: readonly Sample[], spanMs: number, count: number): Sample[] {
+  const newest = samples[samples.length - 1];
+  if (newest === undefined) return [];
+  let from = samples.length - 1;
+  while (from > 0 && newest.timeMs - (samples[from - 1] as Sample).timeMs <= spanMs) from--;
+  const inSpan = samples.slice(from);
+  if (inSpan.length <= count) return inSpan;
+  const out: Sample[] = [];
+  for (let k = 0; k < count; k++) out.push(inSpan[Math.round((k * (inSpan.length - 1)) / (count - 1))] as Sample);
+  return out;
 }

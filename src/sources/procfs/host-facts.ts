@@ -3,10 +3,10 @@
  * user's environ, a zombie's exe) nulls only that fact, with the reason. A pid that does not exist in our
  * PID namespace keeps its row, marked not visible: NVML reports host pids, which a container cannot see.
  */
-import { readFileSync, readlinkSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readlinkSync, readSync } from 'node:fs';
 import type { HostFacts } from '../../core/types.js';
-import { parseBootTimeSec, parseCmdline, parseContainerId, parseCudaEnv, parsePasswd, parseProcStat, statusNumbers, type ProcStat } from './parse.js';
-import { readProcText, type ProcRootOptions } from './stat.js';
+import { parseBootTimeSec, parseCmdline, parseContainerId, parseCudaEnv, parsePasswd, parseProcStat, parseStatmResidentPages, statusNumbers, type ProcStat } from './parse.js';
+import { openProcFileHandle, readProcText, type ProcFileHandle, type ProcRootOptions } from './stat.js';
 
 export interface ProcOptions extends ProcRootOptions {
   /** Default "/etc/passwd". */
@@ -20,8 +20,26 @@ export interface ProcOptions extends ProcRootOptions {
    * is taken on the facts (kill re-reads /proc itself). Default: every sample.
    */
   restatEveryMs?: number;
-  /** Clock for `restatEveryMs` (tests). Default Date.now. */
+  /**
+   * Live views only: the pids whose /proc/PID/stat is re-read at `focusRestatEveryMs` instead of
+   * `restatEveryMs` (the rows a person has on screen, whose CPU % and state must be fresh). Asked once per sample.
+   */
+  focusPids?: () => ReadonlySet<number>;
+  focusRestatEveryMs?: number;
+  /**
+   * Live views: give each known process `cpuPct` (CPU use between its two latest stat reads) and `rssBytes`
+   * (from /proc/PID/statm, read only for the focused pids when `focusPids` is given).
+   */
+  liveUsage?: boolean;
+  /**
+   * Live samplers: a process row equal to the previous sample's (same GPU numbers, same facts object) is
+   * returned as that very object, so a history of samples shares unchanged rows. Rows are never mutated.
+   */
+  reuseRows?: boolean;
+  /** Clock for `restatEveryMs` and the CPU % of a process (tests). Default Date.now. */
   nowMs?: () => number;
+  /** Bytes per page for `rssBytes` (default: the kernel's, read once from /proc/self/smaps, else 4096). */
+  pageBytes?: number;
 }
 
 /** Why a file could not be read, as a reason string for the `unavailable` map. */
@@ -69,8 +87,38 @@ export function userName(uid: number, options: ProcOptions = {}): string | null 
   return users.get(uid) ?? null;
 }
 
+let pageCache: { root: string; bytes: number } | undefined;
+
+/** The kernel's page size: `KernelPageSize` of the first mapping of /proc/self/smaps (read once), else 4096. */
+export function readPageBytes(options: ProcOptions = {}): number {
+  if (options.pageBytes !== undefined) return options.pageBytes;
+  if (pageCache?.root === root(options)) return pageCache.bytes;
+  // Only the first mapping's block is needed: the whole file of a large process is megabytes.
+  const head = tryRead(() => {
+    const fd = openSync(`${root(options)}/self/smaps`, 'r');
+    try {
+      const buffer = Buffer.alloc(4096);
+      return buffer.toString('utf8', 0, readSync(fd, buffer, 0, buffer.length, 0));
+    } finally {
+      closeSync(fd);
+    }
+  });
+  const kib = head.ok ? Number(/KernelPageSize:\s+(\d+) kB/.exec(head.value)?.[1]) : Number.NaN;
+  pageCache = { root: root(options), bytes: Number.isSafeInteger(kib) && kib > 0 ? kib * 1024 : 4096 };
+  return pageCache.bytes;
+}
+
+/** A held /proc/PID/statm giving the resident set size in bytes (× page size) at each read, null once gone. */
+export function openRssHandle(pid: number, options: ProcOptions = {}): ProcFileHandle<number> {
+  const pageBytes = readPageBytes(options);
+  return openProcFileHandle(pid, 'statm', (text) => {
+    const pages = parseStatmResidentPages(text);
+    return pages === null ? null : pages * pageBytes;
+  }, options);
+}
+
 /** Facts of a pid that do not change while it lives (reused by the enricher while start ticks match). */
-type StableFacts = Omit<HostFacts, 'state' | 'ppid' | 'visible'>;
+type StableFacts = Omit<HostFacts, 'state' | 'ppid' | 'visible' | 'cpuTicks' | 'rssBytes' | 'cpuPct'>;
 
 /** Reads everything but state/ppid; `stat` was read just before. */
 export function readStableFacts(pid: number, stat: ProcStat, options: ProcOptions = {}): StableFacts {

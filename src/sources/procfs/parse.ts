@@ -61,6 +61,16 @@ export function parseProcStat(text: string): ProcStat | null {
   return { pid, comm: text.slice(open + 1, close), state: STATES.has(state) ? (state as ProcessState) : null, ppid, pgid, startTicks, cpuTicks };
 }
 
+/**
+ * The resident pages of /proc/PID/statm (its second field). Its count is the exact one `VmRSS` in
+ * /proc/PID/status shows, where field 24 of /proc/PID/stat reads the kernel's per-CPU counters approximately.
+ */
+export function parseStatmResidentPages(text: string): number | null {
+  const fields = text.trim().split(' ');
+  const pages = Number(fields[1]);
+  return fields.length >= 2 && Number.isSafeInteger(pages) && pages >= 0 && /^\d+$/.test(fields[1] as string) ? pages : null;
+}
+
 /** A numeric list line of /proc/PID/status ("Uid:\t1000\t1000\t1000\t1000", "NSpid:\t812\t1"). */
 export function statusNumbers(text: string, key: string): number[] | null {
   const line = text.split('\n').find((l) => l.startsWith(`${key}:`));

@@ -42,9 +42,15 @@ export interface StatHandle {
   close(): void;
 }
 
-/** Opens /proc/PID/stat for repeated reads; throws the filesystem error like readFileSync. */
-export function openStatHandle(pid: number, options: ProcRootOptions = {}): StatHandle {
-  let fd: number | null = openSync(`${options.procRoot ?? '/proc'}/${pid}/stat`, 'r');
+/** A /proc/PID file held open and parsed at each read, like StatHandle (statm for a live view's RSS). */
+export interface ProcFileHandle<T> {
+  read(): T | null;
+  close(): void;
+}
+
+/** Opens `/proc/PID/<name>` for repeated reads parsed by `parse`; throws the filesystem error like readFileSync. */
+export function openProcFileHandle<T>(pid: number, name: string, parse: (text: string) => T | null, options: ProcRootOptions = {}): ProcFileHandle<T> {
+  let fd: number | null = openSync(`${options.procRoot ?? '/proc'}/${pid}/${name}`, 'r');
   const close = (): void => {
     if (fd !== null) closeSync(fd);
     fd = null;
@@ -54,9 +60,9 @@ export function openStatHandle(pid: number, options: ProcRootOptions = {}): Stat
       if (fd === null) return null;
       try {
         const bytes = readSync(fd, statBuffer, 0, statBuffer.length, 0);
-        const stat = bytes > 0 && bytes < statBuffer.length ? parseProcStat(statBuffer.toString('utf8', 0, bytes)) : null;
-        if (stat === null) close();
-        return stat;
+        const value = bytes > 0 && bytes < statBuffer.length ? parse(statBuffer.toString('utf8', 0, bytes)) : null;
+        if (value === null) close();
+        return value;
       } catch {
         close();
         return null;
@@ -64,6 +70,11 @@ export function openStatHandle(pid: number, options: ProcRootOptions = {}): Stat
     },
     close,
   };
+}
+
+/** Opens /proc/PID/stat for repeated reads; throws the filesystem error like readFileSync. */
+export function openStatHandle(pid: number, options: ProcRootOptions = {}): StatHandle {
+  return openProcFileHandle(pid, 'stat', parseProcStat, options);
 }
 
 /** /proc/PID/stat parsed, or null when the pid is gone or unreadable. */

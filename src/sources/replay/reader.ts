@@ -69,6 +69,15 @@ export interface ReplaySource extends GpuSource {
   readonly sampleCount: number;
   /** Samples not yet returned by readSample. */
   remaining(): number;
+  /** The recorded time of the sample readSample returns next, or null after the last (pacing a replay). */
+  nextTimeMs(): number | null;
+  /** Moves so that readSample returns sample `index` next (clamped to the recording); returns that index. */
+  seek(index: number): number;
+}
+
+/** True for a source that plays a recording (it can be paced and sought). */
+export function isReplaySource(source: GpuSource): source is ReplaySource {
+  return source.kind === 'replay' && typeof (source as Partial<ReplaySource>).seek === 'function';
 }
 
 /**
@@ -84,6 +93,11 @@ export function openReplaySource(path: string): ReplaySource {
     header,
     sampleCount: samples.length,
     remaining: () => samples.length - next,
+    nextTimeMs: () => samples[next]?.timeMs ?? null,
+    seek(index: number): number {
+      next = Math.max(0, Math.min(samples.length - 1, Math.trunc(index)));
+      return next;
+    },
     async readSample(): Promise<Sample> {
       const sample = samples[next];
       if (!sample) throw new GpumemError('FAILED', `${path}: end of recording after ${samples.length} samples`);

@@ -30,6 +30,7 @@ const message = fc.oneof(
     loader: fc.option(fc.record({ numWorkers: countOrNull, pinMemory: fc.option(fc.boolean(), { nil: null }),
       persistentWorkers: fc.option(fc.boolean(), { nil: null }), prefetchFactor: countOrNull }), { nil: null }),
     cpuCount: countOrNull,
+    tokens: countOrNull,
     copies: fc.option(fc.tuple(count, count, count).map(([a, b, c]) => {
       const [blockingBytes, pageableBytes, bytes] = [Math.min(a, c), Math.min(b, c), Math.max(a, b, c)];
       return { count: 3, bytes, ms: 1.5, blockingCount: 2, blockingBytes, blockingMs: 1, pageableBytes };

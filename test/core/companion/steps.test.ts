@@ -24,6 +24,13 @@ describe('step summary and findings', () => {
     expect(inputBoundFinding(7, summariseSteps({ ...base, steps: 4 }))).toBeNull();
   });
 
+  it('tokens/s from the token totals the same way as samples/s, null when no batch showed token ids', () => {
+    const s = summariseSteps({ ...base, tokens: 11 * 96 * 512 });
+    expect(s.tokensPerSec).toBeCloseTo(9600 * 512, 6);
+    expect(summariseSteps({ ...base, tokens: null }).tokensPerSec).toBeNull();
+    expect(summariseSteps(base).tokensPerSec).toBeNull();
+  });
+
   it('batch override when asked and seen differ; none when equal or not asked', () => {
     expect(batchOverrideFinding(7, summariseSteps(base))?.title).toBe('pid 7: batch size asked 128, used 96');
     expect(batchOverrideFinding(7, summariseSteps({ ...base, batchAsked: 96 }))).toBeNull();

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseCmdline, parseContainerId, parseCudaEnv, parsePasswd, parseProcStat, statusNumbers } from '../../../src/sources/procfs/index.js';
+import { parseCmdline, parseContainerId, parseCudaEnv, parsePasswd, parseProcStat, parseStatmResidentPages, statusNumbers } from '../../../src/sources/procfs/index.js';
 
 const statLine = (comm: string, state = 'S', ppid = 1, start = 12345): string =>
   // Fields 14 and 15 (utime 1, stime 2) give cpuTicks 3.
@@ -29,6 +29,20 @@ describe('parseProcStat', () => {
   it('garbage gives null', () => {
     expect(parseProcStat('')).toBeNull();
     expect(parseProcStat('12 (x) S')).toBeNull();
+  });
+});
+
+describe('parseStatmResidentPages', () => {
+  it('reads the second field', () => {
+    expect(parseStatmResidentPages('2187 457 415 4 0 77 0\n')).toBe(457);
+  });
+  it('anything else gives null, never a guess (property)', () => {
+    expect(parseStatmResidentPages('')).toBeNull();
+    expect(parseStatmResidentPages('12 -3 4')).toBeNull();
+    fc.assert(fc.property(fc.string(), (text) => {
+      const pages = parseStatmResidentPages(text);
+      expect(pages === null || (Number.isSafeInteger(pages) && pages >= 0)).toBe(true);
+    }));
   });
 });
 

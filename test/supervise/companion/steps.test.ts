@@ -18,7 +18,10 @@ const FAKE_TORCH = join(ROOT, 'test', 'python', 'fake_torch_versions', 'v2_11');
 const cleanups: Array<() => void> = [];
 afterEach(() => cleanups.splice(0).forEach((f) => f()));
 
-interface Steps { steps: number; meanStepMs: number; dataWaitShare: number; samplesPerSec: number; batchSeen: number; batchAsked: number | null }
+interface Steps {
+  steps: number; meanStepMs: number; dataWaitShare: number; samplesPerSec: number; tokensPerSec: number | null; batchSeen: number; batchAsked: number | null;
+  loader: { numWorkers: number | null; pinMemory: boolean | null } | null;
+}
 interface Report { attempts: Array<{ findings: Array<{ id: string; title: string; fix: string }>; plugins: { companion: { processes: Array<{ steps: Steps | null }> } } }> }
 
 function run(code: string, batch: number | null, python = 'python3'): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -100,5 +103,28 @@ describe('step timing under gpumem run (real torch on CPU)', () => {
     expect(s.dataWaitShare).toBeLessThan(0.95);
     expect(attempt?.findings.map((f) => f.id)).toEqual(['input-bound', 'batch-override']);
     expect(attempt?.findings[1]?.title).toMatch(/batch size asked 16, used 12$/);
+  }, 60_000);
+
+  it('token ids in a dict batch give tokens/s: 12 sequences of 16 tokens per batch, so 16 × samples/s', async () => {
+    const python = requireTestPython();
+    const code = [
+      'import time, torch',
+      'from torch.utils.data import DataLoader, Dataset',
+      'class Text(Dataset):',
+      '    def __len__(self):',
+      '        return 21 * 12',
+      '    def __getitem__(self, i):',
+      '        return {"input_ids": torch.randint(0, 100, (16,)), "labels": torch.tensor(i % 2)}',
+      'for batch in DataLoader(Text(), batch_size=12):',
+      '    time.sleep(0.005)',
+    ].join('\n');
+    const r = await run(code, null, python);
+    expect(r.code, r.stderr).toBe(0);
+    const s = (JSON.parse(r.stdout) as Report).attempts[0]?.plugins.companion.processes[0]?.steps as Steps;
+    expect(s.steps).toBe(20);
+    expect(s.batchSeen).toBe(12);
+    expect(s.tokensPerSec).toBeCloseTo(16 * s.samplesPerSec, 6);
+    // The real DataLoader's settings as its iterator holds them (no accelerator here, so pin_memory is off).
+    expect(s.loader).toMatchObject({ numWorkers: 0, pinMemory: false });
   }, 60_000);
 });

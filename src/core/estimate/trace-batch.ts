@@ -23,10 +23,13 @@ export interface BatchSearchResult {
 
 /**
  * Where the parabola through `lo`, `hi` and a third probe crosses the budget, rounded down, when it crosses
- * inside the bracket; null otherwise. Memory that grows with the square of the size (attention scores over
+ * inside the bracket (lo + 1 when it crosses just above lo); null otherwise. Memory that grows with the square of the size (attention scores over
  * the sequence) is then hit in one probe, where the straight line through lo and hi keeps landing short.
  */
 function quadraticCrossing(lo: BatchProbe, hi: BatchProbe, probes: readonly BatchProbe[], budgetBytes: number): number | null {
+  // The first two probes (sizes 1 and 2) differ by little more than allocator rounding: a curvature read from
+  // them is noise, so the parabola waits until the lower end of the bracket has moved past them.
+  if (lo === probes[0] || lo === probes[1]) return null;
   const third = probes.filter((p) => p !== lo && p !== hi).sort((a, b) => Math.abs(a.batch - lo.batch) - Math.abs(b.batch - lo.batch))[0];
   if (!third) return null;
   const [x0, x1, x2] = [third.batch, lo.batch, hi.batch];
@@ -41,6 +44,8 @@ function quadraticCrossing(lo: BatchProbe, hi: BatchProbe, probes: readonly Batc
   const disc = b * b - 4 * c * k;
   if (disc < 0) return null;
   const x = Math.floor((-b + Math.sqrt(disc)) / (2 * c));
+  // Landing on lo itself says lo is the limit: the size above it proves or refutes that.
+  if (x === lo.batch && lo.batch + 1 < hi.batch) return lo.batch + 1;
   return x > lo.batch && x < hi.batch ? x : null;
 }
 
@@ -59,11 +64,13 @@ export async function searchMaxBatch(measure: (batch: number) => Promise<number>
   let hi: BatchProbe | null = null;
   let slope: number | null = null;
   let sameSide = 0;
+  let crossing: number | null;
   while (probes.length < maxProbes && (hi === null || hi.batch - lo.batch > 1)) {
     let next: number;
     if (probes.length === 1) next = 2;
+    else if (hi !== null && hi.deviceBytes > lo.deviceBytes && (crossing = quadraticCrossing(lo, hi, probes, budgetBytes)) !== null) next = crossing;
     else if (hi !== null && (sameSide >= 2 || hi.deviceBytes <= lo.deviceBytes)) next = Math.floor((lo.batch + hi.batch) / 2);
-    else if (hi !== null) next = quadraticCrossing(lo, hi, probes, budgetBytes) ?? lo.batch + Math.floor(((budgetBytes - lo.deviceBytes) * (hi.batch - lo.batch)) / (hi.deviceBytes - lo.deviceBytes));
+    else if (hi !== null) next = lo.batch + Math.floor(((budgetBytes - lo.deviceBytes) * (hi.batch - lo.batch)) / (hi.deviceBytes - lo.deviceBytes));
     else if (slope === null || slope <= 0) next = lo.batch * 2;
     else next = lo.batch + Math.max(1, Math.floor((budgetBytes - lo.deviceBytes) / slope));
     if (hi !== null) next = Math.min(Math.max(next, lo.batch + 1), hi.batch - 1);

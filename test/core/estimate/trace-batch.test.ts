@@ -38,7 +38,7 @@ describe('largest batch from traced probes', () => {
 
 describe('longest sequence from traced probes', () => {
   const MiB = 2 ** 20;
-  it('lands on the limit of a quadratic curve (eager attention scores) in multiples of 64, in five probes', async () => {
+  it('lands on the limit of a quadratic curve (eager attention scores) in multiples of 64, in six probes', async () => {
     // 2 GiB fixed + 1 MiB per token + s² × 64 B (a batch of score matrices); the limit is found by direct search.
     const f = (s: number): number => 2 * GiB + s * MiB + s * s * 64;
     const budget = 6 * GiB;
@@ -48,8 +48,9 @@ describe('longest sequence from traced probes', () => {
     expect(r.multiple).toBe(64);
     expect(r.maxSeq).toBe(truth);
     expect(r.exact).toBe(true);
-    // 64, 128, the line's overshoot, then the parabola through three probes lands on the limit: 5 probes.
-    expect(r.probes.length).toBeLessThanOrEqual(5);
+    // 64, 128, the line's overshoot, the line again (short: the curve bends up), then the parabola through
+    // three probes lands on the limit, and the next multiple proves it: 6 probes.
+    expect(r.probes.length).toBeLessThanOrEqual(6);
     expect(r.probes.every((p) => p.seq % 64 === 0 && p.fits === f(p.seq) <= budget)).toBe(true);
   });
 

@@ -11,6 +11,7 @@ import collections
 import functools
 
 import torch
+import torch.utils.checkpoint
 
 
 def choose_blocks(root):

@@ -12,6 +12,8 @@ ENV_STEPS = "GPUMEM_ESTIMATE_STEPS"
 ENV_GPU_NAME = "GPUMEM_ESTIMATE_GPU_NAME"
 ENV_GPU_BYTES = "GPUMEM_ESTIMATE_GPU_BYTES"
 ENV_CHECKPOINT = "GPUMEM_ESTIMATE_CHECKPOINT"
+# The PyTorch release the program will run on, when older than the one tracing it (--torch-version).
+ENV_TORCH_RELEASE = "GPUMEM_ESTIMATE_TORCH_VERSION"
 
 _session = None
 
@@ -39,12 +41,14 @@ def install():
 
 
 def _start(torch):
+    from ._release import parse_release
     from ._tracer import Tracer
     steps = int(os.environ.get(ENV_STEPS) or 2)
     tracer = Tracer(torch, _session["writer"], steps=steps,
                     gpu_name=os.environ.get(ENV_GPU_NAME) or "NVIDIA H100 80GB HBM3",
                     gpu_bytes=int(os.environ.get(ENV_GPU_BYTES) or 85520809984), on_done=_finish_ok,
-                    checkpoint=os.environ.get(ENV_CHECKPOINT) == "1")
+                    checkpoint=os.environ.get(ENV_CHECKPOINT) == "1",
+                    release=parse_release(os.environ.get(ENV_TORCH_RELEASE)))
     _session["tracer"] = tracer
     tracer.start()
 

@@ -85,6 +85,10 @@ class Recorder(TorchDispatchMode):
                 self._track(t.untyped_storage(), t, op, on_gpu)
         return out
 
+    def is_gpu(self, tensor):
+        """Whether ``tensor``'s storage is one the traced program placed on the GPU."""
+        return self._key(tensor) in self.gpu_keys
+
     @staticmethod
     def _key(t):
         try:

@@ -6,14 +6,17 @@ import time
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
+from ._cuda_kernels import install_cuda_autocast_policy
 from ._devices import CudaToCpuMode, patch_torch_cuda
 from ._phases import StepState, install_hooks
 from ._recorder import Recorder
+from ._release import Release
 
 
 class Tracer:
-    def __init__(self, torch_module, writer, steps, gpu_name, gpu_bytes, on_done, checkpoint=False):
+    def __init__(self, torch_module, writer, steps, gpu_name, gpu_bytes, on_done, checkpoint=False, release=None):
         self.writer = writer
+        self.release = Release(release, writer)
         self.state = StepState(steps, self._step_end)
         self.recorder = Recorder(writer, self.state)
         self.stack = contextlib.ExitStack()
@@ -26,6 +29,8 @@ class Tracer:
     def start(self):
         self.started = time.perf_counter()
         patch_torch_cuda(self.stack, self.gpu_name, self.gpu_bytes)
+        install_cuda_autocast_policy(self.stack)
+        self.release.install(self.stack)
         install_hooks(self.stack, self.state)
         self.state.on_optimizer = self._prepare_optimizer
         # Tagged right after each optimizer step, before a zero_grad can drop the gradients.
@@ -38,7 +43,7 @@ class Tracer:
         self._allow_module_moves()
         self.stack.enter_context(self.fake)
         self.stack.enter_context(self.recorder)
-        self.stack.enter_context(CudaToCpuMode(self.recorder))
+        self.stack.enter_context(CudaToCpuMode(self.recorder, self.release))
 
     def _allow_module_moves(self):
         # Module.to swaps fake parameters in place, which refuses tensors the fake mode's memo refers to

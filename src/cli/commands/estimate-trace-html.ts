@@ -10,7 +10,8 @@ import { allocatorModel, type TracedReport } from './estimate-traced.js';
 
 /**
  * Replays each report's trace (found by its command in `traces`) for its timeline and writes the page to
- * `out`, relative to the working directory; `data` (what --json prints) is embedded in the page.
+ * `out`, relative to the working directory, with the allocator rules of `runTorch` (--torch-version) or else
+ * of the traced release, as the report was; `data` (what --json prints) is embedded in the page.
  */
 export function writeTracedPage(
   ctx: CommandContext<EstimateOptions>,
@@ -20,11 +21,12 @@ export function writeTracedPage(
   traces: ReadonlyMap<string, StepTrace>,
   workspaceBytes: number,
   conf: string | null,
+  runTorch: string | null,
 ): void {
   const sections = reports.flatMap(({ title, report }) => {
     const trace = traces.get(JSON.stringify(report.command));
     if (!trace) return [];
-    return [{ title, report, timeline: traceTimeline(trace, workspaceBytes, allocatorModel(conf, trace.torchVersion)) }];
+    return [{ title, report, timeline: traceTimeline(trace, workspaceBytes, allocatorModel(conf, runTorch ?? trace.torchVersion)) }];
   });
   writeUserFile(resolve(ctx.cwd, out), renderTracedHtml(sections, data), '--html', out);
 }

@@ -1,6 +1,7 @@
 /** Runs `gpumem estimate -- CMD` / `--entry`: traces (once, or per probed batch) and prints the report. */
 import { GpumemError } from '../../core/index.js';
 import { parseAllocatorConf } from '../../core/allocator/index.js';
+import { optionExists } from '../../core/allocator/versions.js';
 import { parseStepTrace, searchMaxBatch, searchMaxSeq, SEQ_MULTIPLE, type StepTrace } from '../../core/estimate/index.js';
 import { checkpointingFix, insertFix, rankTracedFixes } from '../../core/estimate/trace-fixes.js';
 import { runTracedProgram, substitute } from '../../supervise/index.js';
@@ -43,7 +44,7 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
   if (conf) parseAllocatorConf(conf);
   // With --html, each trace is kept for the page (by its command) until the report is written.
   const traces = new Map<string, StepTrace>();
-  const traceOnce = async (argv: string[] | null, checkpoint = false): Promise<TracedReport & { trace: StepTrace }> => {
+  const traceOnce = async (argv: string[] | null, checkpoint = false): Promise<TracedReport & { trace: StepTrace; runTorch: string | null }> => {
     const run = await runTracedProgram({
       checkpoint,
       command: argv,
@@ -55,6 +56,7 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
       cwd: ctx.cwd,
       gpuName: inputs.gpuName,
       gpuBytes: inputs.budget?.capacityBytes ?? 80 * 1024 ** 3,
+      ...(o.torchVersion ? { torchVersion: o.torchVersion } : {}),
     });
     const trace = parseStepTrace(run.traceText);
     if (o.html !== undefined && !checkpoint) traces.set(JSON.stringify(argv ?? command), trace);
@@ -63,11 +65,13 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
         hint: tracedHint(trace),
       });
     }
-    return { ...buildTracedReport(trace, argv ?? command, inputs, allocatorModel(conf, trace.torchVersion), conf), trace };
+    // The allocator's rules are those of the release the run will use, when it is named.
+    const runTorch = o.torchVersion ?? trace.torchVersion;
+    return { ...buildTracedReport(trace, argv ?? command, inputs, allocatorModel(conf, runTorch), conf), trace, runTorch };
   };
   // A probe of a batch search needs only its figure; the fixes (one more trace for checkpointing) are for reports.
   const traceAndFix = async (argv: string[] | null, probe = false): Promise<TracedReport> => {
-    const { trace, ...report } = await traceOnce(argv);
+    const { trace, runTorch, ...report } = await traceOnce(argv);
     if (probe || !report.fit || report.fit.fits) return report;
     const expandableConf = [...(conf ?? '').split(',').filter((kv) => kv.trim() !== '' && !/^\s*expandable_segments\s*:/.test(kv)), 'expandable_segments:True'].join(',');
     const fixes = rankTracedFixes(trace, {
@@ -75,7 +79,8 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
       contextBytes: inputs.contextBytes,
       budgetBytes: report.fit.budgetBytes,
       shardGpus: o.numGpus > 1 ? o.numGpus : 2,
-      newAllocator: (expandable) => allocatorModel(expandable ? expandableConf : conf, trace.torchVersion),
+      newAllocator: (expandable) => allocatorModel(expandable ? expandableConf : conf, runTorch),
+      expandableSegments: optionExists('expandable_segments', runTorch),
     });
     // Checkpointing changes what the program keeps, so it is numbered by tracing the program once more with it.
     const checkpointed = await traceOnce(argv, true);
@@ -97,7 +102,7 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
     if (names.length === 0) throw new GpumemError('USAGE', 'the command has {stage} but --stages names none', { hint: 'e.g. --stages "frozen full"' });
     const budgetBytes = inputs.budget ? Math.floor(inputs.budget.capacityBytes * (1 - inputs.budget.margin)) : null;
     const staged = await traceStages(names, o.batch, budgetBytes, usesBatch, (stage, batch, probe) => traceAndFix(withBatch(batch).map((a) => a.replaceAll('{stage}', stage)), probe), MAX_PROBES);
-    if (o.html !== undefined) writeTracedPage(ctx, o.html, staged.stages.map((st) => ({ title: `stage ${st.name}`, report: st.report })), staged, traces, inputs.workspaceBytes, conf);
+    if (o.html !== undefined) writeTracedPage(ctx, o.html, staged.stages.map((st) => ({ title: `stage ${st.name}`, report: st.report })), staged, traces, inputs.workspaceBytes, conf, o.torchVersion ?? null);
     if (o.json) ctx.stdout.write(`${JSON.stringify(staged, null, 2)}\n`);
     else ctx.stdout.write(renderStages(staged, ctx.color));
     return staged.stages.every((st) => st.fits !== false);
@@ -126,7 +131,7 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
   } else {
     report = await traceAndFix(entry === null ? (usesBatch || usesSeq ? withBatch(o.batch) : ctx.args.rest) : null);
   }
-  if (o.html !== undefined) writeTracedPage(ctx, o.html, [{ title: 'traced step', report }], report, traces, inputs.workspaceBytes, conf);
+  if (o.html !== undefined) writeTracedPage(ctx, o.html, [{ title: 'traced step', report }], report, traces, inputs.workspaceBytes, conf, o.torchVersion ?? null);
   if (o.json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else ctx.stdout.write(renderTraced(report, ctx.color));
   return report.fit === null || report.fit.fits || (report.batchSearch?.maxBatch ?? 0) > 0 || (report.seqSearch?.maxSeq ?? 0) > 0;

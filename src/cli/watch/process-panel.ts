@@ -144,7 +144,7 @@ export function processPanel(rows: readonly ProcessRow[], sample: Sample, histor
     const tree = r.depth > 0 ? `${'  '.repeat(r.depth - 1)}└ ` : '';
     if (!v) {
       const launcher = r.launcher as ProcessTree;
-      const command = `${printable(launcher.rootCommand ?? '(command unknown)')}  (launcher, ${launcher.pids.length} on GPU)`;
+      const command = `(launcher of ${launcher.pids.length}) ${printable(launcher.rootCommand ?? '(command unknown)')}`;
       out.push(paint('dim', left + trimTo(command, Math.max(4, columns - visibleLength(left)))));
       return;
     }

@@ -79,15 +79,23 @@ function savedFraction(model: ModelInput, setup: TrainingSetup): number {
   return params.slice(first).reduce((a, t) => a + t.elements, 0) / total;
 }
 
-/** Per-layer bytes for one sample of `s` tokens, tensor by tensor (reference §4.2). */
-export function layerBytes(shape: TransformerShape, s: number, p: number, attention: 'sdpa' | 'eager', keepScores: boolean): number {
+/**
+ * Per-layer bytes for one sample of `s` tokens, tensor by tensor (reference §4.2). With `autocast`, what CUDA's
+ * autocast keeps in float32 (ATen autocast_mode.h: layer_norm, softmax on its float32 lists) is counted at 4
+ * bytes: the LayerNorm inputs, since the residual sum of a 16-bit matmul output and the float32 stream is
+ * float32 by type promotion, and eager attention's softmax output, which the probabilities' 16-bit cast for
+ * the value matmul then joins. With `softmaxInput` (PyTorch before 1.11, whose softmax backward took its input:
+ * PyTorch issue 49600) the pre-softmax scores are saved too, in float32 under autocast or fp32 (the additive
+ * mask of HF models is float32, so the sum is) and at `p` bytes in pure 16-bit training.
+ */
+export function layerBytes(shape: TransformerShape, s: number, p: number, attention: 'sdpa' | 'eager', keepScores: boolean, autocast = false, softmaxInput = false): number {
   const { hidden: h, heads: a, intermediate: f } = shape;
   const kd = shape.kvHeads * shape.headDim;
   const qd = shape.heads * shape.headDim;
   const mask = shape.dropout > 0 ? 1 : 0;
   let bytes = 0;
   if (shape.mlp === 'gelu') {
-    bytes += 2 * p * s * h; // two LayerNorm inputs
+    bytes += 2 * (autocast ? 4 : p) * s * h; // two LayerNorm inputs (the float32 residual stream under autocast)
     bytes += p * s * h + p * s * qd + 2 * p * s * kd + p * s * qd; // QKV input, Q, K, V, out-proj input
     bytes += mask * s * h; // attention output dropout mask
     bytes += p * s * h + 2 * p * s * f + mask * s * h; // MLP input, GeLU input and output, dropout mask
@@ -98,7 +106,10 @@ export function layerBytes(shape: TransformerShape, s: number, p: number, attent
     bytes += p * s * h + 4 * p * s * f; // down/gate/up input; gate, up, SiLU(gate), product
   }
   if (attention === 'eager') {
-    if (keepScores) bytes += p * a * s * s + (mask ? (1 + p) * a * s * s : 0); // softmax out, dropout mask + out
+    // softmax out, dropout mask + out; under autocast a float32 softmax out, the mask and the 16-bit copy the value
+    // matmul saves (made from the dropout output, or from the softmax output without dropout).
+    if (keepScores) bytes += autocast ? (4 + mask + p) * a * s * s : p * a * s * s + (mask ? (1 + p) * a * s * s : 0);
+    if (keepScores && softmaxInput) bytes += (autocast ? 4 : p) * a * s * s;
   } else {
     bytes += 4 * a * s; // SDPA/flash keep only a fp32 log-sum-exp per row
   }
@@ -109,9 +120,11 @@ function transformer(model: ModelInput, shape: TransformerShape, setup: Training
   const p = precisionBytes(setup.precision).activation;
   const s = setup.seq ?? shape.maxPositions;
   const selective = setup.checkpointing === 'selective';
-  const full = layerBytes(shape, s, p, setup.attention, true);
+  const autocast = setup.precision === 'amp-bf16' || setup.precision === 'amp-fp16';
+  const full = layerBytes(shape, s, p, setup.attention, true, autocast, setup.softmaxKeepsInput);
   const perLayer =
-    setup.checkpointing === 'full' ? p * s * shape.hidden : layerBytes(shape, s, p, setup.attention, !selective);
+    // Full checkpointing keeps each block's input: the residual stream, float32 under autocast.
+    setup.checkpointing === 'full' ? (autocast ? 4 : p) * s * shape.hidden : layerBytes(shape, s, p, setup.attention, !selective, autocast, setup.softmaxKeepsInput);
   const saving = savingLayers(model, shape, setup);
   const tokenLogits = shape.outputWidth === shape.vocab && shape.vocab > 0;
   const rows = tokenLogits ? s : 1; // classifiers read the [CLS] token only

@@ -19,3 +19,4 @@ export * from './trace-batch.js';
 export * from './trace-fixes.js';
 export * from './assumptions.js';
 export * from './trace-timeline.js';
+export * from './context.js';

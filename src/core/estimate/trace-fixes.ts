@@ -46,6 +46,8 @@ export interface TracedFixInputs {
   shardGpus: number;
   /** A fresh allocator model; `expandable` asks for `expandable_segments:True` on top of the run's settings. */
   newAllocator: (expandable: boolean) => AllocatorModel | null;
+  /** False when the run's PyTorch release has no `expandable_segments` (before 2.1): that fix is not offered. */
+  expandableSegments?: boolean;
 }
 
 const BNB_BLOCK = 256;
@@ -87,7 +89,7 @@ export function rankTracedFixes(trace: StepTrace, inputs: TracedFixInputs): Trac
     return (r.allocator?.peakReservedBytes ?? r.peakRequestedBytes) + inputs.contextBytes;
   };
   const candidates: Array<Omit<TracedFix, 'deviceBytes' | 'fits'> & { trace: StepTrace; expandable: boolean }> = [
-    { kind: 'expandable-segments', what: 'PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True', basis: 'replayed', trace, expandable: true },
+    ...(inputs.expandableSegments === false ? [] : [{ kind: 'expandable-segments' as const, what: 'PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True', basis: 'replayed' as const, trace, expandable: true }]),
     { kind: 'optimizer-8bit', what: '8-bit optimizer state (bitsandbytes Adam8bit / AdamW8bit)', basis: 'derived', expandable: false,
       trace: rewriteTrace(trace, (a, c) => (c === 'optimizer-state' ? stateBytes8bit(a) : a.bytes)) },
     { kind: 'optimizer-paged', what: 'paged optimizer (bitsandbytes PagedAdamW): state paged out to host memory at best', basis: 'derived', expandable: false,

@@ -53,6 +53,12 @@ describe('traced fixes', () => {
     expect(fixes.find((f) => f.kind === 'expandable-segments')!.basis).toBe('replayed');
   });
 
+  it('a PyTorch release without expandable_segments is not offered that fix', () => {
+    const old = rankTracedFixes(STEP, { workspaceBytes: 0, contextBytes: context, budgetBytes: 0, shardGpus: 2, newAllocator: () => null, expandableSegments: false });
+    expect(old.some((f) => f.kind === 'expandable-segments')).toBe(false);
+    expect(old.length).toBe(fixes.length - 1);
+  });
+
   it('without more than one GPU there is no sharding fix; with the simulator the figures are reserved bytes', () => {
     const one = rankTracedFixes(STEP, { workspaceBytes: 0, contextBytes: 0, budgetBytes: 0, shardGpus: 1, newAllocator: () => new AllocatorSim() });
     expect(one.some((f) => f.kind.startsWith('zero'))).toBe(false);

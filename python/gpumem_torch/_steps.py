@@ -3,86 +3,14 @@
 A training step is the time between two successive batch fetches; the part of it spent inside ``__next__`` is
 the time the loop waited for data. A loop that fetches no batch through a DataLoader has its steps bounded by
 ``optimizer.step()`` instead (a global optimizer step hook); its data wait is then unknown. Whichever boundary
-is seen first is kept, so a validation DataLoader after such a loop does not mix its fetches in. The batch size seen is the first dimension of the batch's first tensor.
-Totals are cumulative, so a lost message loses nothing; they are sent at most once a second and at exit.
+is seen first is kept, so a validation DataLoader after such a loop does not mix its fetches in. The batch size
+seen is the first dimension of the batch's first tensor. Totals are cumulative, so a lost message loses nothing; they are sent at most once a second and at exit.
 """
-import os
 import time
 
+from ._batch import _first_dim, _tokens, asked_batch, cpu_count, loader_settings
+
 SEND_EVERY_S = 1.0
-
-
-def _first_dim(batch):
-    """First dimension of the first tensor-like thing in the batch (tensor, list/tuple, dict), else None."""
-    for _ in range(4):
-        shape = getattr(batch, "shape", None)
-        if shape is not None:
-            try:
-                return int(shape[0]) if len(shape) > 0 else None
-            except Exception:
-                return None
-        if isinstance(batch, dict):
-            batch = next(iter(batch.values()), None)
-        elif isinstance(batch, (list, tuple)) and batch:
-            batch = batch[0]
-        else:
-            return None
-    return None
-
-
-_TOKEN_DTYPES = frozenset(("torch.int64", "torch.int32", "torch.int16"))
-
-
-def _tokens(batch):
-    """Token ids in the batch: the elements of a 2-D integer tensor (``input_ids`` of a dict, else the batch's
-    first tensor), padding included; None when the batch shows none."""
-    if isinstance(batch, dict):
-        t = batch.get("input_ids")
-    else:
-        t = batch
-        for _ in range(3):
-            if isinstance(t, (list, tuple)) and t:
-                t = t[0]
-            else:
-                break
-    shape = getattr(t, "shape", None)
-    if shape is None or len(shape) != 2 or str(getattr(t, "dtype", "")) not in _TOKEN_DTYPES:
-        return None
-    return int(shape[0]) * int(shape[1])
-
-
-def _setting(it, name, kind):
-    value = getattr(it, name, None)
-    if kind is bool:
-        return value if isinstance(value, bool) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def loader_settings(it):
-    """The DataLoader settings a torch iterator holds (num_workers, pin_memory as applied, …); None where absent."""
-    return {
-        "numWorkers": _setting(it, "_num_workers", int),
-        "pinMemory": _setting(it, "_pin_memory", bool),
-        "persistentWorkers": _setting(it, "_persistent_workers", bool),
-        "prefetchFactor": _setting(it, "_prefetch_factor", int),
-    }
-
-
-def cpu_count():
-    """Cores this process may run on (its affinity), else the machine's, else None."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count()
-
-
-def asked_batch(environ=os.environ):
-    """The batch size `gpumem run --batch` asked for (GPUMEM_BATCH), or None."""
-    try:
-        value = int(environ.get("GPUMEM_BATCH", ""))
-        return value if value > 0 else None
-    except ValueError:
-        return None
 
 
 class StepRecorder:
@@ -227,8 +155,15 @@ class StepRecorder:
             "cpuCount": self.cpus,
             "copies": self._copies_message(),
             "syncs": self._syncs_message(),
-            "compute": self.compute.message() if self.compute is not None else None,
+            "compute": self._compute_message(),
         }
+
+    def _compute_message(self):
+        # Reading events can fail late (CUDA torn down at exit); the step figures must still go out.
+        try:
+            return self.compute.message() if self.compute is not None else None
+        except Exception:
+            return None
 
     def _copies_message(self):
         c = self.copies or [0, 0, 0.0, 0, 0, 0.0, 0]

@@ -107,6 +107,25 @@ class ComputeTest(unittest.TestCase):
         timer.boundary(1)
         self.assertEqual(timer.message()["forwardCount"], 0)
 
+    def test_a_failing_event_read_at_exit_still_sends_the_step_figures(self):
+        sys.path[:0] = [PYTHON_DIR]
+        from gpumem_torch._steps import StepRecorder
+
+        class Broken:
+            def message(self):
+                raise RuntimeError("CUDA driver shutting down")
+
+            def boundary(self, steps):
+                pass
+
+        sent = []
+        recorder = StepRecorder(sent.append)
+        recorder.compute = Broken()
+        recorder.fetched(0.0, 0.001, None)
+        recorder.fetched(0.010, 0.011, None)
+        recorder.flush()
+        self.assertEqual((sent[-1]["steps"], sent[-1]["compute"]), (1, None))
+
 
 if __name__ == "__main__":
     unittest.main()

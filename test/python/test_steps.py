@@ -6,7 +6,8 @@ import unittest
 from helpers import PYTHON_DIR
 
 sys.path[:0] = [PYTHON_DIR]
-from gpumem_torch._steps import StepRecorder, _first_dim, _tokens, asked_batch, loader_settings, wrap_iterator_class  # noqa: E402
+from gpumem_torch._batch import _first_dim, _tokens, asked_batch, loader_settings  # noqa: E402
+from gpumem_torch._steps import StepRecorder, wrap_iterator_class  # noqa: E402
 
 
 class Clock:

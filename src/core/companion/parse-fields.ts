@@ -43,14 +43,6 @@ export function duration(o: Obj, key: string): number {
   return v;
 }
 
-/** true or false, or null when absent or null. */
-export function boolOrNull(o: Obj, key: string, path: string): boolean | null {
-  const v = o[key];
-  if (v === null || v === undefined) return null;
-  if (typeof v !== 'boolean') bad(`${path}.${key}`, 'expected true or false');
-  return v;
-}
-
 /** A non-negative number of milliseconds at `o[key]`. */
 export function ms(o: Obj, key: string, path: string): number {
   const v = o[key];

@@ -1,14 +1,14 @@
 /** The `steps` message: step timing, the DataLoader, copies, synchronising calls and GPU time per phase. */
 import type { StepsMessage } from './messages.js';
-import { bad, boolOrNull, count, countOrNull, duration, ms, obj, type Obj } from './parse-fields.js';
+import { bad, flagOrNull, count, countOrNull, duration, ms, obj, type Obj } from './parse-fields.js';
 
 /** A `steps` message's DataLoader settings; null when absent. */
 function loader(value: unknown): StepsMessage['loader'] {
   if (value === null || value === undefined) return null;
   const o = obj(value, '.loader');
   return {
-    numWorkers: countOrNull(o, 'numWorkers', '.loader'), pinMemory: boolOrNull(o, 'pinMemory', '.loader'),
-    persistentWorkers: boolOrNull(o, 'persistentWorkers', '.loader'), prefetchFactor: countOrNull(o, 'prefetchFactor', '.loader'),
+    numWorkers: countOrNull(o, 'numWorkers', '.loader'), pinMemory: flagOrNull(o, 'pinMemory', '.loader'),
+    persistentWorkers: flagOrNull(o, 'persistentWorkers', '.loader'), prefetchFactor: countOrNull(o, 'prefetchFactor', '.loader'),
   };
 }
 

@@ -51,6 +51,33 @@ async function startServer(env: Record<string, string>): Promise<{ child: ChildP
   return { child, base };
 }
 
+/** Where a first render's time went, in ms from navigation start (the page's own marks). */
+interface Phases { html: number; scripts: number; dom: number; message: number; render: number; requests: number }
+
+const PHASES = `(() => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  const res = performance.getEntriesByType('resource');
+  const mark = (name) => performance.getEntriesByName(name)[0]?.startTime ?? NaN;
+  const scripts = res.filter((r) => r.initiatorType === 'script').map((r) => r.responseEnd);
+  return { html: nav.responseEnd, scripts: Math.max(0, ...scripts), dom: nav.domContentLoadedEventEnd, message: mark('gpumem-first-message'), render: mark('gpumem-first-render'), requests: res.length + 1 };
+})()`;
+
+/** Bytes of the first server-sent event a new page receives. */
+async function firstEventBytes(base: string): Promise<number> {
+  const controller = new AbortController();
+  const res = await fetch(`${base}/api/v1/events`, { signal: controller.signal });
+  const reader = res.body!.getReader();
+  let bytes = 0;
+  let text = '';
+  while (!text.includes('\n\n')) {
+    const chunk = (await reader.read()).value!;
+    bytes += chunk.byteLength;
+    text += new TextDecoder().decode(chunk);
+  }
+  controller.abort();
+  return bytes;
+}
+
 async function cpuPercent(pid: number, during: () => Promise<void>): Promise<number> {
   const before = cpuSeconds(pid);
   const t0 = Date.now();
@@ -105,6 +132,7 @@ export async function run(): Promise<void> {
     try {
       const renders: number[] = [];
       const shells: number[] = [];
+      const phases: Phases[] = [];
       for (let k = 0; k < 5; k++) {
         const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
         const t0 = Date.now();
@@ -113,6 +141,7 @@ export async function run(): Promise<void> {
         await page.waitForSelector('#chart-util canvas');
         await page.waitForFunction(`document.querySelectorAll('.gpu').length === ${GPUS} && document.querySelectorAll('#processes tbody tr').length === ${GPUS * PROCS_PER_GPU}`);
         renders.push(Date.now() - t0);
+        phases.push(await page.evaluate(PHASES));
         const t1 = Date.now();
         await page.goto(`${server.base}/api/v1/server`);
         shells.push(Date.now() - t1);
@@ -120,8 +149,13 @@ export async function run(): Promise<void> {
       }
       const renderMs = median(renders);
       const shellMs = median(shells);
+      const firstFrame = await firstEventBytes(server.base);
+      const assetBytes = (await Promise.all(['/', '/assets/app.js', '/assets/app.css', '/assets/uPlot.iife.min.js', '/assets/uPlot.min.css'].map(async (p) => (await (await fetch(server.base + p)).arrayBuffer()).byteLength))).reduce((a, b) => a + b, 0);
+      const ph = (key: keyof Phases): string => fmt(median(phases.map((x) => x[key])));
       process.stdout.write(
         `page first render (8 GPU cards, 512 process rows, both charts): median of 5 ${fmt(renderMs)}  (${(renderMs / 1000).toFixed(2)}× the 1 s budget)\n` +
+          `  in the page (medians, ms from navigation start): page file in ${ph('html')}, scripts in ${ph('scripts')}, DOMContentLoaded ${ph('dom')}, ` +
+          `first event ${ph('message')}, drawn ${ph('render')}; ${phases[0]!.requests} requests, files ${(assetBytes / 1024).toFixed(0)} KiB, first event ${(firstFrame / 1024).toFixed(0)} KiB\n` +
           `  peer: loading one small JSON document in the same browser ${fmt(shellMs)}  → ${(renderMs / shellMs).toFixed(1)}×\n`,
       );
 

@@ -1,7 +1,9 @@
 """Step timing without code changes: wraps the DataLoader iterator's ``__next__``.
 
 A training step is the time between two successive batch fetches; the part of it spent inside ``__next__`` is
-the time the loop waited for data. The batch size seen is the first dimension of the batch's first tensor.
+the time the loop waited for data. A loop that fetches no batch through a DataLoader has its steps bounded by
+``optimizer.step()`` instead (a global optimizer step hook); its data wait is then unknown. Whichever boundary
+is seen first is kept, so a validation DataLoader after such a loop does not mix its fetches in. The batch size seen is the first dimension of the batch's first tensor.
 Totals are cumulative, so a lost message loses nothing; they are sent at most once a second and at exit.
 """
 import os
@@ -95,6 +97,7 @@ class StepRecorder:
         self.step_s = 0.0
         self.samples = 0
         self.tokens = None
+        self.boundary = None
         self.sizes = {}
         self.last_end = None
         self.last_sent = clock()
@@ -108,6 +111,8 @@ class StepRecorder:
         self.syncs = None
         self.pending_syncs = {}
         self.sync_steps = 0
+        # CUDA-event timing of forward, backward and optimizer (_compute.py); None until installed.
+        self.compute = None
 
     def copied(self, nbytes, seconds, non_blocking, pinned):
         """A host-to-device copy of ``nbytes`` took ``seconds`` of the host; blocking unless pinned and non_blocking."""
@@ -148,13 +153,39 @@ class StepRecorder:
                 t[1] += s
             self.pending_syncs = {}
 
+    def _compute_boundary(self):
+        if self.compute is not None:
+            try:
+                self.compute.boundary(self.steps)
+            except Exception:
+                self.compute = None  # CUDA events failed once: stop timing rather than fail every step
+
     def _discard_pending(self):
         # Before the first batch: model loading and set-up are not part of any step.
         self.pending_copies = [0, 0, 0.0, 0, 0, 0.0, 0]
         self.pending_syncs = {}
 
+    def optimizer_stepped(self, ended):
+        """``optimizer.step()`` returned at ``ended``: a step boundary for loops without a DataLoader."""
+        if self.boundary == "dataloader":
+            return
+        self.boundary = "optimizer"
+        if self.last_end is not None:
+            self.steps += 1
+            self.step_s += ended - self.last_end
+            self._commit_step()
+        else:
+            self._discard_pending()
+        self.last_end = ended
+        self._compute_boundary()
+        if ended - self.last_sent >= SEND_EVERY_S:
+            self.flush()
+
     def fetched(self, started, ended, batch, iterator=None):
         """One ``__next__`` returned ``batch``: it waited ``ended - started``; the step ran since the last fetch."""
+        if self.boundary == "optimizer":
+            return
+        self.boundary = "dataloader"
         if iterator is not None and id(iterator) != self.iterator_id:
             self.iterator_id = id(iterator)
             self.loader = loader_settings(iterator)
@@ -166,6 +197,7 @@ class StepRecorder:
         else:
             self._discard_pending()
         self.last_end = ended
+        self._compute_boundary()
         tokens = _tokens(batch)
         if tokens is not None:
             self.tokens = (self.tokens or 0) + tokens
@@ -190,10 +222,12 @@ class StepRecorder:
             "batchMin": min(self.sizes) if self.sizes else None,
             "batchMax": max(self.sizes) if self.sizes else None,
             "batchAsked": self.asked,
+            "boundary": self.boundary,
             "loader": self.loader,
             "cpuCount": self.cpus,
             "copies": self._copies_message(),
             "syncs": self._syncs_message(),
+            "compute": self.compute.message() if self.compute is not None else None,
         }
 
     def _copies_message(self):
@@ -230,15 +264,37 @@ def wrap_iterator_class(cls, recorder, clock=time.perf_counter):
     cls.__next__ = __next__
 
 
+def hook_optimizer(torch, recorder, clock=time.perf_counter):
+    """Registers a global optimizer step post-hook (torch ≥ 2.0) that marks step boundaries; False when absent."""
+    optimizer = getattr(getattr(torch, "optim", None), "optimizer", None)
+    register = getattr(optimizer, "register_optimizer_step_post_hook", None)
+    if register is None:
+        return False
+
+    def stepped(opt, args, kwargs):
+        try:
+            recorder.optimizer_stepped(clock())
+        except Exception:
+            pass
+
+    register(stepped)
+    return True
+
+
 def install(torch, send):
-    """Wraps torch's DataLoader iterators; returns the recorder, or None when this torch has none."""
+    """Wraps torch's DataLoader iterators and hooks optimizer steps; returns the recorder, or None when this torch has neither."""
     try:
         from torch.utils.data import dataloader  # noqa: imported lazily: only programs that use it pay
     except Exception:
         dataloader = getattr(getattr(getattr(torch, "utils", None), "data", None), "dataloader", None)
     cls = getattr(dataloader, "_BaseDataLoaderIter", None) if dataloader is not None else None
-    if cls is None:
-        return None
     recorder = StepRecorder(send)
-    wrap_iterator_class(cls, recorder)
+    if cls is not None:
+        wrap_iterator_class(cls, recorder)
+    try:
+        hooked = hook_optimizer(torch, recorder)
+    except Exception:
+        hooked = False  # the DataLoader timing stands on its own
+    if not hooked and cls is None:
+        return None
     return recorder

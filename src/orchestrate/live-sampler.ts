@@ -62,10 +62,22 @@ export class LiveSampler {
     return this.buffer.toArray(last);
   }
 
-  /** Changes the time between samples from the next tick on (a replay's speed keys); the history is kept. */
-  setIntervalMs(intervalMs: number): void {
+  /**
+   * Changes the time between samples from the next tick on (a replay's speed keys); the history is kept.
+   * With `restart`, a running sampler reads the next sample now instead of waiting out the old interval.
+   */
+  setIntervalMs(intervalMs: number, options: { restart?: boolean } = {}): void {
     if (!(intervalMs >= 1)) throw new RangeError(`sampling interval must be ≥ 1 ms, got ${intervalMs}`);
     this.intervalMs = intervalMs;
+    if (options.restart && !this.stopped && this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+      void this.tick();
+    }
+  }
+
+  get currentIntervalMs(): number {
+    return this.intervalMs;
   }
 
   subscribe(listener: SampleListener): () => void {

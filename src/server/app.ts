@@ -4,18 +4,17 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { EventHub, eventFrame } from './http/events.js';
+import { EventHub } from './http/events.js';
 import { hasToken, hostAllowed } from './http/guard.js';
 import { sendError, send } from './http/respond.js';
 import { MetricsExporter, wantsOpenMetrics } from './metrics/exporter.js';
 import { killProcess, type KillSettings } from './routes/actions.js';
-import { liveRow } from './live-row.js';
+import { LiveStream } from './live-stream.js';
 import { handleApiRead } from './routes/api.js';
 import { handleRunPages } from './routes/run-pages.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, handleRunSnapshots, handleSnapshotUpload } from './routes/snapshots.js';
 import { loadAssets, serveAsset } from './routes/assets.js';
 import type { ServerState } from './state.js';
-import { pageView } from './view.js';
 
 export interface AppOptions {
   state: ServerState;
@@ -28,6 +27,11 @@ export interface AppOptions {
   maxUploadBytes?: number;
   /** Called with errors that are not the client's (logged by the CLI). */
   onError?: (error: unknown) => void;
+  /**
+   * Sampling pace: `intervalMs` while a page is open, `idleIntervalMs` while none is (/metrics and the API
+   * read the newest sample either way). Without it the sampler keeps its own interval.
+   */
+  pace?: { intervalMs: number; idleIntervalMs: number };
 }
 
 export interface App {
@@ -42,19 +46,16 @@ export function createApp(options: AppOptions): App {
   const { state } = options;
   const assets = loadAssets();
   const exporter = new MetricsExporter();
-  const events = new EventHub();
+  const { pace } = options;
+  const events = new EventHub(32, pace && ((open) => {
+    const intervalMs = open > 0 ? pace.intervalMs : pace.idleIntervalMs;
+    // A page that opens gets its next sample now, not after the idle wait.
+    if (state.sampler.currentIntervalMs !== intervalMs) state.sampler.setIntervalMs(intervalMs, { restart: open > 0 });
+  }));
+  if (pace) state.sampler.setIntervalMs(pace.idleIntervalMs);
   const facts = { readonly: options.token === null };
-
-  const sampleMessage = (): string | null => {
-    const sample = state.latest();
-    if (!sample) return null;
-    return JSON.stringify({ view: pageView(sample, state.diagnosisSoon()?.findings ?? null), live: liveRow(sample) });
-  };
-  const unsubscribe = state.sampler.subscribe(() => {
-    if (events.size === 0) return;
-    const data = sampleMessage();
-    if (data !== null) events.broadcast('sample', data);
-  });
+  const stream = new LiveStream(state, events, facts);
+  const unsubscribe = state.sampler.subscribe((sample) => stream.broadcast(sample));
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (!hostAllowed(req, options.bindAddress)) {
@@ -82,8 +83,7 @@ export function createApp(options: AppOptions): App {
       return send(res, 200, contentType, body, { 'Cache-Control': 'no-store' });
     }
     if (url.pathname === '/api/v1/events') {
-      const first = sampleMessage();
-      if (!events.add(res, first === null ? null : eventFrame('sample', first))) {
+      if (!events.add(res, stream.first())) {
         sendError(res, 503, 'TOO_MANY_CLIENTS', 'too many open pages');
       }
       return;

@@ -10,6 +10,7 @@ import { diagnose, type DiagnoseReport } from '../core/diagnose/engine.js';
 import type { Sample } from '../core/types.js';
 import { detectPidNamespace, readAncestors, RingBuffer, type LiveSampler } from '../orchestrate/index.js';
 import { liveRow, type LiveRow } from './live-row.js';
+import { sameReadings } from './sample-change.js';
 import type { ProcOptions } from '../sources/index.js';
 import { historySummary, listRuns, openHistory, readLiveCompanion, type Db, type LiveCompanionEntry } from '../store/index.js';
 import type { RunSummary, ServerSnapshot } from './snapshot.js';
@@ -25,6 +26,11 @@ export interface ServerStateOptions {
   liveCapacity?: number;
   /** How long a diagnosis is reused (default 15 000 ms). */
   diagnosisMs?: number;
+  /**
+   * How long it is reused while no GPU reading, process or PyTorch number changed since it was made (default
+   * 60 000 ms, never less than `diagnosisMs`): only the ages in its text move meanwhile.
+   */
+  diagnosisUnchangedMs?: number;
   /** How long the history summary is reused (default 5000 ms). */
   cacheMs?: number;
   hostname?: string;
@@ -39,16 +45,6 @@ class Cached<T> {
   private value: T | undefined;
 
   constructor(private readonly maxAgeMs: number, private readonly now: () => number) {}
-
-  /** The value however old, or undefined before the first computation. */
-  peek(): T | undefined {
-    return this.value;
-  }
-
-  /** True when get() would compute. */
-  stale(key: unknown): boolean {
-    return this.value === undefined || this.now() - this.atMs >= this.maxAgeMs || this.key !== key;
-  }
 
   get(key: unknown, compute: () => T): T {
     const nowMs = this.now();
@@ -66,7 +62,12 @@ export class ServerState {
   private readonly cacheMs: number;
   private db: Db | null = null;
   private readonly companionCache: Cached<LiveCompanionEntry[]>;
-  private readonly diagnosisCache: Cached<DiagnoseReport>;
+  private readonly diagnosisMs: number;
+  private readonly diagnosisUnchangedMs: number;
+  private report: { value: DiagnoseReport; atMs: number; readings: number; companion: string } | null = null;
+  /** Counts samples whose readings differ from the sample before (sameReadings). */
+  private readings = 0;
+  private previous: Sample | undefined;
   private readonly runsCache: Cached<RunSummary | null>;
   private readonly live: RingBuffer<LiveRow>;
   private diagnosisPending = false;
@@ -77,11 +78,18 @@ export class ServerState {
     this.now = options.now ?? Date.now;
     this.cacheMs = options.cacheMs ?? 5000;
     this.companionCache = new Cached(1000, this.now);
-    this.diagnosisCache = new Cached(options.diagnosisMs ?? 15_000, this.now);
+    this.diagnosisMs = options.diagnosisMs ?? 15_000;
+    this.diagnosisUnchangedMs = Math.max(this.diagnosisMs, options.diagnosisUnchangedMs ?? 60_000);
     this.runsCache = new Cached(this.cacheMs, this.now);
     this.live = new RingBuffer<LiveRow>(options.liveCapacity ?? 300);
-    for (const sample of options.sampler.history()) this.live.push(liveRow(sample));
-    this.unsubscribe = options.sampler.subscribe((sample) => this.live.push(liveRow(sample)));
+    for (const sample of options.sampler.history()) this.onSample(sample);
+    this.unsubscribe = options.sampler.subscribe((sample) => this.onSample(sample));
+  }
+
+  private onSample(sample: Sample): void {
+    this.live.push(liveRow(sample));
+    if (!this.previous || !sameReadings(this.previous, sample)) this.readings++;
+    this.previous = sample;
   }
 
   get sampler(): LiveSampler {
@@ -114,32 +122,45 @@ export class ServerState {
    * page's update is never held up by it. Undefined until the first diagnosis is in.
    */
   diagnosisSoon(): DiagnoseReport | undefined {
-    if (this.diagnosisCache.stale(null) && !this.diagnosisPending) {
+    if (this.diagnosisStale() && !this.diagnosisPending) {
       this.diagnosisPending = true;
       setImmediate(() => {
         this.diagnosisPending = false;
         this.diagnosis();
       });
     }
-    return this.diagnosisCache.peek();
+    return this.report?.value;
   }
 
-  /** `gpumem diagnose` over the newest samples (reused for `diagnosisMs`, default 15 s: findings change slowly). */
+  /**
+   * `gpumem diagnose` over the newest samples, reused for `diagnosisMs` (default 15 s: findings change
+   * slowly), and for `diagnosisUnchangedMs` (60 s) while nothing it reads changed.
+   */
   diagnosis(): DiagnoseReport | undefined {
     const samples = this.options.sampler.history(this.options.windowSamples ?? 6);
     const latest = samples[samples.length - 1];
     if (!latest) return undefined;
-    return this.diagnosisCache.get(null, () => {
-      const live = latest.source.kind !== 'replay';
-      const info = userInfo();
-      return diagnose({
-        samples,
-        viewer: live ? { uid: info.uid, user: info.username } : null,
-        pidNamespace: live ? detectPidNamespace(this.options.proc?.procRoot) : 'unknown',
-        ancestors: live ? readAncestors(latest, this.options.proc) : {},
-        companion: Object.fromEntries(this.companion().map((c) => [c.pid, c])),
-      });
+    if (this.report && !this.diagnosisStale()) return this.report.value;
+    const companion = this.companion();
+    const live = latest.source.kind !== 'replay';
+    const info = userInfo();
+    const value = diagnose({
+      samples,
+      viewer: live ? { uid: info.uid, user: info.username } : null,
+      pidNamespace: live ? detectPidNamespace(this.options.proc?.procRoot) : 'unknown',
+      ancestors: live ? readAncestors(latest, this.options.proc) : {},
+      companion: Object.fromEntries(companion.map((c) => [c.pid, c])),
     });
+    this.report = { value, atMs: this.now(), readings: this.readings, companion: JSON.stringify(companion) };
+    return value;
+  }
+
+  private diagnosisStale(): boolean {
+    if (!this.report) return true;
+    const ageMs = this.now() - this.report.atMs;
+    if (ageMs >= this.diagnosisUnchangedMs) return true;
+    if (ageMs < this.diagnosisMs) return false;
+    return this.report.readings !== this.readings || this.report.companion !== JSON.stringify(this.companion());
   }
 
   /** The history's summary; null when there is no history file. */

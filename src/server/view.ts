@@ -15,8 +15,8 @@ export function commandLine(p: GpuProcess): string {
 
 const orDash = (text: string): string => (text === 'n/a' ? '–' : text);
 
-/** GPUs, processes and findings of one sample, ready to show; findings null: the first diagnosis is not in yet. */
-export function pageView(sample: Sample, findings: readonly Finding[] | null): Record<string, unknown> {
+/** The header of the page's view of one sample: its time, source and GPU cards. */
+export function headView(sample: Sample): { timeMs: number; source: Sample['source']; gpus: Record<string, unknown>[] } {
   return {
     timeMs: sample.timeMs,
     source: sample.source,
@@ -31,17 +31,25 @@ export function pageView(sample: Sample, findings: readonly Finding[] | null): R
       tempText: d.temperatureC === null ? '–' : `${d.temperatureC}°C`,
       powerText: d.powerDrawMw === null ? '–' : `${Math.round(d.powerDrawMw / 1000)} W`,
     })),
-    processes: sample.processes.map((p) => ({
-      gpu: p.gpuIndex,
-      pid: p.pid,
-      user: p.host?.user ?? '',
-      memText: formatBytes(p.usedBytes),
-      command: commandLine(p),
-      container: p.host?.containerId?.slice(0, 12) ?? '',
-      visible: p.host?.visible ?? false,
-    })),
-    findings: findings === null ? null : findings.map((f) => ({ id: f.id, severity: f.severity, title: f.title, fix: f.fix })),
   };
+}
+
+/** The process table's rows of one sample. */
+export function processesView(sample: Sample): Record<string, unknown>[] {
+  return sample.processes.map((p) => ({
+    gpu: p.gpuIndex,
+    pid: p.pid,
+    user: p.host?.user ?? '',
+    memText: formatBytes(p.usedBytes),
+    command: commandLine(p),
+    container: p.host?.containerId?.slice(0, 12) ?? '',
+    visible: p.host?.visible ?? false,
+  }));
+}
+
+/** The findings list; null: the first diagnosis is not in yet. */
+export function findingsView(findings: readonly Finding[] | null): Record<string, unknown>[] | null {
+  return findings === null ? null : findings.map((f) => ({ id: f.id, severity: f.severity, title: f.title, fix: f.fix }));
 }
 
 /** The history rows the page lists. */

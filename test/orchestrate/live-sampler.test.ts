@@ -70,3 +70,21 @@ describe('LiveSampler.setIntervalMs', () => {
     source.close();
   });
 });
+
+describe('LiveSampler.setIntervalMs with restart', () => {
+  it('reads the next sample now instead of waiting out the old, long interval', async () => {
+    const source = openReplaySource(EXAMPLE);
+    const sampler = new LiveSampler(source, { intervalMs: 60_000 });
+    await sampler.start();
+    sampler.setIntervalMs(60_000, { restart: true });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sampler.history().length).toBe(2);
+    expect(sampler.currentIntervalMs).toBe(60_000);
+    // Without restart the long wait stands.
+    sampler.setIntervalMs(5);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sampler.history().length).toBe(2);
+    await sampler.stop();
+    source.close();
+  });
+});

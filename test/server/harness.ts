@@ -13,7 +13,11 @@ import { openSource, type GpuSource } from '../../src/sources/index.js';
 import { writeHistory } from './history-fixture.js';
 import { fakeH100, fakeNvmlLib, writeScenario, type FakeScenario } from '../fake-nvml/scenario.js';
 import { MiB } from '../../src/core/units.js';
+import { applyCompanionMessage, buildLiveCompanionDoc, createCompanionState } from '../../src/core/companion/index.js';
+import { readStartTicks } from '../../src/sources/index.js';
+import { liveCompanionPath, writeLiveCompanion } from '../../src/store/index.js';
 export { MiB };
+export const GPU0_UUID = 'GPU-00000000-0000-4000-8000-000000000000';
 /** A command line that would run script if a page put it into markup. */
 export const HOSTILE = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>';
 
@@ -39,6 +43,8 @@ export interface HarnessOptions {
   readonly?: boolean;
   /** A history file; 'fixture' writes history-fixture.ts's runs into the test folder. */
   dbPath?: string | null | 'fixture';
+  /** The app's sampling pace (page open / none open). */
+  pace?: { intervalMs: number; idleIntervalMs: number };
 }
 
 /** Starts everything; call close() in afterAll. */
@@ -72,7 +78,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const sampler = new LiveSampler(source, { intervalMs: options.intervalMs ?? 100 });
   const state = new ServerState({ sampler, env: { XDG_RUNTIME_DIR: dir }, dbPath, hostname: 'testhost', cacheMs: 200, diagnosisMs: 200 });
   const token = 'test-token-0123456789abcdef';
-  const app = createApp({ state, bindAddress: '127.0.0.1', token: options.readonly ? null : token, kill: { graceMs: 200, killOptions: {} } });
+  const app = createApp({ state, bindAddress: '127.0.0.1', token: options.readonly ? null : token, kill: { graceMs: 200, killOptions: {} }, ...(options.pace ? { pace: options.pace } : {}) });
   await sampler.start();
   const { server, port } = await listen(app, '127.0.0.1', 0);
   return {
@@ -88,4 +94,29 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Publishes a live companion file as a `gpumem run` supervisor (this process) would, for the trainer on
+ * GPU 0: allocated 11 GiB, reserved 14 GiB, peaks 13/15 GiB, one OOM; 40 steps of 250 ms with 100 ms of
+ * data wait each, batches of 32.
+ */
+export function publishCompanion(h: Harness): void {
+  const GiB = 1024 ** 3;
+  const pid = h.trainerPid;
+  const state = createCompanionState();
+  applyCompanionMessage(state, { schemaVersion: 1, type: 'devices', pid, timeMs: 1, devices: [{ device: 0, uuid: GPU0_UUID, name: null, totalBytes: null }] });
+  applyCompanionMessage(state, {
+    schemaVersion: 1, type: 'stats', pid, timeMs: 2, seq: 1, devices: [{
+      device: 0, allocatedBytes: 11 * GiB, reservedBytes: 14 * GiB, activeBytes: 11 * GiB, inactiveSplitBytes: 0, requestedBytes: 11 * GiB,
+      peakAllocatedBytes: 13 * GiB, peakReservedBytes: 15 * GiB, peakActiveBytes: 13 * GiB, numAllocRetries: 2, numOoms: 1,
+    }],
+  });
+  applyCompanionMessage(state, {
+    schemaVersion: 1, type: 'steps', pid, timeMs: 3, steps: 40, dataWaitMs: 4000, stepMs: 10_000, samples: 32 * 41,
+    batchSeen: 32, batchMin: 32, batchMax: 32, batchAsked: null,
+  });
+  const doc = buildLiveCompanionDoc(state, { pid: process.pid, startTicks: readStartTicks(process.pid) }, Date.now(), (p) => readStartTicks(p));
+  const error = writeLiveCompanion(liveCompanionPath({ XDG_RUNTIME_DIR: h.runtimeDir }, process.pid), doc);
+  if (error !== null) throw new Error(error);
 }

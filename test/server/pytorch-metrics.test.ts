@@ -1,31 +1,18 @@
 /**
- * PyTorch's allocator numbers on /metrics: a supervisor's live companion file (as `gpumem run` publishes it)
- * for a real process on the fake driver's GPU 0 shows up as gpumem_pytorch_* with that pid, GPU and UUID.
+ * PyTorch's allocator numbers and step timing on /metrics: a supervisor's live companion file (as `gpumem
+ * run` publishes it) for a real process on the fake driver's GPU 0 shows up as gpumem_pytorch_* and
+ * gpumem_step_* with that pid, GPU and UUID; promtool accepts the output.
  */
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyCompanionMessage, buildLiveCompanionDoc, createCompanionState } from '../../src/core/companion/index.js';
-import { readStartTicks } from '../../src/sources/index.js';
-import { liveCompanionPath, writeLiveCompanion } from '../../src/store/index.js';
-import { startHarness, type Harness } from './harness.js';
+import { GPU0_UUID as UUID, publishCompanion, startHarness, type Harness } from './harness.js';
 
-const UUID = 'GPU-00000000-0000-4000-8000-000000000000';
 const GiB = 1024 ** 3;
 let h: Harness;
 
 beforeAll(async () => {
   h = await startHarness();
-  const pid = h.trainerPid;
-  const state = createCompanionState();
-  applyCompanionMessage(state, { schemaVersion: 1, type: 'devices', pid, timeMs: 1, devices: [{ device: 0, uuid: UUID, name: null, totalBytes: null }] });
-  applyCompanionMessage(state, {
-    schemaVersion: 1, type: 'stats', pid, timeMs: 2, seq: 1, devices: [{
-      device: 0, allocatedBytes: 11 * GiB, reservedBytes: 14 * GiB, activeBytes: 11 * GiB, inactiveSplitBytes: 0, requestedBytes: 11 * GiB,
-      peakAllocatedBytes: 13 * GiB, peakReservedBytes: 15 * GiB, peakActiveBytes: 13 * GiB, numAllocRetries: 2, numOoms: 1,
-    }],
-  });
-  const doc = buildLiveCompanionDoc(state, { pid: process.pid, startTicks: readStartTicks(process.pid) }, Date.now(), (p) => readStartTicks(p));
-  const env = { XDG_RUNTIME_DIR: h.runtimeDir };
-  expect(writeLiveCompanion(liveCompanionPath(env, process.pid), doc)).toBeNull();
+  publishCompanion(h);
 });
 afterAll(() => h.close());
 
@@ -38,5 +25,35 @@ describe('PyTorch metrics of supervised runs', () => {
     expect(text).toContain(`gpumem_pytorch_peak_allocated_bytes${labels} ${13 * GiB}\n`);
     expect(text).toContain(`gpumem_pytorch_peak_reserved_bytes${labels} ${15 * GiB}\n`);
     expect(text).toContain(`gpumem_pytorch_ooms_total${labels} 1\n`);
+  });
+
+  it('exports step time, data-wait share, samples/s and the step counters, and promtool accepts them', async () => {
+    const text = await (await fetch(`${h.base}/metrics`)).text();
+    const labels = `{pid="${h.trainerPid}",gpu="0",UUID="${UUID}"}`;
+    const value = (name: string): number => {
+      const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `));
+      expect(line, name).toBeDefined();
+      return Number(line!.slice(line!.lastIndexOf(' ') + 1));
+    };
+    expect(value('gpumem_step_seconds')).toBeCloseTo(0.25, 12);
+    expect(value('gpumem_data_wait_ratio')).toBeCloseTo(0.4, 12);
+    // The samples of the 40 completed steps (the first fetch starts the clock) over their 10 s.
+    expect(value('gpumem_samples_per_second')).toBeCloseTo((32 * 41 * 40) / 41 / 10, 9);
+    expect(value('gpumem_steps_total')).toBe(40);
+    expect(value('gpumem_step_seconds_total')).toBeCloseTo(10, 9);
+    expect(value('gpumem_data_wait_seconds_total')).toBeCloseTo(4, 9);
+    // No token ids in the batches: no tokens/s sample rather than a 0.
+    expect(text).not.toMatch(/^gpumem_tokens_per_second\{/m);
+    expect(text).toContain('# TYPE gpumem_steps_total counter');
+    const own = text.split('\n\n').filter((block) => !block.includes('DCGM_FI_')).join('\n\n');
+    const checked = spawnSync('promtool', ['check', 'metrics'], { input: own, encoding: 'utf8' });
+    expect(`${checked.stdout}${checked.stderr}`).toBe('');
+    expect(checked.status).toBe(0);
+  });
+
+  it('gives OpenMetrics counters their _total sample once', async () => {
+    const text = await (await fetch(`${h.base}/metrics`, { headers: { Accept: 'application/openmetrics-text; version=1.0.0' } })).text();
+    expect(text).toContain('# TYPE gpumem_steps counter');
+    expect(text).toMatch(new RegExp(`^gpumem_steps_total\\{pid="${h.trainerPid}",gpu="0",UUID="${UUID}"\\} 40$`, 'm'));
   });
 });

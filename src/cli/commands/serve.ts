@@ -6,8 +6,17 @@ import { defaultDbPath } from '../../store/index.js';
 import type { CommandHandler } from '../context.js';
 import type { ServeOptions } from '../options/serve.js';
 import { untilInterrupted } from '../interrupt.js';
-import { openSourceFromContext } from '../open-source.js';
+import { openSource } from '../../sources/index.js';
+import { sourceOptionsFromContext } from '../open-source.js';
 import { painter } from '../render/style.js';
+
+/**
+ * A known GPU process's state, parent and CPU ticks are re-read from /proc this often, spread over samples,
+ * instead of every sample: nothing the page or /metrics shows depends on them, and the diagnosis that does
+ * is redone every 15 s. Re-reading 512 processes every 2 s was most of an idle server's CPU. A process that
+ * leaves the GPU is forgotten at once; ending one re-reads /proc itself.
+ */
+const RESTAT_EVERY_MS = 10_000;
 
 export const run: CommandHandler<ServeOptions> = async (ctx) => {
   const o = ctx.args.options;
@@ -19,7 +28,7 @@ export const run: CommandHandler<ServeOptions> = async (ctx) => {
   }
   const token = o.readonly ? null : (given ?? newToken());
 
-  const source = await openSourceFromContext(ctx);
+  const source = await openSource({ ...sourceOptionsFromContext(ctx), proc: { restatEveryMs: RESTAT_EVERY_MS } });
   const sampler = new LiveSampler(source, {
     intervalMs,
     // Full samples only for the diagnosis window; the charts keep compact points (ServerState).
@@ -30,6 +39,7 @@ export const run: CommandHandler<ServeOptions> = async (ctx) => {
   const app = createApp({
     state, bindAddress: host, token,
     kill: { graceMs: 5000, killOptions: { devicePrefix: ctx.env.GPUMEM_DEVICE_PREFIX || undefined } },
+    pace: { intervalMs, idleIntervalMs: Math.max(intervalMs, o.idleInterval) },
     onError: (error) => ctx.stderr.write(`gpumem serve: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
   });
   try {

@@ -99,8 +99,13 @@ function showView(view) {
     card.append(bar, el('div', `${g.usedText} / ${g.totalText} · util ${g.utilText} · ${g.tempText} · ${g.powerText}`, 'mem'));
     return card;
   }));
+  if (view.processes !== undefined) showProcesses(view.processes);
+  if (view.findings !== undefined) showFindings(view.findings);
+}
+
+function showProcesses(processes) {
   const tbody = document.querySelector('#processes tbody');
-  tbody.replaceChildren(...view.processes.map((p) => {
+  tbody.replaceChildren(...processes.map((p) => {
     const action = el('td');
     if (!readonly && token && p.visible) {
       const button = el('button', 'end');
@@ -111,34 +116,50 @@ function showView(view) {
     tr.dataset.pid = String(p.pid);
     return tr;
   }));
+}
+
+function showFindings(list) {
   const findings = document.getElementById('findings');
-  if (view.findings === null) {
+  if (list === null) {
     if (findings.childElementCount === 0) findings.append(el('li', 'diagnosing…', 'muted'));
     return;
   }
-  findings.replaceChildren(...(view.findings.length === 0 ? [el('li', 'no findings', 'muted')] : view.findings.map((f) => {
+  findings.replaceChildren(...(list.length === 0 ? [el('li', 'no findings', 'muted')] : list.map((f) => {
     const li = el('li');
     li.append(el('span', f.severity.toUpperCase(), `sev-${f.severity}`), document.createTextNode(` ${f.title}`), el('div', `fix: ${f.fix}`, 'fix'));
     return li;
   })));
 }
 
-async function loadLive() {
-  const server = await (await fetch('/api/v1/server')).json();
-  readonly = server.readonly;
-  document.getElementById('host').textContent = server.hostname;
-  const live = await (await fetch(`/api/v1/live?last=${POINTS}`)).json();
-  for (const s of live.samples) addLive(s);
-  drawCharts();
+function resetSeries() {
+  series.times = [];
+  series.memory.clear();
+  series.util.clear();
+}
+
+// One stream feeds the live view: its first message has the server's facts, the chart history and the
+// whole view; later ones leave out the process table and the findings when they did not change.
+function startLive() {
   const events = new EventSource('/api/v1/events');
   let first = true;
   events.addEventListener('sample', (e) => {
+    // Marks for the benchmark's account of the first render (navigation → first message → drawn).
+    if (first) performance.mark('gpumem-first-message');
     const msg = JSON.parse(e.data);
-    // The first message repeats the newest sample the history already holds.
-    if (!(first && series.times[series.times.length - 1] === msg.live.timeMs / 1000)) addLive(msg.live);
-    first = false;
+    if (msg.server) {
+      readonly = msg.server.readonly;
+      document.getElementById('host').textContent = msg.server.hostname;
+    }
+    if (msg.history) {
+      resetSeries();
+      for (const s of msg.history) addLive(s);
+    }
+    // The history's newest point may be this very sample.
+    if (series.times[series.times.length - 1] !== msg.live.timeMs / 1000) addLive(msg.live);
     showView(msg.view);
     drawCharts();
+    if (first) performance.mark('gpumem-first-render');
+    first = false;
   });
   events.addEventListener('error', () => { document.getElementById('updated').textContent = 'disconnected, retrying…'; });
 }
@@ -282,4 +303,6 @@ function route() {
 
 window.addEventListener('hashchange', route);
 route();
-void loadLive();
+startLive();
+// uPlot runs after this file (both deferred): history that arrived first is drawn once it is there.
+document.addEventListener('DOMContentLoaded', drawCharts);

@@ -8,10 +8,13 @@ import { startEventStream } from './respond.js';
 
 export class EventHub {
   private readonly clients = new Set<ServerResponse>();
+  /** Clients that skipped a message and need a complete one. */
+  private readonly behind = new Set<ServerResponse>();
   /** Messages not sent because a client was still busy (for tests and the benchmark). */
   skipped = 0;
 
-  constructor(private readonly maxClients = 32) {}
+  /** `onSizeChange` hears the number of open streams whenever a client comes or goes. */
+  constructor(private readonly maxClients = 32, private readonly onSizeChange?: (size: number) => void) {}
 
   get size(): number {
     return this.clients.size;
@@ -22,21 +25,34 @@ export class EventHub {
     if (this.clients.size >= this.maxClients) return false;
     startEventStream(res);
     this.clients.add(res);
-    res.on('close', () => this.clients.delete(res));
+    res.on('close', () => {
+      this.behind.delete(res);
+      if (this.clients.delete(res)) this.onSizeChange?.(this.clients.size);
+    });
     if (first !== null) res.write(first);
+    this.onSizeChange?.(this.clients.size);
     return true;
   }
 
-  /** Sends `event` with `data` (already JSON) to every client that is keeping up. */
-  broadcast(event: string, data: string): void {
+  /**
+   * Sends `event` with `data` (already JSON) to every client that is keeping up. A client that skipped a
+   * message gets `complete()` (computed once per call) instead of `data` the next time it keeps up, for
+   * streams whose messages carry only what changed.
+   */
+  broadcast(event: string, data: string, complete?: () => string): void {
     if (this.clients.size === 0) return;
     const message = eventFrame(event, data);
+    let full: string | null = null;
     for (const res of this.clients) {
       if (res.writableNeedDrain) {
         this.skipped++;
+        if (complete) this.behind.add(res);
         continue;
       }
-      res.write(message);
+      if (this.behind.delete(res)) {
+        full ??= eventFrame(event, (complete as () => string)());
+        res.write(full);
+      } else res.write(message);
     }
   }
 
@@ -44,6 +60,8 @@ export class EventHub {
   closeAll(): void {
     for (const res of this.clients) res.end();
     this.clients.clear();
+    this.behind.clear();
+    this.onSizeChange?.(0);
   }
 }
 

@@ -11,6 +11,7 @@ import type { ServerSnapshot } from '../snapshot.js';
 import { DCGM_METRICS } from './dcgm.js';
 import type { MetricDef } from './define.js';
 import { GPUMEM_METRICS } from './gpumem.js';
+import { STEP_METRICS } from './steps.js';
 
 /** prom-client's constructor takes the content type; its type declarations leave the parameter out. */
 const RegistryOf = Registry as unknown as new (contentType: string) => Registry;
@@ -88,7 +89,7 @@ function buildSet(contentType: string, duration: () => number | null): FormatSet
   const registry = new RegistryOf(contentType);
   const openMetrics = contentType === Registry.OPENMETRICS_CONTENT_TYPE;
   const durationDef: MetricDef = { ...DURATION, rows: () => { const s = duration(); return s === null ? [] : [[{}, s]]; } };
-  const collectors = [...DCGM_METRICS, ...GPUMEM_METRICS, durationDef].map((def) => new SnapshotCollector(def, openMetrics));
+  const collectors = [...DCGM_METRICS, ...GPUMEM_METRICS, ...STEP_METRICS, durationDef].map((def) => new SnapshotCollector(def, openMetrics));
   for (const c of collectors) registry.registerMetric(c as never);
   return { registry, collectors };
 }

@@ -172,7 +172,7 @@ export async function run(): Promise<void> {
         }
       });
       process.stdout.write(
-        `server CPU over ${CPU_WINDOW_MS / 1000} s, sampling every 2000 ms (the default):\n` +
+        `server CPU over ${CPU_WINDOW_MS / 1000} s (defaults: a sample every 2 s while a page is open, every 10 s while none is):\n` +
           `  one open page + one scrape per 15 s  ${busy.toFixed(2)} % of a core  (${(busy / 0.5).toFixed(2)}× the 0.5 % budget)\n` +
           `  peer: nothing connected              ${idle.toFixed(2)} % of a core  → ${(busy / Math.max(idle, 0.01)).toFixed(2)}×\n`,
       );

@@ -97,7 +97,7 @@ export interface SplitView {
   text: string;
 }
 
-/** The PyTorch splits of a run (the history keeps the split at each GPU's peak, not a per-sample series). */
+/** The PyTorch splits of a run at each GPU's peak (the series over time is in the run's samples). */
 export function splitView(report: unknown): SplitView[] {
   return attemptsOf(report).flatMap((a, i) => (a.plugins?.companion?.gpus ?? []).map((g) => ({
     attempt: a.attempt ?? i + 1,
@@ -107,4 +107,12 @@ export function splitView(report: unknown): SplitView[] {
     reservedBytes: g.reservedBytes ?? null,
     text: `at the peak (${typeof g.atMs === 'number' ? formatDuration(g.atMs) : '–'} in): process tree ${size(g.treeBytes)} on the GPU, PyTorch reserved ${size(g.reservedBytes)}, allocated ${size(g.allocatedBytes)}; allocator peaks ${size(g.maxPeakAllocatedBytes)} allocated / ${size(g.maxPeakReservedBytes)} reserved`,
   })));
+}
+
+/** Whether any attempt of a stored run kept the PyTorch split over time (runs recorded before it did not). */
+export function hasSplitTimeline(report: unknown): boolean {
+  return attemptsOf(report).some((a) => {
+    const series = (a.plugins?.companion as { splitTimeline?: unknown } | undefined)?.splitTimeline;
+    return Array.isArray(series) && series.length > 0;
+  });
 }

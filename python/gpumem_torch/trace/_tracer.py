@@ -14,7 +14,7 @@ from ._release import Release
 
 
 class Tracer:
-    def __init__(self, torch_module, writer, steps, gpu_name, gpu_bytes, on_done, release=None):
+    def __init__(self, torch_module, writer, steps, gpu_name, gpu_bytes, on_done, checkpoint=False, release=None):
         self.writer = writer
         self.release = Release(release, writer)
         self.state = StepState(steps, self._step_end)
@@ -24,6 +24,7 @@ class Tracer:
         self.gpu_bytes = gpu_bytes
         self.on_done = on_done
         self.fake = None
+        self.checkpoint = checkpoint
 
     def start(self):
         self.started = time.perf_counter()
@@ -34,7 +35,11 @@ class Tracer:
         self.state.on_optimizer = self._prepare_optimizer
         # Tagged right after each optimizer step, before a zero_grad can drop the gradients.
         self.state.on_optimizer_done = self._tag_step
+        if self.checkpoint:
+            from ._checkpoint import apply_checkpointing
+            self.state.on_new_root = lambda module: apply_checkpointing(module, self.writer.note)
         self.fake = FakeTensorMode(allow_non_fake_inputs=True)
+        self.recorder.fake = self.fake
         self._allow_module_moves()
         self.stack.enter_context(self.fake)
         self.stack.enter_context(self.recorder)

@@ -111,6 +111,9 @@ export const run: CommandHandler<EstimateOptions> = async (ctx) => {
     });
     return fits ? { kind: 'ok' } : { kind: 'findings' };
   }
+  if (o.html !== undefined) {
+    throw new GpumemError('USAGE', '--html draws the timeline of a traced step', { hint: 'gpumem estimate --html OUT -- python train.py' });
+  }
   // Whole numbers ≥ 1, checked by the parser (options/estimate.ts).
   const hints: ShapeHints = {};
   for (const key of SHAPE_KEYS) {

@@ -41,6 +41,7 @@ export interface EstimateOptions extends JsonOption, SourceOptions {
   traceTimeout: number;
   python: string;
   allocConf: string | undefined;
+  html: string | undefined;
 }
 
 /** Shape sizes feed divisions and products in the activation model, so each is a whole number ≥ 1. */
@@ -62,7 +63,7 @@ export const ESTIMATE = defineCommand<EstimateOptions>({
     kvHeads: { ...SIZE, description: 'with --params: key/value heads for GQA (default = heads)' },
     intermediate: { ...SIZE, description: 'with --params: MLP width (default 8·hidden/3 rounded up to 256, SwiGLU)' },
     vocab: { ...SIZE, description: 'with --params: vocabulary size (default 32000)' },
-    seq: { ...SIZE, description: 'sequence length (default: the config\'s maximum)' },
+    seq: { ...SIZE, description: 'sequence length (default: the config\'s maximum); for a traced command, what {seq} becomes (without it and with --gpu, the longest that fits is searched)' },
     batch: { ...SIZE, short: 'b', default: 1, description: 'micro-batch size per GPU' },
     precision: { type: 'string', value: 'P', choices: ['fp32', 'amp-bf16', 'amp-fp16', 'bf16'], default: 'fp32', description: 'fp32; autocast with fp32 master weights (amp-*); or pure bf16' },
     optimizer: { type: 'string', value: 'OPT', choices: ['adamw', 'adam', 'sgd', 'sgd-momentum', 'adafactor', 'adam8bit'], default: 'adamw', description: 'optimizer whose states are counted' },
@@ -92,6 +93,7 @@ export const ESTIMATE = defineCommand<EstimateOptions>({
     traceTimeout: { type: 'number', value: 'S', min: 1, max: 86_400, default: 600, noun: 'a number of seconds', description: 'seconds a traced program may run before it is ended' },
     python: { type: 'string', value: 'PATH', default: 'python3', description: 'with --entry: the Python interpreter to run' },
     allocConf: { type: 'string', value: 'SETTINGS', description: 'with a traced step: caching-allocator settings for the replay (default: PYTORCH_CUDA_ALLOC_CONF)' },
+    html: { type: 'string', value: 'OUT', description: 'with a traced step: also write a self-contained HTML page (memory timeline, categories, modules; no network)' },
     ...JSON_TABLE,
     ...SOURCE_TABLE,
   },

@@ -40,7 +40,8 @@ export function detailPanel(pid: number, report: DiagnoseReport, history: readon
   const host = (sample ? rowOf(sample, pid, null)?.host : null) ?? first.row.host;
   const cpu = host?.cpuPct === null || host?.cpuPct === undefined ? 'n/a' : `${host.cpuPct}% of a core`;
   lines.push(`  host: CPU ${cpu}  RSS ${formatBytes(host?.rssBytes ?? null)}`);
-  const width = Math.max(10, Math.min(120, columns - 30));
+  // Room for the label (12) and "now 100%  mean 100%  max 100%" (29) beside the sparkline.
+  const width = Math.max(10, Math.min(120, columns - 42));
   for (const v of views) {
     const series = processUsedSeries(history, pid, v.gpuIndex);
     const known = series.filter((x): x is number => x !== null);

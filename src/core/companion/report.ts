@@ -14,6 +14,13 @@ import type { PytorchGpuSummary } from './summary.js';
 
 export const COMPANION_REPORT_SCHEMA_VERSION = 1;
 
+/** One point of the PyTorch split over time: ms since the attempt started, bytes per GPU uuid. */
+export interface SplitPoint {
+  tMs: number;
+  allocatedBytes: Record<string, number>;
+  reservedBytes: Record<string, number>;
+}
+
 /** What the plugin stores under `plugins.companion` of an attempt's report (docs/run.md, docs/companion.md). */
 export interface CompanionReport {
   schemaVersion: number;
@@ -48,6 +55,11 @@ export interface CompanionReport {
   lastSplit: { processes: MemorySplit[]; gpus: GpuSplit[] } | null;
   /** Per GPU: the split at the tree's peak, with the allocator's peaks, retries and OOMs over the attempt. */
   gpus: PytorchGpuSummary[];
+  /**
+   * PyTorch allocated and reserved bytes of the tree per GPU uuid over the attempt (at most 300 points, each
+   * the maximum of its stretch of samples); absent from reports written before it existed.
+   */
+  splitTimeline?: SplitPoint[];
   /** OOMs the allocator saw that no printed message matched (the program caught them without printing). */
   unprintedOoms: AllocatorAtOom[];
   /** Memory snapshots written on OOM, for `gpumem snapshot FILE`. */

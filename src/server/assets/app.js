@@ -169,36 +169,54 @@ async function showRun(id) {
   const detail = document.getElementById('run-detail');
   detail.hidden = false;
   document.getElementById('run-title').textContent = `Run ${id}: memory per GPU (GiB) over time`;
-  const uuids = [...new Set(doc.attempts.flatMap((a) => a.timeline.flatMap((t) => Object.keys(t.bytes))))];
-  const times = [];
-  const values = uuids.map(() => []);
+  // One x axis over all attempts (each after the previous one's last point); the tree's memory per GPU and,
+  // where the companion ran, PyTorch allocated and reserved per GPU, which may be sampled at other times.
+  const points = new Map();
+  const kinds = { memory: new Set(), allocated: new Set(), reserved: new Set() };
   let offset = 0;
   for (const a of doc.attempts) {
     let last = 0;
-    for (const t of a.timeline) {
-      times.push((offset + t.tMs) / 1000);
-      uuids.forEach((u, i) => values[i].push(t.bytes[u] === undefined ? null : t.bytes[u] / GiB));
-      last = t.tMs;
+    const put = (tMs, kind, bytes) => {
+      const x = (offset + tMs) / 1000;
+      let point = points.get(x);
+      if (!point) points.set(x, (point = { memory: {}, allocated: {}, reserved: {} }));
+      for (const [uuid, b] of Object.entries(bytes)) {
+        point[kind][uuid] = b / GiB;
+        kinds[kind].add(uuid);
+      }
+      last = Math.max(last, tMs);
+    };
+    for (const t of a.timeline) put(t.tMs, 'memory', t.bytes);
+    for (const t of a.pytorchTimeline || []) {
+      put(t.tMs, 'allocated', t.allocatedBytes);
+      put(t.tMs, 'reserved', t.reservedBytes);
     }
     offset += last + 1;
   }
+  const times = [...points.keys()].sort((x, y) => x - y);
+  const lines = [];
+  for (const [kind, label, dash] of [['memory', '', null], ['reserved', 'PyTorch reserved ', [6, 3]], ['allocated', 'PyTorch allocated ', [2, 3]]]) {
+    [...kinds[kind]].sort().forEach((uuid, i) => lines.push({ kind, uuid, label: `${label}${uuid}`, dash, hue: (i * 67) % 360 }));
+  }
+  const values = lines.map((l) => times.map((x) => points.get(x)[l.kind][l.uuid] ?? null));
   const target = document.getElementById('chart-run');
   target.replaceChildren();
   if (times.length > 0 && typeof uPlot !== 'undefined') {
     new uPlot({
       width: Math.max(320, target.clientWidth || 640), height: 220,
       scales: { x: { time: false } },
-      series: [{ label: 's' }, ...uuids.map((u, i) => ({ label: u, stroke: `hsl(${(i * 67) % 360} 70% 45%)` }))],
+      series: [{ label: 's' }, ...lines.map((l) => ({ label: l.label, stroke: `hsl(${l.hue} 70% ${l.kind === 'memory' ? 45 : 30}%)`, dash: l.dash || undefined, spanGaps: true }))],
     }, [times, ...values], target);
   } else target.append(el('p', 'no timeline recorded', 'muted'));
   const ooms = document.getElementById('run-ooms');
   ooms.replaceChildren(...doc.attempts.flatMap((a) => a.ooms.map((o) => el('li', `attempt ${a.attempt}, line ${o.line}: ${o.text}`))));
   const split = await (await fetch(`/api/v1/page/runs/${id}/split`)).json();
   const splitItems = split.splits.map((x) => el('li', `attempt ${x.attempt}, ${x.gpu}: ${x.text}`));
-  // The history keeps the split at each GPU's peak only; say so rather than draw a series that is not there.
+  // Runs recorded before the history kept the split over time have it at the peak only: say so.
   splitItems.push(el('li', split.splits.length === 0
     ? 'no PyTorch numbers: the run was not supervised with the companion'
-    : 'the history keeps the split at the peak only, not per sample', 'muted'));
+    : split.perSample ? 'PyTorch reserved (dashed) and allocated (dotted) per GPU are drawn on the timeline above'
+      : 'this run was recorded with the split at the peak only, not per sample', 'muted'));
   document.getElementById('run-split').replaceChildren(...splitItems);
   const cmpA = document.getElementById('cmp-a');
   const cmpB = document.getElementById('cmp-b');

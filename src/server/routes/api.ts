@@ -82,15 +82,18 @@ export function handleApiRead(req: IncomingMessage, res: ServerResponse, url: UR
   return false;
 }
 
-/** Each attempt's memory timeline and PyTorch summary from a stored report (docs/run.md). */
+/** Each attempt's memory timeline, PyTorch summary and PyTorch split over time from a stored report (docs/run.md). */
 function attemptSeries(report: unknown): unknown[] {
   const attempts = (report as { attempts?: unknown } | null)?.attempts;
   if (!Array.isArray(attempts)) return [];
-  return attempts.map((a: { attempt?: unknown; timeline?: unknown; ooms?: unknown; peaks?: unknown; plugins?: { companion?: { gpus?: unknown } } }) => ({
+  type Stored = { attempt?: unknown; timeline?: unknown; ooms?: unknown; peaks?: unknown; plugins?: { companion?: { gpus?: unknown; splitTimeline?: unknown } } };
+  return attempts.map((a: Stored) => ({
     attempt: a.attempt ?? null,
     timeline: Array.isArray(a.timeline) ? a.timeline : [],
     peaks: Array.isArray(a.peaks) ? a.peaks : [],
     ooms: Array.isArray(a.ooms) ? a.ooms : [],
     pytorch: Array.isArray(a.plugins?.companion?.gpus) ? a.plugins.companion.gpus : [],
+    // Runs recorded before the history kept the split over time have none.
+    pytorchTimeline: Array.isArray(a.plugins?.companion?.splitTimeline) ? a.plugins.companion.splitTimeline : [],
   }));
 }

@@ -12,8 +12,13 @@ import type { Db } from './open.js';
 export type HistoryAttempt = Pick<AttemptReport, 'attempt' | 'argv' | 'batch' | 'durationMs' | 'exit' | 'timeline' | 'ooms'> & {
   peaks: Array<Pick<GpuPeak, 'index' | 'uuid' | 'peakBytes' | 'atMs' | 'chosen'>>;
   cleanup: { leftovers: Array<Pick<ProcessOutcome, 'pid' | 'cmdline' | 'gpuBytes' | 'outcome' | 'detail'>> };
-  /** Run plugins' data; the companion's per-GPU PyTorch summary is also stored as pytorch_peaks rows. */
-  plugins?: { companion?: Pick<CompanionReport, 'gpus'> & { processes?: Array<Pick<CompanionReport['processes'][number], 'pid' | 'steps'>> } };
+  /**
+   * Run plugins' data; the companion's per-GPU PyTorch summary is also stored as pytorch_peaks rows, its
+   * split over time as pytorch_samples rows.
+   */
+  plugins?: {
+    companion?: Pick<CompanionReport, 'gpus' | 'splitTimeline'> & { processes?: Array<Pick<CompanionReport['processes'][number], 'pid' | 'steps'>> };
+  };
 };
 
 /** The parts of a run's report the history keeps (a supervise RunReport fits). */
@@ -82,6 +87,7 @@ export function completeRun(db: Db, id: number, report: HistoryReport): void {
     const oom = db.prepare('INSERT INTO oom_events (run_id, attempt, line, text, event_json) VALUES (?, ?, ?, ?, ?)');
     const left = db.prepare('INSERT INTO leftovers (run_id, attempt, pid, cmdline, gpu_bytes, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?)');
     const torch = db.prepare('INSERT INTO pytorch_peaks (run_id, attempt, gpu_index, gpu_uuid, tree_bytes, allocated_bytes, reserved_bytes, non_pytorch_bytes, peak_allocated_bytes, peak_reserved_bytes, num_alloc_retries, num_ooms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    const split = db.prepare('INSERT INTO pytorch_samples (run_id, attempt, t_ms, gpu_uuid, allocated_bytes, reserved_bytes) VALUES (?, ?, ?, ?, ?, ?)');
     const steps = db.prepare('INSERT INTO step_timing (run_id, attempt, pid, steps, mean_step_ms, data_wait_share, samples_per_sec, batch_seen, batch_asked) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
     for (const a of report.attempts) {
       for (const { pid, steps: s } of a.plugins?.companion?.processes ?? []) {
@@ -92,6 +98,11 @@ export function completeRun(db: Db, id: number, report: HistoryReport): void {
       for (const t of a.timeline) for (const [uuid, bytes] of Object.entries(t.bytes)) sample.run(id, a.attempt, t.tMs, uuid, bytes);
       for (const o of a.ooms.map(oomFindingJson)) oom.run(id, a.attempt, o.line, o.text, JSON.stringify({ event: o.event, causes: o.causes }));
       for (const l of a.cleanup.leftovers) left.run(id, a.attempt, l.pid, l.cmdline?.join(' ') ?? null, l.gpuBytes, l.outcome, l.detail);
+      for (const t of a.plugins?.companion?.splitTimeline ?? []) {
+        for (const uuid of new Set([...Object.keys(t.allocatedBytes), ...Object.keys(t.reservedBytes)])) {
+          split.run(id, a.attempt, t.tMs, uuid, t.allocatedBytes[uuid] ?? null, t.reservedBytes[uuid] ?? null);
+        }
+      }
       for (const g of a.plugins?.companion?.gpus ?? []) {
         torch.run(id, a.attempt, g.gpuIndex, g.gpuUuid, g.treeBytes, g.allocatedBytes, g.reservedBytes, g.nonPytorchBytes, g.peakAllocatedBytes, g.peakReservedBytes, g.numAllocRetries, g.numOoms);
       }

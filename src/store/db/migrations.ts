@@ -84,6 +84,14 @@ const MIGRATIONS: readonly string[] = [
     mean_step_ms REAL, data_wait_share REAL, samples_per_sec REAL, batch_seen INTEGER, batch_asked INTEGER
   );
   `,
+  // 4: the companion's PyTorch split over time per GPU (≤ 300 points per attempt, like samples).
+  `
+  CREATE TABLE pytorch_samples (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    attempt INTEGER NOT NULL, t_ms INTEGER NOT NULL, gpu_uuid TEXT NOT NULL, allocated_bytes INTEGER, reserved_bytes INTEGER
+  );
+  CREATE INDEX pytorch_samples_run ON pytorch_samples(run_id, attempt, t_ms);
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -18,6 +18,7 @@ import type { SnapshotOomAnswer } from '../../core/allocator/oom-answer.js';
 import { createLivePublisher, type LivePublisher } from './live-publish.js';
 import { linkCompanionOoms } from './oom-link.js';
 import { CompanionServer, type CompanionServerOptions } from './server.js';
+import { SplitTimeline } from './split-timeline.js';
 
 export interface CompanionPlugin extends RunPlugin {
   /** The per-pid state of the running attempt (empty before the first spawn). */
@@ -55,6 +56,7 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
   let latest: CompanionReport['lastSplit'] = null;
   let state: CompanionState = new Map();
   let atPeak = new Map<string, PytorchGpuSummary>();
+  let splitTimeline = new SplitTimeline();
   let indexOf: (uuid: string) => number | null = () => null;
   let lastLiveMs: number | null = null;
   let publisher: LivePublisher | null = null;
@@ -92,6 +94,7 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
       await server?.close(0);
       latest = null;
       atPeak = new Map();
+      splitTimeline = new SplitTimeline();
       lastLiveMs = null;
       retriesSeen.clear();
       try {
@@ -110,7 +113,10 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
     onTick(tick) {
       indexOf = (uuid) => tick.sample.devices?.find((d) => d.uuid === uuid)?.index ?? null;
       const rows = splitOf(tick.treeProcesses);
-      if (rows.length > 0) latest = { processes: rows, gpus: splitByGpu(rows) };
+      if (rows.length > 0) {
+        latest = { processes: rows, gpus: splitByGpu(rows) };
+        splitTimeline.note(tick.tMs, latest.gpus);
+      }
       foldPytorchSample(atPeak, tick.tMs, rows, tick.treeBytes, indexOf);
       publisher?.maybePublish();
       if (log && rows.length > 0 && (lastLiveMs === null || (liveIntervalMs > 0 && tick.tMs - lastLiveMs >= liveIntervalMs))) {
@@ -134,6 +140,7 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
       });
       const gpus = finishPytorchSummary(atPeak, server.state);
       const report = companionReport(server.state, latest, server.problems, gpus, unprinted);
+      report.splitTimeline = splitTimeline.list();
       if (answerSnapshot && report.snapshots.length > 0) report.snapshotAnswers = report.snapshots.slice(0, MAX_ANSWERED_SNAPSHOTS).map(answerSnapshot);
       return report;
     },

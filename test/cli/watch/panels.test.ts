@@ -53,6 +53,13 @@ describe('process panel', () => {
     for (const line of frame) expect(visibleLength(line)).toBeLessThanOrEqual(80);
   });
 
+  it('leaves CPU and RSS out where no row has them (a recording)', () => {
+    const s = sample(5_000_000, [device(0, 21 * GiB)], [proc(101, 0, 20 * GiB)]);
+    const header = processPanel(orderRows(reportOf(s), initialState(false)), s, [s], initialState(false), 120, 20, plain)[0]!;
+    expect(header).toMatch(/SM\s+AGE\s+COMMAND/);
+    expect(header).not.toMatch(/CPU|RSS/);
+  });
+
   it('counts ages to the newest sample, so an equal sample drawn later shows them current', () => {
     const s = job(5_000_000, 30);
     const rows = orderRows(reportOf(s), initialState(false));

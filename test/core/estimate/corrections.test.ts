@@ -8,6 +8,7 @@ import {
   configAssumptions,
   estimateMemory,
   layerBytes,
+  loraTraining,
   modelFromConfig,
   moduleLoadingFor,
   parseCudaVersion,
@@ -68,6 +69,37 @@ describe('softmax keeping its input (PyTorch before 1.11)', () => {
     const base = estimateMemory(bert, setup({ seq: s, attention: 'eager' }), zeroEnv);
     const old = estimateMemory(bert, setup({ seq: s, attention: 'eager', softmaxKeepsInput: true }), zeroEnv);
     expect(old.activations.savedBytesPerSample - base.activations.savedBytesPerSample).toBe(24 * 4 * a * s * s);
+  });
+});
+
+describe('LoRA: frozen linear layers keep no input (autograd saves a matmul input only for a weight gradient)', () => {
+  // tiny_llama (hidden 256, 4 heads, 2 KV heads, MLP 688) at 128 tokens; each figure equals the per-layer bytes
+  // the tracer recorded for the same model and setup (HF LlamaForCausalLM, SDPA, adapters on q_proj and v_proj).
+  const cfg = { model_type: 'llama', hidden_size: 256, intermediate_size: 688, num_attention_heads: 4, num_key_value_heads: 2, num_hidden_layers: 4, vocab_size: 1024, max_position_embeddings: 512 };
+  const tiny = modelFromConfig(cfg).shape!;
+  const s = 128;
+  const sh = s * 256;
+  const sf = s * 688;
+  const lora = loraTraining(['q_proj', 'v_proj'], 8);
+  it('full fp32: norms keep input, normalised value and rsqrt; q/k/v input, Q, K, V, attention output; MLP input and four 688-wide tensors', () => {
+    const expected = 2 * (4 + 4) * sh + 2 * 4 * s + 4 * sh + 4 * sh + 2 * 4 * s * 128 + 4 * sh + 4 * 4 * s + 4 * sh + 4 * 4 * sf;
+    expect(layerBytes(tiny, s, 4, 'sdpa', true)).toBe(expected);
+    expect(expected).toBe(2_591_744);
+  });
+  it('LoRA on q and v, fp32: the norms\' inputs, the adapters\' input and middles, Q, K, V, attention output, gate, up, SiLU', () => {
+    const expected = 2 * 4 * sh + 2 * 4 * s + 4 * sh + 2 * 4 * s * 8 + 4 * sh + 2 * 4 * s * 128 + 4 * sh + 4 * 4 * s + 3 * 4 * sf;
+    expect(layerBytes(tiny, s, 4, 'sdpa', true, false, false, lora)).toBe(expected);
+    expect(expected).toBe(1_854_464);
+  });
+  it('bf16: the norms keep a float32 up-cast; LoRA drops the normalised values, the MLP input and the product', () => {
+    expect(layerBytes(tiny, s, 2, 'sdpa', true)).toBe(1_428_480);
+    expect(layerBytes(tiny, s, 2, 'sdpa', true, false, false, lora)).toBe(1_059_840);
+  });
+  it('names adapters by module: LoRA on the MLP keeps its input and product again', () => {
+    const mlp = loraTraining(['gate_proj', 'up_proj', 'down_proj'], 8);
+    expect(mlp).toMatchObject({ attnIn: false, mlpIn: true, mlpOut: true, adapters: 3 });
+    const diff = layerBytes(tiny, s, 2, 'sdpa', true, false, false, mlp) - layerBytes(tiny, s, 2, 'sdpa', true, false, false, loraTraining([], 8));
+    expect(diff).toBe(2 * sh + 2 * sf + 3 * 2 * s * 8);
   });
 });
 

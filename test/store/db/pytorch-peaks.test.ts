@@ -47,13 +47,13 @@ describe('history: PyTorch peaks', () => {
     const path = join(dir, 'h.db');
     openHistory(path).close();
     const raw = new Database(path);
-    raw.exec('DROP TABLE pytorch_peaks; DROP TABLE step_timing');
+    raw.exec('DROP TABLE pytorch_peaks; DROP TABLE step_timing; DROP TABLE pytorch_samples');
     raw.pragma('user_version = 1');
     raw.prepare("INSERT INTO runs (argv_json, cwd, started_at_ms, status) VALUES ('[]', '/', 1, 'ok')").run();
     raw.close();
     const db = openHistory(path);
     expect(db.pragma('user_version', { simple: true })).toBe(HISTORY_SCHEMA_VERSION);
-    expect(HISTORY_SCHEMA_VERSION).toBe(3);
+    expect(HISTORY_SCHEMA_VERSION).toBe(4);
     expect(db.prepare('SELECT COUNT(*) AS n FROM runs').get()).toEqual({ n: 1 });
     expect(db.prepare('SELECT COUNT(*) AS n FROM pytorch_peaks').get()).toEqual({ n: 0 });
     expect(db.prepare('SELECT COUNT(*) AS n FROM step_timing').get()).toEqual({ n: 0 });

@@ -115,9 +115,10 @@ describe('companion run plugin', () => {
     plugin.onTick?.({ tMs: 0, sample: {} as never, treeBytes: {}, treeProcesses: [proc] }, { attempt: 1, batch: null, env: base });
     expect(plugin.latestSplit()?.gpus[0]?.nonPytorchBytes).toBe(300 * 2 ** 20);
     const report = (await plugin.afterAttempt?.({ attempt: 1, batch: null, env: base, exit: {} as never })) as {
-      schemaVersion: number; processes: Array<{ pid: number; ooms: unknown[] }>; lastSplit: unknown;
+      schemaVersion: number; processes: Array<{ pid: number; ooms: unknown[] }>; lastSplit: unknown; splitTimeline: unknown;
     };
     expect(report.schemaVersion).toBe(1);
+    expect(report.splitTimeline).toEqual([{ tMs: 0, allocatedBytes: { [proc.gpuUuid]: device?.latest.allocatedBytes }, reservedBytes: { [proc.gpuUuid]: reserved } }]);
     expect(report.processes.map((p) => [p.pid, p.ooms.length])).toEqual([[child.pid, 1]]);
     expect(existsSync(added.GPUMEM_COMPANION_CHANNEL?.slice(5) as string)).toBe(false);
   });

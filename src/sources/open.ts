@@ -21,6 +21,8 @@ export interface OpenSourceOptions {
   env: NodeJS.ProcessEnv;
   /** /proc location etc. for host facts (tests). */
   proc?: ProcOptions;
+  /** What NVML reads each sample (a live view's savings; see NvmlSourceOptions). Ignored by other sources. */
+  nvml?: { settingsEveryMs?: number; clocksAndEnergy?: boolean };
 }
 
 /** What NVML would be loaded from, for messages. */
@@ -32,7 +34,7 @@ async function openNvml(options: OpenSourceOptions): Promise<GpuSource> {
   // Loaded only when asked for, so commands that never touch a GPU never load koffi.
   const { openNvmlSource } = await import('./nvml/index.js');
   const libPath = nvmlTarget(options);
-  return openNvmlSource(libPath === undefined ? {} : { libPath });
+  return openNvmlSource({ ...options.nvml, ...(libPath === undefined ? {} : { libPath }) });
 }
 
 function withHostFacts(source: GpuSource, proc: ProcOptions | undefined): GpuSource {

@@ -46,6 +46,11 @@ const REDRAW_UNCHANGED_EVERY_MS = 5000;
  */
 const RESTAT_EVERY_MS = 10_000;
 const FOCUS_RESTAT_EVERY_MS = 2000;
+/**
+ * Power limit, compute mode and MIG mode change only by an administrator's hand: re-read this often, not every
+ * sample (three NVML calls per GPU). Clocks and energy are not drawn, so not read.
+ */
+const SETTINGS_EVERY_MS = 10_000;
 /** Longest real wait between two replayed samples: a gap in a recording (the recorder was off) is not waited out. */
 const REPLAY_MAX_WAIT_MS = 5000;
 
@@ -75,6 +80,7 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
   const source = await openSource({
     ...sourceOptionsFromContext(ctx),
     proc: { restatEveryMs: RESTAT_EVERY_MS, focusRestatEveryMs: FOCUS_RESTAT_EVERY_MS, focusPids: () => focus, liveUsage: true, reuseRows: true },
+    nvml: { settingsEveryMs: SETTINGS_EVERY_MS, clocksAndEnergy: false },
   });
   const killOptions = { devicePrefix: replay || o.readonly ? undefined : testDevicePrefix(ctx) };
   const live = !replay;

@@ -95,6 +95,40 @@ export function unreadableDevice(
 }
 
 /**
+ * A device's settings: changed only by an administrator (`nvidia-smi -pl`, `-c`, `-mig` and a reset), so a
+ * live view may re-read them every few seconds instead of every sample (NvmlSourceOptions.settingsEveryMs).
+ */
+export interface DeviceSettings {
+  powerLimitMw: number | null;
+  computeMode: string | null;
+  migMode: Device['migMode'];
+  /** Reasons for the settings that could not be read. */
+  unavailable: Unavailable;
+}
+
+/** Reads the power limit, compute mode and MIG mode. Throws DeviceUnreadable on GPU_IS_LOST. */
+export function readSettings(fns: NvmlFunctions, handle: DeviceHandle): DeviceSettings {
+  const unavailable: Unavailable = {};
+  const powerLimitMw = readUint(fns.powerLimit, 'nvmlDeviceGetEnforcedPowerLimit', 'powerLimitMw', unavailable, handle);
+  const modeNumber = readUint(fns.computeMode, 'nvmlDeviceGetComputeMode', 'computeMode', unavailable, handle);
+  const computeMode = modeNumber === null ? null : computeModeName(modeNumber);
+  let migMode: Device['migMode'] = null;
+  scratchU32[0] = 0;
+  if (invoke(fns.migMode, 'nvmlDeviceGetMigMode', 'migMode', unavailable, [handle, scratchU32, pendingU32])) {
+    migMode = scratchU32[0] === 1 ? 'enabled' : 'disabled';
+  }
+  return { powerLimitMw, computeMode, migMode, unavailable };
+}
+
+/** What readDevice reads besides the fields every view needs. */
+export interface DeviceReadOptions {
+  /** Gives the settings, read now or kept from earlier (see DeviceSettings); default: read now. */
+  settings?: () => DeviceSettings;
+  /** Read SM/memory clocks and total energy (default true); a view that draws neither skips three calls. */
+  clocksAndEnergy?: boolean;
+}
+
+/**
  * Reads every per-sample field of a readable device (MIG instances are added by the caller). Throws
  * DeviceUnreadable on GPU_IS_LOST.
  */
@@ -105,6 +139,7 @@ export function readDevice(
   index: number,
   identity: DeviceIdentity,
   system: SystemInfo,
+  options: DeviceReadOptions = {},
 ): Device {
   const unavailable: Unavailable = { ...system.unavailable, ...identity.unavailable };
   const { memory, noPermission } = readMemory(fns, memoryApi, handle, unavailable);
@@ -121,18 +156,13 @@ export function readDevice(
   }
   const temperatureC = readUint(fns.temperature, 'nvmlDeviceGetTemperature', 'temperatureC', unavailable, handle, 0);
   const powerDrawMw = readPowerDrawMw(fns, handle, unavailable);
-  const clocks = readClocks(fns, handle, unavailable);
-  const totalEnergyMj = readTotalEnergyMj(fns, handle, unavailable);
-  const powerLimitMw = readUint(fns.powerLimit, 'nvmlDeviceGetEnforcedPowerLimit', 'powerLimitMw', unavailable, handle);
-  const modeNumber = readUint(fns.computeMode, 'nvmlDeviceGetComputeMode', 'computeMode', unavailable, handle);
-  const computeMode = modeNumber === null ? null : computeModeName(modeNumber);
-
-  let migMode: Device['migMode'] = null;
-  scratchU32[0] = 0;
-  if (invoke(fns.migMode, 'nvmlDeviceGetMigMode', 'migMode', unavailable, [handle, scratchU32, pendingU32])) {
-    migMode = scratchU32[0] === 1 ? 'enabled' : 'disabled';
-  }
-  return {
+  const withClocks = options.clocksAndEnergy !== false;
+  const clocks = withClocks ? readClocks(fns, handle, unavailable) : undefined;
+  const totalEnergyMj = withClocks ? readTotalEnergyMj(fns, handle, unavailable) : undefined;
+  const settings = options.settings ? options.settings() : readSettings(fns, handle);
+  const { powerLimitMw, computeMode, migMode } = settings;
+  for (const key in settings.unavailable) unavailable[key] = settings.unavailable[key] as string;
+  const device: Device = {
     index,
     uuid: identity.uuid,
     name: identity.name,
@@ -153,4 +183,10 @@ export function readDevice(
     cudaDriverVersion: system.cudaDriverVersion,
     unavailable,
   };
+  // Not read is absent, as in a recording, not "unavailable".
+  if (!withClocks) {
+    delete device.clocks;
+    delete device.totalEnergyMj;
+  }
+  return device;
 }

@@ -8,7 +8,7 @@ import type { Device, GpuProcess, Sample, Unavailable } from '../../core/types.j
 import { GpumemError } from '../../core/errors.js';
 import type { GpuSource } from '../source.js';
 import { callReason, DeviceUnreadable, invoke, readUint, scratchU32 } from './calls.js';
-import { computeModeName, formatCudaVersion, readDevice, readIdentity, unreadableDevice, type DeviceIdentity, type SystemInfo } from './device.js';
+import { computeModeName, formatCudaVersion, readDevice, readIdentity, readSettings, unreadableDevice, type DeviceIdentity, type DeviceSettings, type SystemInfo } from './device.js';
 import { DRIVER_VERSION_BUFFER_SIZE, readCString } from './layouts.js';
 import { acquireNvml, releaseNvml, type DeviceHandle, type NvmlLibrary } from './library.js';
 import { initialMemoryApi, type MemoryApiState } from './memory.js';
@@ -20,6 +20,16 @@ import { NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NO_PERMISSION, NVML_SUCCESS, nvmlRet
 export interface NvmlSourceOptions {
   /** Library to load; default env GPUMEM_NVML_LIB, else "libnvidia-ml.so.1" (found by the dynamic loader). */
   libPath?: string;
+  /**
+   * Re-read each device's power limit, compute mode and MIG mode at most this often, in ms (default 0: every
+   * sample). They change only when an administrator changes them, so a live view shows such a change within
+   * this period. Name, UUID, PCI bus id and minor number are read once per session in any case.
+   */
+  settingsEveryMs?: number;
+  /** Read clocks and total energy every sample (default true); a view that draws neither turns this off. */
+  clocksAndEnergy?: boolean;
+  /** Clock for settingsEveryMs (tests). */
+  nowMs?: () => number;
 }
 
 /** The library path gpumem uses: the option, else GPUMEM_NVML_LIB, else libnvidia-ml.so.1. */
@@ -31,6 +41,8 @@ interface DeviceSlot {
   index: number;
   handle: DeviceHandle | null;
   identity: DeviceIdentity | null;
+  settings: DeviceSettings | null;
+  settingsAtMs: number;
   compute: ListBuffer;
   graphics: ListBuffer;
   util: UtilBuffer;
@@ -47,10 +59,16 @@ export class NvmlSource implements GpuSource {
   private readonly system: SystemInfo;
   private readonly slots: DeviceSlot[] = [];
   private readonly handleOut: unknown[] = [null];
+  private readonly settingsEveryMs: number;
+  private readonly clocksAndEnergy: boolean;
+  private readonly nowMs: () => number;
   private closed = false;
 
   constructor(options: NvmlSourceOptions = {}) {
     this.libPath = resolveNvmlLibPath(options);
+    this.settingsEveryMs = options.settingsEveryMs ?? 0;
+    this.clocksAndEnergy = options.clocksAndEnergy !== false;
+    this.nowMs = options.nowMs ?? Date.now;
     this.lib = acquireNvml(this.libPath);
     try {
       this.memoryApi = initialMemoryApi(this.lib.fns);
@@ -65,7 +83,7 @@ export class NvmlSource implements GpuSource {
       }
       const count = scratchU32[0] as number;
       for (let index = 0; index < count; index++) {
-        this.slots.push({ index, handle: null, identity: null, compute: new ListBuffer(), graphics: new ListBuffer(), util: new UtilBuffer() });
+        this.slots.push({ index, handle: null, identity: null, settings: null, settingsAtMs: 0, compute: new ListBuffer(), graphics: new ListBuffer(), util: new UtilBuffer() });
       }
     } catch (err) {
       releaseNvml(this.lib);
@@ -136,7 +154,10 @@ export class NvmlSource implements GpuSource {
     }
     try {
       slot.identity ??= readIdentity(fns, slot.handle);
-      const device = readDevice(fns, this.memoryApi, slot.handle, slot.index, slot.identity, this.system);
+      const device = readDevice(fns, this.memoryApi, slot.handle, slot.index, slot.identity, this.system, {
+        settings: () => this.settingsFor(slot),
+        clocksAndEnergy: this.clocksAndEnergy,
+      });
       if (device.migMode === 'enabled') {
         const mig = readMigInstances(fns, this.memoryApi, slot.handle, device.unavailable);
         device.migInstances = mig.instances;
@@ -145,8 +166,19 @@ export class NvmlSource implements GpuSource {
       return { device, rows: this.readProcesses(slot, device) };
     } catch (err) {
       if (!(err instanceof DeviceUnreadable)) throw err;
+      slot.settings = null;
       return { device: unreadableDevice(slot.index, slot.identity, this.system, statusFor(err.nvmlReturn), err.message), rows: [] };
     }
+  }
+
+  /** The slot's settings, read again when settingsEveryMs has passed (every sample by default). */
+  private settingsFor(slot: DeviceSlot): DeviceSettings {
+    const nowMs = this.settingsEveryMs > 0 ? this.nowMs() : 0;
+    if (slot.settings === null || this.settingsEveryMs <= 0 || nowMs - slot.settingsAtMs >= this.settingsEveryMs || nowMs < slot.settingsAtMs) {
+      slot.settings = readSettings(this.lib.fns, slot.handle);
+      slot.settingsAtMs = nowMs;
+    }
+    return slot.settings;
   }
 
   /** Compute mode of a MIG GPU, read through its first MIG device (the parent handle answers NOT_SUPPORTED). */

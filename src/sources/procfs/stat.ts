@@ -48,36 +48,20 @@ export interface ProcFileHandle<T> {
   close(): void;
 }
 
-/**
- * Opens `/proc/PID/<name>` for repeated reads parsed by `parse`; throws the filesystem error like readFileSync.
- * A read whose bytes equal the previous read's returns the previous value (the same object) without decoding
- * or parsing again: an idle process's stat line stays the same between samples, and comparing a few hundred
- * bytes costs less than making a string of them.
- */
+/** Opens `/proc/PID/<name>` for repeated reads parsed by `parse`; throws the filesystem error like readFileSync. */
 export function openProcFileHandle<T>(pid: number, name: string, parse: (text: string) => T | null, options: ProcRootOptions = {}): ProcFileHandle<T> {
   let fd: number | null = openSync(`${options.procRoot ?? '/proc'}/${pid}/${name}`, 'r');
-  let lastBytes: Buffer | null = null;
-  let lastValue: T | null = null;
   const close = (): void => {
     if (fd !== null) closeSync(fd);
     fd = null;
-    lastBytes = null;
-    lastValue = null;
   };
   return {
     read() {
       if (fd === null) return null;
       try {
         const bytes = readSync(fd, statBuffer, 0, statBuffer.length, 0);
-        if (lastBytes !== null && bytes === lastBytes.length && statBuffer.compare(lastBytes, 0, bytes, 0, bytes) === 0) return lastValue;
         const value = bytes > 0 && bytes < statBuffer.length ? parse(statBuffer.toString('utf8', 0, bytes)) : null;
-        if (value === null) {
-          close();
-          return null;
-        }
-        if (lastBytes === null || lastBytes.length !== bytes) lastBytes = Buffer.allocUnsafe(bytes);
-        statBuffer.copy(lastBytes, 0, 0, bytes);
-        lastValue = value;
+        if (value === null) close();
         return value;
       } catch {
         close();

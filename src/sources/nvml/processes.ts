@@ -77,13 +77,14 @@ function maxNullable(a: number | null, b: number | null): number | null {
  * the largest memory; a pid seen in the other list becomes 'compute+graphics'.
  */
 export function mergeEntries(
-  rows: Map<string, GpuProcess>,
+  rows: Map<string | number, GpuProcess>,
   entries: ProcessEntry[],
   kind: 'compute' | 'graphics',
   gpu: { uuid: string | null; index: number },
 ): void {
   for (const e of entries) {
-    const key = `${e.pid}:${e.gpuInstanceId ?? '-'}:${e.computeInstanceId ?? '-'}`;
+    // Outside MIG the pid alone is the key (a number: no string made per row per sample).
+    const key = e.gpuInstanceId === null && e.computeInstanceId === null ? e.pid : `${e.pid}:${e.gpuInstanceId ?? '-'}:${e.computeInstanceId ?? '-'}`;
     const have = rows.get(key);
     if (have) {
       have.usedBytes = maxNullable(have.usedBytes, e.usedBytes);
@@ -147,7 +148,9 @@ export function readSmUtilization(fn: NvmlCall | null, state: UtilBuffer, handle
 
 /** Mean SM % per pid over the `n` samples in the buffer newer than the last read, and the new lastSeen. */
 function meanOfNewSamples(state: UtilBuffer, n: number): Map<number, number> | string {
-  const sums = new Map<number, { sum: number; count: number }>();
+  // Sums, then means in place: no object per pid (this runs for every GPU on every sample).
+  const sums = new Map<number, number>();
+  const counts = new Map<number, number>();
   let newest = state.lastSeenUs;
   for (let i = 0; i < n; i++) {
     const at = i * PROCESS_UTIL_SAMPLE.size;
@@ -159,14 +162,13 @@ function meanOfNewSamples(state: UtilBuffer, n: number): Map<number, number> | s
     const pct = state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.smUtil);
     // Exiting (zombie) processes have been seen to report values like 37100: not a percentage, not evidence.
     if (pct > 100) continue;
-    const entry = sums.get(pid) ?? { sum: 0, count: 0 };
-    entry.sum += pct;
-    entry.count++;
-    sums.set(pid, entry);
+    sums.set(pid, (sums.get(pid) ?? 0) + pct);
+    counts.set(pid, (counts.get(pid) ?? 0) + 1);
   }
   state.lastSeenUs = newest;
   if (sums.size === 0) return NO_NEW_UTIL_SAMPLE;
-  return new Map([...sums].map(([pid, e]) => [pid, e.sum / e.count]));
+  for (const [pid, sum] of sums) sums.set(pid, sum / (counts.get(pid) as number));
+  return sums;
 }
 
 export type { ProcessStride };

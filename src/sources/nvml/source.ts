@@ -193,7 +193,7 @@ export class NvmlSource implements GpuSource {
 
   private readProcesses(slot: DeviceSlot, device: Device): GpuProcess[] {
     const fns = this.lib.fns;
-    const rows = new Map<string, GpuProcess>();
+    const rows = new Map<string | number, GpuProcess>();
     const gpu = { uuid: device.uuid, index: device.index };
     const total = device.memory.totalBytes;
     const compute = readProcessList(fns.computeProcesses, slot.compute, slot.handle, total);

@@ -15,13 +15,15 @@ const TIME = '/usr/bin/time';
 
 interface Measured {
   wallS: number;
+  /** User + system CPU seconds: what the trace costs, less sensitive than wall time to a shared machine's load. */
+  cpuS: number;
   maxRssBytes: number;
   traceS: number | null;
 }
 
 function measure(args: string[], env: NodeJS.ProcessEnv, tracePath: string | null): Measured {
-  const r = spawnSync(TIME, ['-f', 'GPUMEM_TIME %e %M', PYTHON, ...args], { env, encoding: 'utf8', cwd: ROOT, timeout: 600_000 });
-  const m = /GPUMEM_TIME ([\d.]+) (\d+)/.exec(r.stderr ?? '');
+  const r = spawnSync(TIME, ['-f', 'GPUMEM_TIME %e %M %U %S', PYTHON, ...args], { env, encoding: 'utf8', cwd: ROOT, timeout: 600_000 });
+  const m = /GPUMEM_TIME ([\d.]+) (\d+) ([\d.]+) ([\d.]+)/.exec(r.stderr ?? '');
   if (!m) throw new Error(`no timing from ${args.join(' ')}: ${(r.stderr ?? '').slice(-400)}`);
   let traceS: number | null = null;
   if (tracePath) {
@@ -29,7 +31,7 @@ function measure(args: string[], env: NodeJS.ProcessEnv, tracePath: string | nul
     if (header.stepsDone !== 1) throw new Error(`${args.join(' ')}: the traced step did not complete`);
     traceS = header.traceSeconds ?? null;
   }
-  return { wallS: Number(m[1]), maxRssBytes: Number(m[2]) * 1024, traceS };
+  return { wallS: Number(m[1]), cpuS: Number(m[3]) + Number(m[4]), maxRssBytes: Number(m[2]) * 1024, traceS };
 }
 
 export async function run(): Promise<void> {
@@ -40,19 +42,22 @@ export async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-trace-bench-'));
   try {
     const peer = measure(['-c', 'import torch, torchvision, transformers'], process.env, null);
-    process.stdout.write(`peer: bare import of torch, torchvision, transformers  ${peer.wallS.toFixed(1)} s, ${(peer.maxRssBytes / 2 ** 30).toFixed(2)} GiB resident\n`);
-    const cases: Array<[string, string, number, number | null]> = [
-      ['Llama-7B shape, seq 4096, bf16, checkpointing, AdamW', 'bench/trace/train_llama7b.py', 30, 2e9],
-      ['ResNet-50, batch 32, 224², SGD momentum', 'bench/trace/train_resnet50.py', 5, null],
+    process.stdout.write(`peer: bare import of torch, torchvision, transformers  ${peer.wallS.toFixed(1)} s wall, ${peer.cpuS.toFixed(1)} s CPU, ${(peer.maxRssBytes / 2 ** 30).toFixed(2)} GiB resident\n`);
+    // Each case also beside the import of exactly what its script imports: the difference is the trace itself.
+    const cases: Array<[string, string, string, number, number | null]> = [
+      ['Llama-7B shape, seq 4096, bf16, checkpointing, AdamW', 'bench/trace/train_llama7b.py', 'import torch; from transformers import LlamaConfig, LlamaForCausalLM', 30, 2e9],
+      ['ResNet-50, batch 32, 224², SGD momentum', 'bench/trace/train_resnet50.py', 'import torch, torchvision', 5, null],
     ];
-    for (const [name, script, goalS, goalBytes] of cases) {
+    for (const [name, script, imports, goalS, goalBytes] of cases) {
       const tracePath = join(dir, 'trace.ndjson');
       const env = { ...process.env, PYTHONPATH: `${join(ROOT, 'python/_site')}:${join(ROOT, 'python')}`, GPUMEM_ESTIMATE_TRACE: tracePath, GPUMEM_ESTIMATE_STEPS: '1', HF_HUB_OFFLINE: '1' };
       const m = measure([script], env, tracePath);
+      const own = measure(['-c', imports], process.env, null);
       process.stdout.write(
-        `${name}: ${m.wallS.toFixed(1)} s wall (goal ≤ ${goalS} s; ${(m.wallS / peer.wallS).toFixed(2)}× the bare import), ` +
+        `${name}: ${m.wallS.toFixed(1)} s wall (goal ≤ ${goalS} s; ${(m.wallS / peer.wallS).toFixed(2)}× the bare import), ${m.cpuS.toFixed(1)} s CPU (${(m.cpuS / peer.cpuS).toFixed(2)}×), ` +
           `of which tracing ${m.traceS?.toFixed(1) ?? '?'} s; ${(m.maxRssBytes / 2 ** 30).toFixed(2)} GiB resident` +
-          `${goalBytes ? ` (goal ≤ ${(goalBytes / 2 ** 30).toFixed(2)} GiB)` : ''}\n`,
+          `${goalBytes ? ` (goal ≤ ${(goalBytes / 2 ** 30).toFixed(2)} GiB)` : ''}\n` +
+          `  its own imports alone (${imports}): ${own.wallS.toFixed(1)} s wall, ${own.cpuS.toFixed(1)} s CPU → the traced step costs ${(m.cpuS - own.cpuS).toFixed(1)} s CPU beyond them\n`,
       );
     }
   } finally {

@@ -40,11 +40,12 @@ function transferLines(label: string, r: Kinds, fetchCostUs: number): string[] {
       `(${(k.wrappedUs / k.bareUs).toFixed(2)}×, ${k.wrappedUs >= k.bareUs ? '+' : ''}${(k.wrappedUs - k.bareUs).toFixed(2)} µs)`)];
   const copy = cost('host-to-device copy, wrapper');
   const sync = cost('item() of a CUDA tensor, wrapper');
+  const perStep = (cost('Tensor.backward wrapper') ?? 0) + (cost('optimizer.step global hooks') ?? 0);
   // A model's own .to() calls: dtype changes on real torch, same-device calls on the fake one (it has no dtypes).
   const inModel = cost('to(dtype)') ?? cost('to() of a CUDA tensor to its own device') ?? cost('to() of a CPU tensor to its own device');
   if (copy !== null && sync !== null && inModel !== null) {
-    const stepUs = fetchCostUs + TYPICAL.copies * copy + TYPICAL.syncs * sync;
-    lines.push(`  step with 1 fetch, ${TYPICAL.copies} copies, ${TYPICAL.syncs} .item(): +${stepUs.toFixed(2)} µs = ` +
+    const stepUs = fetchCostUs + TYPICAL.copies * copy + TYPICAL.syncs * sync + perStep;
+    lines.push(`  step with 1 fetch, ${TYPICAL.copies} copies, ${TYPICAL.syncs} .item(), 1 backward, 1 optimizer.step (no CUDA events): +${stepUs.toFixed(2)} µs = ` +
       [1, 10, 100].map((ms) => `${((stepUs / 1000 / ms) * 100).toFixed(3)} % of a ${ms} ms step`).join(', '));
     const budget = Math.floor((10 - stepUs) / Math.max(inModel, 1e-3));
     lines.push(`  each further .to() inside the model: +${inModel.toFixed(2)} µs; within 1 % of a 1 ms step: up to ${budget} of them per step`);

@@ -28,10 +28,12 @@ function cpuSeconds(pid: number): number {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+let measurements = 0;
 
 /** Runs `argv` in a tmux pane (a real terminal) and returns % of one core over `measureMs` after `warmMs`. */
 async function measure(argv: string[], env: Record<string, string>, warmMs: number, measureMs: number): Promise<number | string> {
-  const socket = `gpumem-bench-watch-${process.pid}`;
+  // A socket per measurement: a server still shutting down from the previous row must not take the next one with it.
+  const socket = `gpumem-bench-watch-${process.pid}-${++measurements}`;
   const quoted = argv.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
   const tmux = (...args: string[]) => spawnSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
   tmux('new-session', '-d', '-s', 'b', '-x', '160', '-y', '50', `exec ${quoted}`);
@@ -82,6 +84,7 @@ export async function run(): Promise<void> {
     const lib = fakeNvmlLib('590');
     const env = { GPUMEM_FAKE_NVML_SCENARIO: scenario, GPUMEM_NVML_LIB: lib, LD_LIBRARY_PATH: dirname(lib), PATH: process.env.PATH ?? '' };
     const spanMs = Number(process.env.GPUMEM_BENCH_WATCH_MS ?? 20_000);
+    const loadAtStart = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
     const rows: Array<[string, number | string]> = [];
     const node = process.execPath;
     rows.push(['gpumem watch, 1 Hz', await measure([node, BIN, 'watch', '--interval', '1000'], env, 4000, spanMs)]);
@@ -96,6 +99,9 @@ export async function run(): Promise<void> {
       rows.push(['baseline watch, 10 Hz', await measure([node, baseline, 'watch', '--interval', '100'], env, 4000, spanMs / 2)]);
       rows.push(['baseline watch, 10 Hz, changing 10×/s', await changing(10, () => measure([node, baseline, 'watch', '--interval', '100'], env, 4000, spanMs / 2))]);
     }
+    // The floor: an idle Node process whose only work is a timer at the same rate (what any Node tool pays).
+    rows.push(['floor: idle node, 1 s timer', await measure([node, '-e', 'setInterval(() => {}, 1000)'], env, 2000, spanMs)]);
+    rows.push(['floor: idle node, 100 ms timer', await measure([node, '-e', 'setInterval(() => {}, 100)'], env, 2000, spanMs / 2)]);
     rows.push(['gpumem status --watch, 10 Hz', await measure([node, BIN, 'status', '--watch', '--interval', '100'], env, 4000, spanMs / 2)]);
     const py = join(PEER_VENV, 'bin');
     if (existsSync(join(py, 'nvitop'))) rows.push(['nvitop, 1 Hz (--interval 1), changing', await changing(1, () => measure([join(py, 'nvitop'), '--interval', '1'], env, 6000, spanMs))]);
@@ -107,6 +113,7 @@ export async function run(): Promise<void> {
     // rows: 0 watch 1 Hz, 1 status 1 Hz, 2 watch 1 Hz changing, …
     const status = rows[1]?.[1];
     process.stdout.write(`fake driver: ${GPUS} GPUs × ${PROCS_PER_GPU} processes (real pids); CPU as % of one core, ${spanMs / 1000} s measured after a warm-up\n`);
+    process.stdout.write(`load average at the start / end: ${loadAtStart} / ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
     for (const [name, value] of rows) process.stdout.write(`${name.padEnd(44)} ${pct(value)}\n`);
     if (typeof ours === 'number' && typeof status === 'number') process.stdout.write(`ratio watch / status --watch at 1 Hz: ${(ours / status).toFixed(2)}  (goal: watch ≤ 0.2 % at 1 Hz, ≤ 2 % at 10 Hz; the static rows skip unchanged samples, the changing rows cannot)\n`);
   } finally {

@@ -7,10 +7,11 @@ Prints one JSON object: per call kind the bare and wrapped µs per call (best of
 import json
 import sys
 import timeit
+import types
 
 import torch
-from gpumem_torch import _transfers
-from gpumem_torch._steps import StepRecorder
+from gpumem_torch import _compute, _transfers
+from gpumem_torch._steps import StepRecorder, hook_optimizer
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 100000
 
@@ -88,5 +89,39 @@ for _ in range(5):
     swap(True)
     for name, fn in all_cases.items():
         wrapped[name] = min(wrapped[name], timeit.timeit(fn, number=N) / N * 1e6)
+# Once per step whatever the model: Tensor.backward's wrapper and the three global optimizer-step hooks
+# (step boundary, CUDA-event start and end), on the four steps in five that record no events.
+class Loss:
+    def backward(self):
+        return None
+
+
+pre_hooks, post_hooks = [], []
+stub_torch = types.SimpleNamespace(
+    Tensor=Loss, cuda=types.SimpleNamespace(Event=object, is_initialized=lambda: False),
+    optim=types.SimpleNamespace(optimizer=types.SimpleNamespace(
+        register_optimizer_step_pre_hook=pre_hooks.append, register_optimizer_step_post_hook=post_hooks.append)))
+step_recorder = StepRecorder(lambda m: None)
+step_recorder.boundary = "dataloader"
+hook_optimizer(stub_torch, step_recorder)
+_compute.install(stub_torch, step_recorder, compiling=_transfers.compiling_probe(torch))
+loss = Loss()
+no_hooks = []
+
+
+def run_hooks(pre, post):
+    for h in pre:
+        h(None, (), {})
+    for h in post:
+        h(None, (), {})
+
+
+once = {
+    "Tensor.backward wrapper, untimed step (stub)": (lambda: Loss.backward.__wrapped__(loss), lambda: loss.backward()),
+    "optimizer.step global hooks, untimed step (3 hooks against none)": (lambda: run_hooks(no_hooks, no_hooks), lambda: run_hooks(pre_hooks, post_hooks)),
+}
+for name, (b, w) in once.items():
+    bare[name] = min(timeit.timeit(b, number=N) / N * 1e6 for _ in range(5))
+    wrapped[name] = min(timeit.timeit(w, number=N) / N * 1e6 for _ in range(5))
 print(json.dumps({"calls": N, "torch": str(torch.__version__), "kinds": [
     {"kind": k, "bareUs": bare[k], "wrappedUs": wrapped[k]} for k in bare]}))

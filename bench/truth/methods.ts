@@ -16,12 +16,17 @@ export interface TruthCase {
     kvHeads?: number; intermediate: number; vocab: number; attention?: string; loraRank?: number;
   };
   batch: number; accumulation: number; seq: number | null; precision: string; optimizer: string;
-  checkpointing: string; optimizerImpl?: string; gpu: string; metric: Metric; valueBytes: number; heldOut: boolean;
+  checkpointing: string; optimizerImpl?: string; gpu: string; cuda: string; metric: Metric; valueBytes: number; heldOut: boolean;
+  /** The PyTorch release the run used (major.minor). */
+  torch?: string;
   gpus?: number; sharding?: string; trace?: { script: string; args: string[] } | null; traceUnavailable?: string;
 }
 
-/** An estimate in the case's view, or why the method has none. */
-export type Estimate = { bytes: number } | { unavailable: string };
+/** Bytes by category at the estimate's peak, in the order the benchmark prints them. */
+export type Breakdown = Record<string, number>;
+
+/** An estimate in the case's view (with its breakdown at the peak when the method has one), or why it has none. */
+export type Estimate = { bytes: number; breakdown?: Breakdown } | { unavailable: string };
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const CLI = join(ROOT, 'dist/cli/bin.js');
@@ -32,6 +37,21 @@ function gpumemJson(args: string[], timeoutMs: number): Record<string, unknown> 
   if ((r.status === 0 || r.status === 1) && r.stdout.trim().startsWith('{')) return JSON.parse(r.stdout) as Record<string, unknown>;
   const why = (r.stderr || r.error?.message || `exit ${r.status}`).trim().split('\n').pop() ?? '';
   return why.slice(0, 120);
+}
+
+/**
+ * The run's environment as published: the GPU (by the table's id, for the cuBLAS workspace and generation), the
+ * CUDA version (eager module loading and its context before 11.7) and the PyTorch release (what its autograd
+ * keeps and how zero_grad() behaves).
+ */
+export function environmentArgs(c: TruthCase): string[] {
+  const args: string[] = [];
+  const gpu = /\b(V100|A100|H100)\b.*?(\d+)GB/.exec(c.gpu);
+  if (gpu) args.push('--gpu', `${gpu[1]}-${gpu[2]}GB`);
+  const cuda = /^\s*(\d+\.\d+)/.exec(c.cuda);
+  if (cuda) args.push('--cuda', cuda[1]!);
+  if (c.torch) args.push('--torch-version', c.torch);
+  return args;
 }
 
 /** The `gpumem estimate` options that state the case's setup (never anything tuned to its measurement). */
@@ -47,10 +67,10 @@ export function configArgs(c: TruthCase): string[] {
   if (c.optimizerImpl && c.optimizer !== 'adafactor' && c.optimizer !== 'adam8bit') args.push('--optimizer-impl', c.optimizerImpl);
   if (m.loraRank) args.push('--lora-rank', String(m.loraRank));
   if (c.sharding && c.sharding !== 'none') args.push('--sharding', c.sharding, '--num-gpus', String(c.gpus ?? 1));
-  return args;
+  return [...args, ...environmentArgs(c)];
 }
 
-interface ConfigPeak { totalBytes: number; breakdown: { contextBytes: number; allocatorSlackBytes: number } }
+interface ConfigPeak { totalBytes: number; breakdown: Record<string, number> & { contextBytes: number; allocatorSlackBytes: number } }
 
 /** Config mode: nvidia-smi = the peak total; reserved = total − context; allocated = reserved − allocator slack. */
 export function configEstimate(c: TruthCase): Estimate & { totalParams?: number } {
@@ -60,16 +80,24 @@ export function configEstimate(c: TruthCase): Estimate & { totalParams?: number 
   const totalParams = (out.model as { totalParams: number }).totalParams;
   const reserved = peak.totalBytes - peak.breakdown.contextBytes;
   const bytes = c.metric === 'nvidia-smi' ? peak.totalBytes : c.metric === 'max_memory_reserved' ? reserved : reserved - peak.breakdown.allocatorSlackBytes;
-  return { bytes, totalParams };
+  const b = peak.breakdown;
+  const breakdown: Breakdown = {
+    weights: b.weightsBytes! + (b.emaBytes ?? 0), gradients: b.gradientsBytes!, 'optimizer-state': b.optimizerStatesBytes!,
+    activations: b.activationsBytes!, temporaries: b.transientsBytes!, workspace: b.workspaceBytes!, slack: b.allocatorSlackBytes, context: b.contextBytes,
+  };
+  return { bytes, totalParams, breakdown };
 }
 
 /** Trace mode: the case's script run on fake tensors under `gpumem estimate -- python …`. */
 export function traceEstimate(c: TruthCase): Estimate {
   if (!c.trace) return { unavailable: c.traceUnavailable ?? 'no script' };
-  const out = gpumemJson(['--', join(ROOT, '.venv/bin/python'), join(ROOT, c.trace.script), ...c.trace.args], 600_000);
+  const out = gpumemJson([...environmentArgs(c), '--', join(ROOT, '.venv/bin/python'), join(ROOT, c.trace.script), ...c.trace.args], 600_000);
   if (typeof out === 'string') return { unavailable: out };
   const key = c.metric === 'nvidia-smi' ? 'nvidiaSmiBytes' : c.metric === 'max_memory_reserved' ? 'peakReservedBytes' : 'peakAllocatedBytes';
-  return { bytes: out[key] as number };
+  // Slack: what the allocator reserved beyond the bytes requested at the peak.
+  const slack = (out.peakReservedBytes as number) - (out.peakRequestedBytes as number);
+  const breakdown: Breakdown = { ...(out.byCategory as Breakdown), slack, context: out.contextBytes as number };
+  return { bytes: out[key] as number, breakdown };
 }
 
 /**

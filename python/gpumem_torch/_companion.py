@@ -17,7 +17,8 @@ from ._oom import OomRecorder, enable_history
 from ._probe import is_oom_exception, probe
 from ._stats import all_device_stats, cuda_ready, device_identities
 from ._steps import install as install_steps
-from ._transfers import install as install_transfers
+from ._transfers import compiling_probe, install as install_transfers
+from ._compute import install as install_compute
 
 COMPANION_VERSION = "0.1.0"
 # Unchanged statistics are still re-sent this often, so the supervisor can tell "quiet" from "gone".
@@ -101,6 +102,7 @@ class Companion:
         if self.cuda["problem"] is not None:
             # The hello already says why; nothing CUDA-side can be applied or sampled in this process.
             return
+        self._guard("compute timing", self._install_compute)
         self._guard("cuda setup", self._schedule_cuda_setup)
         if self.config.rate_hz and self.config.rate_hz > 0:
             self._guard("sampler", self._start_sampler)
@@ -112,6 +114,10 @@ class Companion:
         # Apart from step timing, so a failure here costs only the copy and synchronisation figures.
         if self.steps is not None:
             install_transfers(self.torch, self.steps)
+
+    def _install_compute(self):
+        if self.steps is not None:
+            install_compute(self.torch, self.steps, compiling_probe(self.torch))
 
     def _guard(self, what, fn):
         try:

@@ -1,86 +1,16 @@
 """Step timing without code changes: wraps the DataLoader iterator's ``__next__``.
 
 A training step is the time between two successive batch fetches; the part of it spent inside ``__next__`` is
-the time the loop waited for data. The batch size seen is the first dimension of the batch's first tensor.
-Totals are cumulative, so a lost message loses nothing; they are sent at most once a second and at exit.
+the time the loop waited for data. A loop that fetches no batch through a DataLoader has its steps bounded by
+``optimizer.step()`` instead (a global optimizer step hook); its data wait is then unknown. Whichever boundary
+is seen first is kept, so a validation DataLoader after such a loop does not mix its fetches in. The batch size
+seen is the first dimension of the batch's first tensor. Totals are cumulative, so a lost message loses nothing; they are sent at most once a second and at exit.
 """
-import os
 import time
 
+from ._batch import _first_dim, _tokens, asked_batch, cpu_count, loader_settings
+
 SEND_EVERY_S = 1.0
-
-
-def _first_dim(batch):
-    """First dimension of the first tensor-like thing in the batch (tensor, list/tuple, dict), else None."""
-    for _ in range(4):
-        shape = getattr(batch, "shape", None)
-        if shape is not None:
-            try:
-                return int(shape[0]) if len(shape) > 0 else None
-            except Exception:
-                return None
-        if isinstance(batch, dict):
-            batch = next(iter(batch.values()), None)
-        elif isinstance(batch, (list, tuple)) and batch:
-            batch = batch[0]
-        else:
-            return None
-    return None
-
-
-_TOKEN_DTYPES = frozenset(("torch.int64", "torch.int32", "torch.int16"))
-
-
-def _tokens(batch):
-    """Token ids in the batch: the elements of a 2-D integer tensor (``input_ids`` of a dict, else the batch's
-    first tensor), padding included; None when the batch shows none."""
-    if isinstance(batch, dict):
-        t = batch.get("input_ids")
-    else:
-        t = batch
-        for _ in range(3):
-            if isinstance(t, (list, tuple)) and t:
-                t = t[0]
-            else:
-                break
-    shape = getattr(t, "shape", None)
-    if shape is None or len(shape) != 2 or str(getattr(t, "dtype", "")) not in _TOKEN_DTYPES:
-        return None
-    return int(shape[0]) * int(shape[1])
-
-
-def _setting(it, name, kind):
-    value = getattr(it, name, None)
-    if kind is bool:
-        return value if isinstance(value, bool) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def loader_settings(it):
-    """The DataLoader settings a torch iterator holds (num_workers, pin_memory as applied, …); None where absent."""
-    return {
-        "numWorkers": _setting(it, "_num_workers", int),
-        "pinMemory": _setting(it, "_pin_memory", bool),
-        "persistentWorkers": _setting(it, "_persistent_workers", bool),
-        "prefetchFactor": _setting(it, "_prefetch_factor", int),
-    }
-
-
-def cpu_count():
-    """Cores this process may run on (its affinity), else the machine's, else None."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count()
-
-
-def asked_batch(environ=os.environ):
-    """The batch size `gpumem run --batch` asked for (GPUMEM_BATCH), or None."""
-    try:
-        value = int(environ.get("GPUMEM_BATCH", ""))
-        return value if value > 0 else None
-    except ValueError:
-        return None
 
 
 class StepRecorder:
@@ -95,6 +25,7 @@ class StepRecorder:
         self.step_s = 0.0
         self.samples = 0
         self.tokens = None
+        self.boundary = None
         self.sizes = {}
         self.last_end = None
         self.last_sent = clock()
@@ -108,6 +39,8 @@ class StepRecorder:
         self.syncs = None
         self.pending_syncs = {}
         self.sync_steps = 0
+        # CUDA-event timing of forward, backward and optimizer (_compute.py); None until installed.
+        self.compute = None
 
     def copied(self, nbytes, seconds, non_blocking, pinned):
         """A host-to-device copy of ``nbytes`` took ``seconds`` of the host; blocking unless pinned and non_blocking."""
@@ -148,13 +81,39 @@ class StepRecorder:
                 t[1] += s
             self.pending_syncs = {}
 
+    def _compute_boundary(self):
+        if self.compute is not None:
+            try:
+                self.compute.boundary(self.steps)
+            except Exception:
+                self.compute = None  # CUDA events failed once: stop timing rather than fail every step
+
     def _discard_pending(self):
         # Before the first batch: model loading and set-up are not part of any step.
         self.pending_copies = [0, 0, 0.0, 0, 0, 0.0, 0]
         self.pending_syncs = {}
 
+    def optimizer_stepped(self, ended):
+        """``optimizer.step()`` returned at ``ended``: a step boundary for loops without a DataLoader."""
+        if self.boundary == "dataloader":
+            return
+        self.boundary = "optimizer"
+        if self.last_end is not None:
+            self.steps += 1
+            self.step_s += ended - self.last_end
+            self._commit_step()
+        else:
+            self._discard_pending()
+        self.last_end = ended
+        self._compute_boundary()
+        if ended - self.last_sent >= SEND_EVERY_S:
+            self.flush()
+
     def fetched(self, started, ended, batch, iterator=None):
         """One ``__next__`` returned ``batch``: it waited ``ended - started``; the step ran since the last fetch."""
+        if self.boundary == "optimizer":
+            return
+        self.boundary = "dataloader"
         if iterator is not None and id(iterator) != self.iterator_id:
             self.iterator_id = id(iterator)
             self.loader = loader_settings(iterator)
@@ -166,6 +125,7 @@ class StepRecorder:
         else:
             self._discard_pending()
         self.last_end = ended
+        self._compute_boundary()
         tokens = _tokens(batch)
         if tokens is not None:
             self.tokens = (self.tokens or 0) + tokens
@@ -190,11 +150,20 @@ class StepRecorder:
             "batchMin": min(self.sizes) if self.sizes else None,
             "batchMax": max(self.sizes) if self.sizes else None,
             "batchAsked": self.asked,
+            "boundary": self.boundary,
             "loader": self.loader,
             "cpuCount": self.cpus,
             "copies": self._copies_message(),
             "syncs": self._syncs_message(),
+            "compute": self._compute_message(),
         }
+
+    def _compute_message(self):
+        # Reading events can fail late (CUDA torn down at exit); the step figures must still go out.
+        try:
+            return self.compute.message() if self.compute is not None else None
+        except Exception:
+            return None
 
     def _copies_message(self):
         c = self.copies or [0, 0, 0.0, 0, 0, 0.0, 0]
@@ -230,15 +199,37 @@ def wrap_iterator_class(cls, recorder, clock=time.perf_counter):
     cls.__next__ = __next__
 
 
+def hook_optimizer(torch, recorder, clock=time.perf_counter):
+    """Registers a global optimizer step post-hook (torch ≥ 2.0) that marks step boundaries; False when absent."""
+    optimizer = getattr(getattr(torch, "optim", None), "optimizer", None)
+    register = getattr(optimizer, "register_optimizer_step_post_hook", None)
+    if register is None:
+        return False
+
+    def stepped(opt, args, kwargs):
+        try:
+            recorder.optimizer_stepped(clock())
+        except Exception:
+            pass
+
+    register(stepped)
+    return True
+
+
 def install(torch, send):
-    """Wraps torch's DataLoader iterators; returns the recorder, or None when this torch has none."""
+    """Wraps torch's DataLoader iterators and hooks optimizer steps; returns the recorder, or None when this torch has neither."""
     try:
         from torch.utils.data import dataloader  # noqa: imported lazily: only programs that use it pay
     except Exception:
         dataloader = getattr(getattr(getattr(torch, "utils", None), "data", None), "dataloader", None)
     cls = getattr(dataloader, "_BaseDataLoaderIter", None) if dataloader is not None else None
-    if cls is None:
-        return None
     recorder = StepRecorder(send)
-    wrap_iterator_class(cls, recorder)
+    if cls is not None:
+        wrap_iterator_class(cls, recorder)
+    try:
+        hooked = hook_optimizer(torch, recorder)
+    except Exception:
+        hooked = False  # the DataLoader timing stands on its own
+    if not hooked and cls is None:
+        return None
     return recorder

@@ -125,7 +125,7 @@ export interface GpuProcess {
   kind: GpuProcessKind;
   /** Process name as the GPU source reports it (nvidia-smi `process_name`), when it does. */
   name: string | null;
-  /** SM utilization of this process over the last sample period, when the driver reports it. */
+  /** SM utilization of this process: the mean of the driver's samples taken since the previous read (NVML), when there are any. */
   smUtilPct: number | null;
   /** Facts from /proc; null until enriched. */
   host: HostFacts | null;

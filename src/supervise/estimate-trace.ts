@@ -26,6 +26,10 @@ export interface TraceRunOptions {
   /** What the fake GPU reports to the script (torch.cuda.get_device_properties). */
   gpuName: string;
   gpuBytes: number;
+  /** Trace with activation checkpointing applied by the tracer (python/gpumem_torch/trace/_checkpoint.py). */
+  checkpoint?: boolean;
+  /** The PyTorch release the program will run on (--torch-version), when its differences are to be modelled. */
+  torchVersion?: string;
 }
 
 export interface TraceRunResult {
@@ -49,6 +53,8 @@ export async function runTracedProgram(o: TraceRunOptions): Promise<TraceRunResu
     GPUMEM_ESTIMATE_STEPS: String(o.steps),
     GPUMEM_ESTIMATE_GPU_NAME: o.gpuName,
     GPUMEM_ESTIMATE_GPU_BYTES: String(o.gpuBytes),
+    ...(o.checkpoint ? { GPUMEM_ESTIMATE_CHECKPOINT: '1' } : {}),
+    ...(o.torchVersion ? { GPUMEM_ESTIMATE_TORCH_VERSION: o.torchVersion } : {}),
     // Models built from a config must never reach for a hub while being traced.
     HF_HUB_OFFLINE: o.env.HF_HUB_OFFLINE ?? '1',
   };

@@ -50,6 +50,7 @@ typedef struct { unsigned version; int sensorType; int temperature; } nvmlTemper
 #define FAKE_MAX_PROCS 512
 #define FAKE_MAX_MIG 8
 #define FAKE_MAX_ERRORS 64
+#define FAKE_MAX_UTIL_SAMPLES 1024
 #define FAKE_UNSET (-1LL)
 
 enum { KIND_COMPUTE = 1, KIND_GRAPHICS = 2 };
@@ -68,6 +69,9 @@ typedef struct fake_mig {
   long long total, reserved, used;
 } fake_mig;
 
+/* One per-process utilization sample the driver buffered, with its timestamp (µs since the epoch). */
+typedef struct { unsigned pid; unsigned long long timeStamp; unsigned smUtil; } fake_util_sample;
+
 typedef struct fake_device {
   unsigned magic; int present, status;
   char uuid[96], name[96], pci[32];
@@ -77,6 +81,8 @@ typedef struct fake_device {
   fake_process procs[FAKE_MAX_PROCS];
   int nmig;
   fake_mig mig[FAKE_MAX_MIG];
+  int nutil; /* > 0: nvmlDeviceGetProcessUtilization serves these instead of one sample per process "now" */
+  fake_util_sample util[FAKE_MAX_UTIL_SAMPLES];
 } fake_device;
 
 typedef struct { char fn[64]; int device; /* -1 = any */ int code; int remaining; /* -1 = forever */ } fake_error;

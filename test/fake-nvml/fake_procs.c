@@ -80,6 +80,27 @@ API nvmlReturn_t nvmlDeviceGetProcessUtilization(void *h, nvmlProcessUtilization
   ENTER(h);
   if (d->migMode == 1) return NVML_ERROR_NOT_SUPPORTED;
   if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->nutil > 0) {
+    /* The scenario's buffered samples: only those newer than lastSeen, as the driver answers. */
+    unsigned fresh = 0;
+    for (int i = 0; i < d->nutil; i++) fresh += d->util[i].timeStamp > lastSeen;
+    if (fresh == 0) return NVML_ERROR_NOT_FOUND;
+    if (!out || *count < fresh) {
+      *count = fresh;
+      return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    unsigned k = 0;
+    for (int i = 0; i < d->nutil; i++) {
+      if (d->util[i].timeStamp <= lastSeen) continue;
+      memset(&out[k], 0, sizeof out[k]);
+      out[k].pid = d->util[i].pid;
+      out[k].timeStamp = d->util[i].timeStamp;
+      out[k].smUtil = d->util[i].smUtil;
+      k++;
+    }
+    *count = fresh;
+    return NVML_SUCCESS;
+  }
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   unsigned long long nowUs = (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000ULL;

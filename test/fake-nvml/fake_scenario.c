@@ -50,6 +50,18 @@ static void parse_process(fake_device *d, char *rest) {
   }
 }
 
+/* "utilsample PID TIMESTAMP_US SM_PCT" */
+static void parse_util_sample(fake_device *d, char *rest) {
+  if (d->nutil >= FAKE_MAX_UTIL_SAMPLES) return;
+  unsigned pid = 0, sm = 0;
+  unsigned long long ts = 0;
+  if (sscanf(rest, "%u %llu %u", &pid, &ts, &sm) < 3) return;
+  fake_util_sample *u = &d->util[d->nutil++];
+  u->pid = pid;
+  u->timeStamp = ts;
+  u->smUtil = sm;
+}
+
 /* "mig GI CI UUID PROFILE TOTAL RESERVED USED" */
 static void parse_mig(fake_device *d, char *rest) {
   if (d->nmig >= FAKE_MAX_MIG) return;
@@ -126,6 +138,7 @@ static void parse_line(char *line, fake_device **cur) {
   else if (strcmp(s, "status") == 0) d->status = strcmp(rest, "lost") == 0 ? DEV_LOST : strcmp(rest, "noperm") == 0 ? DEV_NOPERM : DEV_OK;
   else if (strcmp(s, "mig") == 0) parse_mig(d, rest);
   else if (strcmp(s, "process") == 0) parse_process(d, rest);
+  else if (strcmp(s, "utilsample") == 0) parse_util_sample(d, rest);
 }
 
 int fake_reload(void) {

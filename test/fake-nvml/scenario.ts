@@ -26,6 +26,10 @@
  *                                      `na` = NVML_VALUE_NOT_AVAILABLE; `late` rows appear only after the
  *                                      driver has once answered INSUFFICIENT_SIZE (a process list that
  *                                      grows between the count call and the fill call)
+ *     utilsample PID TIMESTAMP_US SM_PCT  a per-process utilization sample the driver buffered; with any of
+ *                                      these, nvmlDeviceGetProcessUtilization returns those newer than its
+ *                                      lastSeenTimeStamp (NOT_FOUND when none) instead of one `sm=` sample per
+ *                                      process stamped "now"
  * A device field left out makes its call answer NOT_SUPPORTED.
  */
 import { renameSync, writeFileSync } from 'node:fs';
@@ -80,6 +84,8 @@ export interface FakeDevice {
   status?: 'ok' | 'lost' | 'noperm';
   mig?: FakeMigDevice[];
   processes?: FakeProcess[];
+  /** Buffered per-process utilization samples with their timestamps (µs since the epoch); see `utilsample`. */
+  utilSamples?: Array<{ pid: number; timeUs: number; smUtilPct: number }>;
 }
 
 export interface FakeError {
@@ -127,6 +133,7 @@ export function renderScenario(s: FakeScenario): string {
     for (const m of d.mig ?? []) {
       lines.push(`mig ${m.gpuInstanceId} ${m.computeInstanceId} ${m.uuid} ${m.profile} ${m.totalBytes} ${m.reservedBytes} ${m.usedBytes}`);
     }
+    for (const u of d.utilSamples ?? []) lines.push(`utilsample ${u.pid} ${u.timeUs} ${u.smUtilPct}`);
     for (const p of d.processes ?? []) {
       const extra = [
         p.gpuInstanceId === undefined ? '' : ` gi=${p.gpuInstanceId}`,

@@ -6,7 +6,8 @@ import unittest
 from helpers import PYTHON_DIR
 
 sys.path[:0] = [PYTHON_DIR]
-from gpumem_torch._steps import StepRecorder, _first_dim, _tokens, asked_batch, loader_settings, wrap_iterator_class  # noqa: E402
+from gpumem_torch._batch import _first_dim, _tokens, asked_batch, loader_settings  # noqa: E402
+from gpumem_torch._steps import StepRecorder, wrap_iterator_class  # noqa: E402
 
 
 class Clock:
@@ -127,6 +128,29 @@ class StepsTest(unittest.TestCase):
         recorder.fetched(0.010, 0.011, Shaped(4, 3))
         recorder.flush()
         self.assertIsNone(sent[-1]["tokens"])
+
+    def test_optimizer_steps_bound_a_loop_without_a_dataloader(self):
+        sent = []
+        recorder = StepRecorder(sent.append)
+        recorder.copied(100, 0.5, False, False)  # before the first boundary: set-up, not counted
+        for i in range(6):
+            recorder.optimizer_stepped(0.030 * i)
+            recorder.copied(10, 0.001, False, False)
+        recorder.fetched(0.2, 0.25, Shaped(8))  # a validation DataLoader afterwards changes nothing
+        recorder.flush()
+        m = sent[-1]
+        self.assertEqual((m["boundary"], m["steps"], m["dataWaitMs"], m["samples"], m["batchSeen"]), ("optimizer", 5, 0, 0, None))
+        self.assertAlmostEqual(m["stepMs"], 150.0, places=6)
+        self.assertEqual((m["copies"]["count"], m["copies"]["bytes"]), (5, 50))
+
+    def test_a_dataloader_seen_first_keeps_the_fetch_boundaries(self):
+        sent = []
+        recorder = StepRecorder(sent.append)
+        recorder.fetched(0.0, 0.001, Shaped(8))
+        recorder.optimizer_stepped(0.005)
+        recorder.fetched(0.010, 0.011, Shaped(8))
+        recorder.flush()
+        self.assertEqual((sent[-1]["boundary"], sent[-1]["steps"]), ("dataloader", 1))
 
 
 if __name__ == "__main__":

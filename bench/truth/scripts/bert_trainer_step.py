@@ -3,7 +3,10 @@
 Builds the model from bench/truth/configs/bert-large-uncased.json (no weights, no hub), feeds random token ids of
 length 512 with label 0, and runs --accum micro-batches per optimizer step: autocast fp16 when --fp16, gradient
 checkpointing (reentrant, as the Trainer of that time used) when --ckpt, gradient clipping at norm 1.0 (the Trainer's
-default), then AdamW as a per-parameter loop (transformers' AdamW then) or Adafactor with a fixed learning rate.
+default), then AdamW as a per-parameter loop (transformers' AdamW then) or Adafactor with a fixed learning rate, then
+``model.zero_grad()`` as the Trainer called it (traced with --torch-version 1.10, that zeroes in place, as torch
+1.x did). No attention mask is given, so BertModel of that time built an all-ones one and added its float32
+extended form to the scores: the mask given here rebuilds that addition.
 The fp16 GradScaler is left out: its step reads the inf flag back to the host, and its own buffers are a few bytes.
 """
 import argparse
@@ -38,9 +41,10 @@ for _ in range(10):
     for _ in range(args.accum):
         ids = torch.randint(100, 30000, (args.batch, 512), device="cuda")
         labels = torch.zeros(args.batch, dtype=torch.long, device="cuda")
+        mask = torch.ones(args.batch, 512, dtype=torch.long, device="cuda")
         with torch.autocast("cuda", dtype=torch.float16, enabled=args.fp16):
-            loss = model(input_ids=ids, labels=labels).loss / args.accum
+            loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss / args.accum
         loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()
-    optimizer.zero_grad()
+    model.zero_grad()

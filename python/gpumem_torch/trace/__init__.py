@@ -11,6 +11,9 @@ ENV_TRACE = "GPUMEM_ESTIMATE_TRACE"
 ENV_STEPS = "GPUMEM_ESTIMATE_STEPS"
 ENV_GPU_NAME = "GPUMEM_ESTIMATE_GPU_NAME"
 ENV_GPU_BYTES = "GPUMEM_ESTIMATE_GPU_BYTES"
+ENV_CHECKPOINT = "GPUMEM_ESTIMATE_CHECKPOINT"
+# The PyTorch release the program will run on, when older than the one tracing it (--torch-version).
+ENV_TORCH_RELEASE = "GPUMEM_ESTIMATE_TORCH_VERSION"
 
 _session = None
 
@@ -28,7 +31,7 @@ def install():
     def excepthook(kind, value, tb):
         if not _session["done"]:
             where = _innermost_user_frame(tb)
-            _finish_error("%s: %s%s" % (kind.__name__, _one_line(value), " (at %s)" % where if where else ""))
+            _finish_error("%s%s" % (_describe(kind, value), " (at %s)" % where if where else ""))
         previous(kind, value, tb)
 
     sys.excepthook = excepthook
@@ -38,11 +41,14 @@ def install():
 
 
 def _start(torch):
+    from ._release import parse_release
     from ._tracer import Tracer
     steps = int(os.environ.get(ENV_STEPS) or 2)
     tracer = Tracer(torch, _session["writer"], steps=steps,
                     gpu_name=os.environ.get(ENV_GPU_NAME) or "NVIDIA H100 80GB HBM3",
-                    gpu_bytes=int(os.environ.get(ENV_GPU_BYTES) or 85520809984), on_done=_finish_ok)
+                    gpu_bytes=int(os.environ.get(ENV_GPU_BYTES) or 85520809984), on_done=_finish_ok,
+                    checkpoint=os.environ.get(ENV_CHECKPOINT) == "1",
+                    release=parse_release(os.environ.get(ENV_TORCH_RELEASE)))
     _session["tracer"] = tracer
     tracer.start()
 
@@ -81,6 +87,15 @@ def _at_exit():
         _finish_error("the program ended before its first training step (no optimizer.step() was called)")
     else:
         _finish_error("the program ended after %d of %d training steps" % (t.state.step, t.state.steps))
+
+
+def _describe(kind, value):
+    if kind.__name__ == "GuardOnDataDependentSymNode":
+        # A branch or int() on the size nonzero/x[mask]/unique produced: fake tensors have no values to decide it.
+        expr = getattr(value, "cond", None)
+        return ("data-dependent control flow: the program branches on, or takes a number from, a size that "
+                "depends on tensor values%s, which fake tensors do not have" % (" (%s)" % expr if expr is not None else ""))
+    return "%s: %s" % (kind.__name__, _one_line(value))
 
 
 def _one_line(value):

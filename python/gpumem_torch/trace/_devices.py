@@ -11,6 +11,8 @@ import contextlib
 import torch
 from torch.overrides import TorchFunctionMode
 
+from ._cuda_kernels import cuda_dropout, is_dropout
+
 
 def _is_cuda(device):
     if isinstance(device, torch.device):
@@ -33,9 +35,10 @@ _PARSE_ONLY = frozenset(["_parse_to"])
 class CudaToCpuMode(TorchFunctionMode):
     """Rewrites device arguments naming CUDA to the CPU and tells the recorder the result lives on the GPU."""
 
-    def __init__(self, recorder):
+    def __init__(self, recorder, release):
         super().__init__()
         self.recorder = recorder
+        self.release = release
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
@@ -43,6 +46,10 @@ class CudaToCpuMode(TorchFunctionMode):
         name = getattr(func, "__name__", "")
         if name in _PARSE_ONLY:
             return func(*args, **kwargs)
+        if is_dropout(func):
+            out = cuda_dropout(func, args, kwargs, self.recorder.is_gpu)
+            if out is not None:
+                return out
         if "device" in kwargs and _is_cuda(kwargs["device"]):
             kwargs["device"] = torch.device("cpu")
             to_gpu = True
@@ -56,7 +63,9 @@ class CudaToCpuMode(TorchFunctionMode):
             args = (args[0], torch.device("cpu")) + tuple(args[2:])
             to_gpu = True
         if not to_gpu:
-            return func(*args, **kwargs)
+            out = func(*args, **kwargs)
+            self.release.after_call(func, args, out, self.recorder.is_gpu)
+            return out
         with self.recorder.placing_on_gpu():
             out = func(*args, **kwargs)
         self.recorder.mark_gpu(out)
@@ -118,8 +127,8 @@ def patch_torch_cuda(stack, gpu_name, total_bytes):
 
 
 def _autocast_init(original):
-    # CUDA autocast on CPU tensors would change nothing; CPU autocast casts the same op families (matmuls,
-    # convolutions to 16 bits; softmax, norms and losses kept in fp32): see docs/estimate.md for the gaps.
+    # CUDA autocast on CPU tensors would change nothing; CPU autocast casts the same op families to 16 bits
+    # (matmuls, convolutions), and _cuda_kernels gives it CUDA's float32 list (softmax, norms, losses).
     def init(self, device_type, *args, **kwargs):
         if device_type == "cuda":
             device_type = "cpu"

@@ -26,6 +26,7 @@ class StepState:
         self.roots = []
         self.optimizers = weakref.WeakSet()
         self.step_ended_by_optimizer = True
+        self.on_new_root = None
 
     def module_path(self):
         if self.phase == "backward":
@@ -40,6 +41,8 @@ class StepState:
         if name is None:
             # A module not seen under a known root becomes a root itself; its children are named from it.
             self.roots.append(weakref.ref(module))
+            if self.on_new_root is not None:
+                self.on_new_root(module)
             for child_name, child in module.named_modules():
                 self.names.setdefault(child, child_name or type(module).__name__)
             name = self.names[module]

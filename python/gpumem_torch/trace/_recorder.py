@@ -14,6 +14,12 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+try:
+    from torch._subclasses.fake_tensor import DynamicOutputShapeException as _DynamicOutputShape
+except ImportError:  # pragma: no cover - every torch 2.x has it
+    class _DynamicOutputShape(Exception):
+        pass
+
 _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _TORCH = os.path.dirname(os.path.abspath(torch.__file__))
 _SKIP_PREFIXES = (_HERE, _TORCH, os.path.dirname(contextlib.__file__))
@@ -64,7 +70,13 @@ class Recorder(TorchDispatchMode):
         kwargs = kwargs or {}
         if func is _LOCAL_SCALAR:
             return self._placeholder(args[0])
-        out = func(*args, **kwargs)
+        try:
+            out = func(*args, **kwargs)
+        except _DynamicOutputShape:
+            if self.fake is None or self.fake.shape_env is not None:
+                raise
+            self._allow_data_dependent_sizes()
+            out = func(*args, **kwargs)
         on_gpu = self.force_gpu > 0 or any(
             isinstance(a, torch.Tensor) and self._key(a) in self.gpu_keys for a in tree_leaves((args, kwargs)))
         op = func.overloadpacket.__name__
@@ -72,6 +84,10 @@ class Recorder(TorchDispatchMode):
             if isinstance(t, torch.Tensor):
                 self._track(t.untyped_storage(), t, op, on_gpu)
         return out
+
+    def is_gpu(self, tensor):
+        """Whether ``tensor``'s storage is one the traced program placed on the GPU."""
+        return self._key(tensor) in self.gpu_keys
 
     @staticmethod
     def _key(t):
@@ -88,10 +104,29 @@ class Recorder(TorchDispatchMode):
         ident = self.next_id
         self.next_id += 1
         self.live[key] = ident
-        self.writer.event(kind="alloc", id=ident, bytes=int(storage.nbytes()), dtype=str(tensor.dtype)[6:],
+        self.writer.event(kind="alloc", id=ident, bytes=self._bytes(storage.nbytes()), dtype=str(tensor.dtype)[6:],
                           op=op, module=self.state.module_path(), phase=self.state.phase, step=self.state.step,
                           frame=user_frame())
         weakref.finalize(storage, self._freed, key)
+
+    def _allow_data_dependent_sizes(self):
+        # nonzero, masked_select, boolean-mask indexing and unique have output sizes that depend on values,
+        # which fake tensors do not have. A shape environment lets them run with a symbolic size; its bytes
+        # are counted at the size's upper bound (every element selected), so the estimate errs high.
+        from torch.fx.experimental.symbolic_shapes import ShapeEnv
+        self.fake.shape_env = ShapeEnv()
+        self.writer.note("data-dependent sizes (nonzero, masked_select, x[mask], unique) are traced at their "
+                         "largest (every element selected), so the memory they take is an upper bound")
+
+    def _bytes(self, nbytes):
+        """Bytes of a storage; a size that depends on data (after ``nonzero``) counts at its upper bound."""
+        if isinstance(nbytes, int):
+            return nbytes
+        node = nbytes.node
+        if node.has_hint():
+            return int(node.hint)
+        upper = node.shape_env.bound_sympy(node.expr).upper
+        return int(upper)
 
     def _freed(self, key):
         self.gpu_keys.discard(key)

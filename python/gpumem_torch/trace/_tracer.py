@@ -6,14 +6,17 @@ import time
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
+from ._cuda_kernels import install_cuda_autocast_policy
 from ._devices import CudaToCpuMode, patch_torch_cuda
 from ._phases import StepState, install_hooks
 from ._recorder import Recorder
+from ._release import Release
 
 
 class Tracer:
-    def __init__(self, torch_module, writer, steps, gpu_name, gpu_bytes, on_done):
+    def __init__(self, torch_module, writer, steps, gpu_name, gpu_bytes, on_done, checkpoint=False, release=None):
         self.writer = writer
+        self.release = Release(release, writer)
         self.state = StepState(steps, self._step_end)
         self.recorder = Recorder(writer, self.state)
         self.stack = contextlib.ExitStack()
@@ -21,19 +24,26 @@ class Tracer:
         self.gpu_bytes = gpu_bytes
         self.on_done = on_done
         self.fake = None
+        self.checkpoint = checkpoint
 
     def start(self):
         self.started = time.perf_counter()
         patch_torch_cuda(self.stack, self.gpu_name, self.gpu_bytes)
+        install_cuda_autocast_policy(self.stack)
+        self.release.install(self.stack)
         install_hooks(self.stack, self.state)
         self.state.on_optimizer = self._prepare_optimizer
         # Tagged right after each optimizer step, before a zero_grad can drop the gradients.
         self.state.on_optimizer_done = self._tag_step
+        if self.checkpoint:
+            from ._checkpoint import apply_checkpointing
+            self.state.on_new_root = lambda module: apply_checkpointing(module, self.writer.note)
         self.fake = FakeTensorMode(allow_non_fake_inputs=True)
+        self.recorder.fake = self.fake
         self._allow_module_moves()
         self.stack.enter_context(self.fake)
         self.stack.enter_context(self.recorder)
-        self.stack.enter_context(CudaToCpuMode(self.recorder))
+        self.stack.enter_context(CudaToCpuMode(self.recorder, self.release))
 
     def _allow_module_moves(self):
         # Module.to swaps fake parameters in place, which refuses tensors the fake mode's memo refers to

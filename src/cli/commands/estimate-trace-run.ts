@@ -1,14 +1,16 @@
 /** Runs `gpumem estimate -- CMD` / `--entry`: traces (once, or per probed batch) and prints the report. */
 import { GpumemError } from '../../core/index.js';
 import { parseAllocatorConf } from '../../core/allocator/index.js';
-import { parseStepTrace, searchMaxBatch, type StepTrace } from '../../core/estimate/index.js';
-import { rankTracedFixes } from '../../core/estimate/trace-fixes.js';
+import { optionExists } from '../../core/allocator/versions.js';
+import { parseStepTrace, searchMaxBatch, searchMaxSeq, SEQ_MULTIPLE, type StepTrace } from '../../core/estimate/index.js';
+import { checkpointingFix, insertFix, rankTracedFixes } from '../../core/estimate/trace-fixes.js';
 import { runTracedProgram, substitute } from '../../supervise/index.js';
 import type { CommandContext } from '../context.js';
 import type { EstimateOptions } from '../options/estimate.js';
 import { renderStages, traceStages } from './estimate-trace-stages.js';
 import { allocatorModel, buildTracedReport, renderTraced, type TracedInputs, type TracedReport } from './estimate-traced.js';
 import { printable } from '../../core/text.js';
+import { writeTracedPage } from './estimate-trace-html.js';
 
 // Each probe is a full trace (tens of seconds for a large model); seven settle the usual curves.
 const MAX_PROBES = 7;
@@ -16,6 +18,9 @@ const MAX_PROBES = 7;
 function tracedHint(trace: StepTrace): string {
   if (/^ModuleNotFoundError|^ImportError/.test(trace.error ?? '')) {
     return 'install the missing package into the Python environment that runs the script (or run gpumem with that environment\'s python)';
+  }
+  if (/^data-dependent control flow/.test(trace.error ?? '')) {
+    return 'sizes that depend on values are traced at their largest; make that branch independent of the data, or trace a step function without it (--entry)';
   }
   if (trace.stepsDone > 0) return `traced ${trace.stepsDone} step(s); lower --steps or check the script`;
   return 'the tracer needs one full training step (forward, backward, optimizer.step()) run by this command';
@@ -37,8 +42,11 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
   const conf = o.allocConf ?? (ctx.env.PYTORCH_CUDA_ALLOC_CONF || ctx.env.PYTORCH_ALLOC_CONF || null);
   // A bad setting is reported before the (slow) trace, not after it.
   if (conf) parseAllocatorConf(conf);
-  const traceOnce = async (argv: string[] | null): Promise<TracedReport> => {
+  // With --html, each trace is kept for the page (by its command) until the report is written.
+  const traces = new Map<string, StepTrace>();
+  const traceOnce = async (argv: string[] | null, checkpoint = false): Promise<TracedReport & { trace: StepTrace; runTorch: string | null }> => {
     const run = await runTracedProgram({
+      checkpoint,
       command: argv,
       entry,
       python: o.python,
@@ -48,50 +56,83 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
       cwd: ctx.cwd,
       gpuName: inputs.gpuName,
       gpuBytes: inputs.budget?.capacityBytes ?? 80 * 1024 ** 3,
+      ...(o.torchVersion ? { torchVersion: o.torchVersion } : {}),
     });
     const trace = parseStepTrace(run.traceText);
+    if (o.html !== undefined && !checkpoint) traces.set(JSON.stringify(argv ?? command), trace);
     if (trace.error !== null) {
       throw new GpumemError('CHILD_FAILED', `tracing ${printable((argv ?? command).join(' '))} stopped: ${printable(trace.error)}`, {
         hint: tracedHint(trace),
       });
     }
-    const report = buildTracedReport(trace, argv ?? command, inputs, allocatorModel(conf, trace.torchVersion), conf);
-    if (!report.fit || report.fit.fits) return report;
+    // The allocator's rules are those of the release the run will use, when it is named.
+    const runTorch = o.torchVersion ?? trace.torchVersion;
+    return { ...buildTracedReport(trace, argv ?? command, inputs, allocatorModel(conf, runTorch), conf), trace, runTorch };
+  };
+  // A probe of a batch search needs only its figure; the fixes (one more trace for checkpointing) are for reports.
+  const traceAndFix = async (argv: string[] | null, probe = false): Promise<TracedReport> => {
+    const { trace, runTorch, ...report } = await traceOnce(argv);
+    if (probe || !report.fit || report.fit.fits) return report;
     const expandableConf = [...(conf ?? '').split(',').filter((kv) => kv.trim() !== '' && !/^\s*expandable_segments\s*:/.test(kv)), 'expandable_segments:True'].join(',');
     const fixes = rankTracedFixes(trace, {
       workspaceBytes: inputs.workspaceBytes,
       contextBytes: inputs.contextBytes,
       budgetBytes: report.fit.budgetBytes,
       shardGpus: o.numGpus > 1 ? o.numGpus : 2,
-      newAllocator: (expandable) => allocatorModel(expandable ? expandableConf : conf, trace.torchVersion),
+      newAllocator: (expandable) => allocatorModel(expandable ? expandableConf : conf, runTorch),
+      expandableSegments: optionExists('expandable_segments', runTorch),
     });
-    return { ...report, fixes };
+    // Checkpointing changes what the program keeps, so it is numbered by tracing the program once more with it.
+    const checkpointed = await traceOnce(argv, true);
+    const ckpt = checkpointingFix(checkpointed.trace, checkpointed.nvidiaSmiBytes, report.fit.budgetBytes);
+    return { ...report, fixes: insertFix(fixes, ckpt) };
   };
   const usesBatch = entry === null && ctx.args.rest.some((a) => a.includes('{batch}'));
-  const withBatch = (batch: number): string[] => substitute(ctx.args.rest, { batch, accum: 1 });
-  if (entry === null && ctx.args.rest.some((a) => a.includes('{stage}'))) {
+  const usesSeq = entry === null && ctx.args.rest.some((a) => a.includes('{seq}'));
+  const usesStage = entry === null && ctx.args.rest.some((a) => a.includes('{stage}'));
+  // {seq} without --seq is searched (longest that fits at --batch); that needs a budget, and stages need a length.
+  const searchSeq = usesSeq && o.seq === undefined && inputs.budget !== null && !usesStage;
+  if (usesSeq && o.seq === undefined && !searchSeq) {
+    throw new GpumemError('USAGE', 'the command has {seq} but no --seq', { hint: usesStage ? 'give --seq 2048 for the stages' : 'give --seq 2048, or --gpu to search the longest sequence that fits' });
+  }
+  const withBatch = (batch: number, seq = o.seq): string[] =>
+    substitute(ctx.args.rest, { batch, accum: 1 }).map((a) => (seq === undefined ? a : a.replaceAll('{seq}', String(seq))));
+  if (usesStage) {
     const names = (o.stages ?? '').split(/[\s,]+/).filter((n) => n !== '');
     if (names.length === 0) throw new GpumemError('USAGE', 'the command has {stage} but --stages names none', { hint: 'e.g. --stages "frozen full"' });
     const budgetBytes = inputs.budget ? Math.floor(inputs.budget.capacityBytes * (1 - inputs.budget.margin)) : null;
-    const staged = await traceStages(names, o.batch, budgetBytes, usesBatch, (stage, batch) => traceOnce(withBatch(batch).map((a) => a.replaceAll('{stage}', stage))), MAX_PROBES);
+    const staged = await traceStages(names, o.batch, budgetBytes, usesBatch, (stage, batch, probe) => traceAndFix(withBatch(batch).map((a) => a.replaceAll('{stage}', stage)), probe), MAX_PROBES);
+    if (o.html !== undefined) writeTracedPage(ctx, o.html, staged.stages.map((st) => ({ title: `stage ${st.name}`, report: st.report })), staged, traces, inputs.workspaceBytes, conf, o.torchVersion ?? null);
     if (o.json) ctx.stdout.write(`${JSON.stringify(staged, null, 2)}\n`);
     else ctx.stdout.write(renderStages(staged, ctx.color));
     return staged.stages.every((st) => st.fits !== false);
   }
   let report: TracedReport;
-  if (usesBatch && inputs.budget) {
+  if (searchSeq && inputs.budget) {
+    const bySeq = new Map<number, TracedReport>();
+    const budgetBytes = Math.floor(inputs.budget.capacityBytes * (1 - inputs.budget.margin));
+    const search = await searchMaxSeq(async (seq) => {
+      // The shortest probe keeps its fixes: when even it does not fit, its report is the one printed.
+      const r = await traceAndFix(withBatch(o.batch, seq), seq !== SEQ_MULTIPLE);
+      bySeq.set(seq, r);
+      return r.nvidiaSmiBytes;
+    }, budgetBytes, MAX_PROBES);
+    report = { ...bySeq.get(Math.max(search.maxSeq, search.multiple))!, seqSearch: { ...search, batch: o.batch } };
+  } else if (usesBatch && inputs.budget) {
     const byBatch = new Map<number, TracedReport>();
     const budgetBytes = Math.floor(inputs.budget.capacityBytes * (1 - inputs.budget.margin));
     const search = await searchMaxBatch(async (batch) => {
-      const r = await traceOnce(withBatch(batch));
+      // Batch 1 keeps its fixes: when even it does not fit, its report is the one printed.
+      const r = await traceAndFix(withBatch(batch), batch !== 1);
       byBatch.set(batch, r);
       return r.nvidiaSmiBytes;
     }, budgetBytes, MAX_PROBES);
     report = { ...byBatch.get(Math.max(search.maxBatch, 1))!, batchSearch: search };
   } else {
-    report = await traceOnce(entry === null ? (usesBatch ? withBatch(o.batch) : ctx.args.rest) : null);
+    report = await traceAndFix(entry === null ? (usesBatch || usesSeq ? withBatch(o.batch) : ctx.args.rest) : null);
   }
+  if (o.html !== undefined) writeTracedPage(ctx, o.html, [{ title: 'traced step', report }], report, traces, inputs.workspaceBytes, conf, o.torchVersion ?? null);
   if (o.json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else ctx.stdout.write(renderTraced(report, ctx.color));
-  return report.fit === null || report.fit.fits || (report.batchSearch?.maxBatch ?? 0) > 0;
+  return report.fit === null || report.fit.fits || (report.batchSearch?.maxBatch ?? 0) > 0 || (report.seqSearch?.maxSeq ?? 0) > 0;
 }

@@ -31,12 +31,12 @@ export async function traceStages(
   batch: number,
   budgetBytes: number | null,
   hasBatch: boolean,
-  traceAt: (stage: string, batch: number) => Promise<TracedReport>,
+  traceAt: (stage: string, batch: number, probe: boolean) => Promise<TracedReport>,
   maxProbes: number,
 ): Promise<TracedStagesReport> {
   const stages: TracedStagesReport['stages'] = [];
   for (const name of names) {
-    const report = await traceAt(name, batch);
+    const report = await traceAt(name, batch, false);
     const before = stages[stages.length - 1]?.report;
     const growth = before
       ? Object.entries(report.byCategory)
@@ -49,7 +49,7 @@ export async function traceStages(
   const broken = stages.find((s) => s.fits === false);
   let fix: StageFix | null = null;
   if (broken && hasBatch && budgetBytes !== null && batch > 1) {
-    const search = await searchMaxBatch(async (b) => (await traceAt(broken.name, b)).nvidiaSmiBytes, budgetBytes, maxProbes, batch - 1);
+    const search = await searchMaxBatch(async (b) => (await traceAt(broken.name, b, true)).nvidiaSmiBytes, budgetBytes, maxProbes, batch - 1);
     if (search.maxBatch > 0) {
       const accumulation = Math.ceil(batch / search.maxBatch);
       fix = { stage: broken.name, batch: search.maxBatch, accumulation, effectiveBatch: search.maxBatch * accumulation, search };

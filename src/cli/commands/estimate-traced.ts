@@ -3,7 +3,7 @@
  * training step on fake tensors, replay it, and report the peak by phase, module and category.
  */
 import { printable } from '../../core/text.js';
-import type { BatchSearchResult } from '../../core/estimate/trace-batch.js';
+import type { BatchSearchResult, SeqSearchResult } from '../../core/estimate/trace-batch.js';
 import { GpumemError } from '../../core/errors.js';
 import { formatBytes } from '../../core/units.js';
 import { parseStepTrace, type StepTrace } from '../../core/estimate/trace.js';
@@ -33,7 +33,7 @@ export interface TracedInputs {
  * PYTORCH_ALLOC_CONF the program would inherit. Unlimited capacity, so the peak it reserves is measured
  * rather than cut off; the budget is compared afterwards.
  */
-export function allocatorModel(confText: string | null, torchVersion: string | null): AllocatorModel {
+export function allocatorModel(confText: string | null, torchVersion: string | null): AllocatorSim {
   const version = torchVersion?.split('+')[0] ?? undefined;
   const settings = confText ? parseAllocatorConf(confText, { version: version ?? null }) : undefined;
   return new AllocatorSim({ ...(settings ? { settings } : {}), ...(version ? { version } : {}) });
@@ -64,6 +64,8 @@ export interface TracedReport {
   fit: null | { gpu: string; capacityBytes: number; margin: number; budgetBytes: number; fits: boolean };
   /** With `{batch}` in the command and --gpu: the traced probes and the largest batch that fits. */
   batchSearch: null | BatchSearchResult;
+  /** With `{seq}` in the command, --gpu and no --seq: the traced probes and the longest sequence that fits at `batch`. */
+  seqSearch: null | (SeqSearchResult & { batch: number });
   /** When it does not fit: each fix replayed or derived from the trace, best first. */
   fixes: null | TracedFix[];
   notes: string[];
@@ -101,6 +103,7 @@ export function buildTracedReport(trace: StepTrace, command: string[], inputs: T
       ? { gpu: inputs.budget.gpu, capacityBytes: inputs.budget.capacityBytes, margin: inputs.budget.margin, budgetBytes, fits: device <= budgetBytes }
       : null,
     batchSearch: null,
+    seqSearch: null,
     fixes: null,
     notes: trace.notes,
   };
@@ -134,6 +137,12 @@ export function renderTraced(r: TracedReport, color: boolean): string {
     out.push(`${paint('bold', 'largest batch')} ${b.maxBatch}${b.exact ? '' : ' at least'} (traced: ${probes}${b.bytesPerSample ? `; ${formatBytes(b.bytesPerSample)} per sample` : ''})`);
     if (b.maxBatch > 0) out.push('  the breakdown above is at that batch');
   }
+  if (r.seqSearch) {
+    const q = r.seqSearch;
+    const probes = q.probes.map((p) => `${p.seq} → ${formatBytes(p.deviceBytes)}${p.fits ? '' : ' (too big)'}`).join(', ');
+    out.push(`${paint('bold', 'longest sequence')} ${q.maxSeq}${q.exact ? '' : ' at least'} at batch ${q.batch}, in multiples of ${q.multiple} (traced: ${probes}${q.bytesPerToken ? `; ${formatBytes(q.bytesPerToken)} per token` : ''})`);
+    if (q.maxSeq > 0) out.push(`  the breakdown above is at --seq ${q.maxSeq}`);
+  }
   if (r.fixes) out.push(...renderFixes(r.fixes, color));
   for (const n of r.notes) out.push(`note: ${printable(n)}`);
   return `${out.join('\n')}\n`;
@@ -142,10 +151,10 @@ export function renderTraced(r: TracedReport, color: boolean): string {
 /** The ranked fixes of a step that does not fit, one line each, best first. */
 export function renderFixes(fixes: readonly TracedFix[], color: boolean, scope = ''): string[] {
   const paint = painter(color);
-  const out = [`${paint('bold', 'fixes')}${scope}, best first (derived = the traced allocations rewritten as the fix would change them, not re-traced):`];
+  const out = [`${paint('bold', 'fixes')}${scope}, best first (derived = the traced allocations rewritten as the fix would change them, not re-traced; traced = the program traced again with the fix):`];
   for (const f of fixes) {
     const verdict = f.fits ? paint('green', 'fits    ') : paint('red', 'too big ');
-    out.push(`  ${verdict}${formatBytes(f.deviceBytes).padStart(11)}  ${f.what}${f.basis === 'derived' ? ' (derived)' : ''}`);
+    out.push(`  ${verdict}${formatBytes(f.deviceBytes).padStart(11)}  ${f.what}${f.basis === 'replayed' ? '' : ` (${f.basis})`}`);
   }
   return out;
 }

@@ -6,6 +6,8 @@ import { DEFAULT_SETUP, type TrainingSetup } from '../../core/estimate/setup.js'
 import { buildEstimateReport, type Budget } from '../../core/estimate/report.js';
 import { cublasWorkspaceBytes, defaultContextBytes, findGpu, generationFromName, unknownGpu, type GpuGeneration } from '../../core/estimate/gpus.js';
 import { parseStages } from '../../core/estimate/stages.js';
+import { parseTorchVersion } from '../../core/allocator/versions.js';
+import { EAGER_CONTEXT_BYTES, moduleLoadingFor, parseCudaVersion, type ModuleLoading } from '../../core/estimate/context.js';
 import type { ShapeHints } from '../../core/estimate/params.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import type { EstimateOptions } from '../options/estimate.js';
@@ -16,6 +18,14 @@ import { runTracedEstimate } from './estimate-trace-run.js';
 type Opts = EstimateOptions;
 
 const SHAPE_KEYS: ReadonlyArray<keyof ShapeHints & keyof EstimateOptions> = ['layers', 'hidden', 'heads', 'kvHeads', 'intermediate', 'vocab', 'seq'];
+
+/** Whether the run's PyTorch release (--torch-version) is older than major.minor; false when none is given. */
+function releaseBefore(o: Opts, major: number, minor: number): boolean {
+  if (o.torchVersion === undefined) return false;
+  const v = parseTorchVersion(o.torchVersion);
+  if (!v) throw new GpumemError('BAD_OPTION_VALUE', `--torch-version: "${o.torchVersion}" is not a PyTorch release`, { hint: 'give major.minor, e.g. --torch-version 1.10' });
+  return v[0] < major || (v[0] === major && v[1] < minor);
+}
 
 function setupFrom(o: Opts): TrainingSetup {
   return {
@@ -34,7 +44,18 @@ function setupFrom(o: Opts): TrainingSetup {
     seq: o.seq ?? null,
     activationBytesPerSample: o.activationBytesPerSample ?? null,
     attention: o.attention,
+    // zero_grad() zeroed in place by default before torch 2.0 (pytorch/pytorch#92731).
+    keepGrads: o.keepGrads || releaseBefore(o, 2, 0),
+    softmaxKeepsInput: releaseBefore(o, 1, 11),
   };
+}
+
+/** --context, else eager loading's context with --cuda before 11.7, else the GPU generation's lazy-loading default. */
+function contextFor(o: Opts, generation: GpuGeneration | null): { contextBytes: number; loading: ModuleLoading } {
+  const loading = o.cuda === undefined ? 'lazy' : moduleLoadingFor(parseCudaVersion(o.cuda));
+  if (o.context !== undefined) return { contextBytes: o.context, loading };
+  if (loading === 'eager') return { contextBytes: EAGER_CONTEXT_BYTES, loading };
+  return { contextBytes: generation ? defaultContextBytes(generation) : DEFAULT_ENVIRONMENT.contextBytes, loading };
 }
 
 /** Resolves --gpu into a budget and the generation that picks context and workspace defaults. */
@@ -77,15 +98,21 @@ async function liveGpu(ctx: CommandContext<Opts>, o: Opts, margin: number): Prom
 export const run: CommandHandler<EstimateOptions> = async (ctx) => {
   const o = ctx.args.options;
   const margin = o.margin / 100;
+  // Bad --torch-version or --cuda values are reported before anything (a slow trace) runs.
+  releaseBefore(o, 0, 0);
   const { budget, generation, name } = await resolveGpu(ctx, o, margin);
+  contextFor(o, generation);
   if (ctx.args.rest.length > 0 || o.entry !== undefined) {
     const fits = await runTracedEstimate(ctx, o, {
       budget,
       gpuName: name ?? budget?.gpu ?? 'NVIDIA H100 80GB HBM3',
-      contextBytes: o.context ?? (generation ? defaultContextBytes(generation) : DEFAULT_ENVIRONMENT.contextBytes),
+      contextBytes: contextFor(o, generation).contextBytes,
       workspaceBytes: cublasWorkspaceBytes(generation),
     });
     return fits ? { kind: 'ok' } : { kind: 'findings' };
+  }
+  if (o.html !== undefined) {
+    throw new GpumemError('USAGE', '--html draws the timeline of a traced step', { hint: 'gpumem estimate --html OUT -- python train.py' });
   }
   // Whole numbers ≥ 1, checked by the parser (options/estimate.ts).
   const hints: ShapeHints = {};
@@ -98,7 +125,7 @@ export const run: CommandHandler<EstimateOptions> = async (ctx) => {
   }
   const loaded = loadModel(ctx.args.positionals[0], o.params, hints);
   const env: Environment = {
-    contextBytes: o.context ?? (generation ? defaultContextBytes(generation) : DEFAULT_ENVIRONMENT.contextBytes),
+    contextBytes: contextFor(o, generation).contextBytes,
     workspaceBytes: cublasWorkspaceBytes(generation),
     fragmentation: o.fragmentation / 100,
   };
@@ -113,6 +140,7 @@ export const run: CommandHandler<EstimateOptions> = async (ctx) => {
     stages: stagesText === undefined ? null : parseStages(stagesText),
     unfreezeGroups: o.unfreeze ?? null,
     contextGiven: o.context !== undefined,
+    moduleLoading: contextFor(o, generation).loading,
   });
   if (o.json) ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else ctx.stdout.write(renderEstimate(report, ctx.color));

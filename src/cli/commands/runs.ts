@@ -1,7 +1,6 @@
 /** `gpumem runs` and `gpumem runs show ID`: the run history (docs/run.md, "History"). */
 import { GpumemError } from '../../core/errors.js';
 import { formatBytes, formatDuration, formatPercent } from '../../core/units.js';
-import { describeSteps, type StepSummary } from '../../core/companion/steps.js';
 import { printable } from '../../core/text.js';
 import { getRun, listRuns, type RunRow } from '../../store/index.js';
 import type { CommandHandler } from '../context.js';
@@ -95,8 +94,6 @@ function renderShow(r: RunRow, report: unknown, color: boolean): string {
     for (const o of a.ooms) lines.push(`    OOM line ${o.line}: ${trimTo(printable(o.text), 120)}`);
     for (const l of a.cleanup.leftovers) lines.push(`    leftover pid ${l.pid} (${formatBytes(l.gpuBytes)}): ${printable(l.outcome)}`);
     for (const h of a.cleanup.heldByNothing ?? []) lines.push(`    GPU ${h.index}: ${formatBytes(h.bytes)} held by no process after the run`);
-    const processes = (a as { plugins?: { companion?: { processes?: Array<{ pid: number; steps?: StepSummary | null }> } } }).plugins?.companion?.processes ?? [];
-    for (const p of processes) if (p.steps && p.steps.steps > 0) lines.push(`    steps of pid ${p.pid}: ${describeSteps(p.steps)}`);
   }
   // Stored reports of this gpumem carry the companion's data under attempts[].plugins.
   lines.push(...renderPytorch((rep?.attempts ?? []) as unknown as Array<Pick<AttemptReport, 'attempt' | 'plugins'>>, paint));

@@ -2,7 +2,6 @@
  * `gpumem snapshot FILE` and `gpumem snapshot diff A B`: read PyTorch memory snapshots with the data-only
  * reader and print the analyses as text, JSON (schema in docs/snapshot.md) and optionally an HTML file.
  */
-import { writeFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { GpumemError } from '../../core/errors.js';
 import { diffSnapshots } from '../../core/snapshot/report.js';
@@ -10,6 +9,7 @@ import { analyseSnapshot, snapshotAnalysisJson, toJsonText } from '../../orchest
 import type { CommandHandler } from '../context.js';
 import type { SnapshotOptions } from '../options/files.js';
 import { renderSnapshotHtml } from '../render/snapshot-html.js';
+import { writeUserFile } from '../output-file.js';
 import { renderDiffText, renderSnapshotText } from '../render/snapshot-text.js';
 import { readSnapshotFile } from '../../sources/snapshot-file.js';
 import { renderSimulationText } from '../render/snapshot-simulation.js';
@@ -50,14 +50,8 @@ export const run: CommandHandler<SnapshotOptions> = async (ctx) => {
   if (options.html !== undefined) {
     // Rendered outside the try: a rendering fault is a bug and must not be reported as an unwritable path.
     const page = renderSnapshotHtml(report, basename(file));
-    try {
-      writeFileSync(at(options.html), page);
-    } catch (error) {
-      // The path is the user's input, so a path that cannot be written is bad input (exit 2), not a failure.
-      if (typeof (error as NodeJS.ErrnoException).code !== 'string') throw error;
-      const code = (error as NodeJS.ErrnoException).code as string;
-      throw new GpumemError('BAD_OPTION_VALUE', `--html: cannot write ${options.html} (${code})`, { hint: 'choose a writable path for --html', cause: error });
-    }
+    // The path is the user's input, so a path that cannot be written is bad input (exit 2), not a failure.
+    writeUserFile(at(options.html), page, '--html', options.html);
   }
   if (options.json) {
     ctx.stdout.write(toJson(snapshotAnalysisJson(analysis)));

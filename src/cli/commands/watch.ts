@@ -36,7 +36,7 @@ const FINDINGS_SAMPLES = 10;
  */
 const FINDINGS_EVERY_MS = 5000;
 /** While nothing changes, findings are refreshed this rarely (only the durations they quote move). */
-const FINDINGS_UNCHANGED_EVERY_MS = 30_000;
+const FINDINGS_UNCHANGED_EVERY_MS = 60_000;
 /** A sample equal to the one on screen redraws only this often: for the ages and the sparklines. */
 const REDRAW_UNCHANGED_EVERY_MS = 5000;
 /**
@@ -165,6 +165,7 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
       // The panels look back at most HISTORY_ON_SCREEN samples; the detail panel over the whole history.
       sample: latest, history: sampler.history(state.detailPid === null ? HISTORY_ON_SCREEN : undefined), report, rows: ordered.rows, viewerUid: viewer?.uid ?? null, state,
       columns: term.columns(), height: term.rows(), color: ctx.color, onShown: live ? onShown : undefined,
+      steps: state.detailPid === null ? undefined : { [state.detailPid]: companion[state.detailPid]?.steps },
     }));
   };
   const handleInput = (chunk: string): void => {

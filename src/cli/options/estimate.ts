@@ -31,6 +31,9 @@ export interface EstimateOptions extends JsonOption, SourceOptions {
   effectiveBatch: number | undefined;
   stages: string | undefined;
   unfreeze: string[] | undefined;
+  cuda: string | undefined;
+  torchVersion: string | undefined;
+  keepGrads: boolean;
   context: number | undefined;
   fragmentation: number;
   entry: string | undefined;
@@ -38,6 +41,7 @@ export interface EstimateOptions extends JsonOption, SourceOptions {
   traceTimeout: number;
   python: string;
   allocConf: string | undefined;
+  html: string | undefined;
 }
 
 /** Shape sizes feed divisions and products in the activation model, so each is a whole number ≥ 1. */
@@ -59,7 +63,7 @@ export const ESTIMATE = defineCommand<EstimateOptions>({
     kvHeads: { ...SIZE, description: 'with --params: key/value heads for GQA (default = heads)' },
     intermediate: { ...SIZE, description: 'with --params: MLP width (default 8·hidden/3 rounded up to 256, SwiGLU)' },
     vocab: { ...SIZE, description: 'with --params: vocabulary size (default 32000)' },
-    seq: { ...SIZE, description: 'sequence length (default: the config\'s maximum)' },
+    seq: { ...SIZE, description: 'sequence length (default: the config\'s maximum); for a traced command, what {seq} becomes (without it and with --gpu, the longest that fits is searched)' },
     batch: { ...SIZE, short: 'b', default: 1, description: 'micro-batch size per GPU' },
     precision: { type: 'string', value: 'P', choices: ['fp32', 'amp-bf16', 'amp-fp16', 'bf16'], default: 'fp32', description: 'fp32; autocast with fp32 master weights (amp-*); or pure bf16' },
     optimizer: { type: 'string', value: 'OPT', choices: ['adamw', 'adam', 'sgd', 'sgd-momentum', 'adafactor', 'adam8bit'], default: 'adamw', description: 'optimizer whose states are counted' },
@@ -79,13 +83,17 @@ export const ESTIMATE = defineCommand<EstimateOptions>({
     effectiveBatch: { ...SIZE, description: 'global batch to reach with gradient accumulation' },
     stages: { type: 'string', value: 'SPEC', description: 'stages, e.g. "stage1:freeze=backbone,batch=2 stage2:full" (keys: freeze, full, batch, ckpt, act, lora); with a traced command holding {stage}: the stage names, each traced' },
     unfreeze: { type: 'list', value: 'GROUP', description: 'progressive unfreezing: module groups (A+B) in the order they are unfrozen' },
-    context: { type: 'bytes', value: 'BYTES', description: 'CUDA context size (default by GPU generation, 512–640 MiB)' },
+    cuda: { type: 'string', value: 'X.Y', description: 'CUDA version the run uses: before 11.7 kernels load eagerly and the default context is 1343 MiB (default: lazy loading)' },
+    torchVersion: { type: 'string', value: 'X.Y', description: 'the PyTorch release the run will use: before 2.0 zero_grad() keeps gradients (as --keep-grads), before 1.11 softmax also keeps its input; a traced step also gets its allocator rules' },
+    keepGrads: { type: 'boolean', description: 'gradients stay allocated between steps (zero_grad(set_to_none=False), the default before torch 2.0)' },
+    context: { type: 'bytes', value: 'BYTES', description: 'CUDA context size (default by GPU generation, 512–640 MiB; 1343 MiB with --cuda before 11.7)' },
     fragmentation: { type: 'number', value: 'PCT', min: 0, max: 100, maxExclusive: true, default: 5, noun: 'a percentage', description: 'allocator slack as percent of activations and transients' },
     entry: { type: 'string', value: 'MOD:FN', description: 'trace make_step() → (model, batch, step) instead of a command after --' },
     steps: { type: 'number', value: 'N', integer: true, min: 1, max: 20, default: 2, description: 'training steps to trace (2 shows optimizer state and persistent gradients)' },
     traceTimeout: { type: 'number', value: 'S', min: 1, max: 86_400, default: 600, noun: 'a number of seconds', description: 'seconds a traced program may run before it is ended' },
     python: { type: 'string', value: 'PATH', default: 'python3', description: 'with --entry: the Python interpreter to run' },
     allocConf: { type: 'string', value: 'SETTINGS', description: 'with a traced step: caching-allocator settings for the replay (default: PYTORCH_CUDA_ALLOC_CONF)' },
+    html: { type: 'string', value: 'OUT', description: 'with a traced step: also write a self-contained HTML page (memory timeline, categories, modules; no network)' },
     ...JSON_TABLE,
     ...SOURCE_TABLE,
   },

@@ -131,9 +131,9 @@ export const WATCH = defineCommand<WatchOptions>({
   summary: 'live terminal view of GPU memory: who holds it, is it growing, what to fix',
   usage: 'watch [options]',
   description:
-    'A full-screen view that refreshes in place: per GPU a memory bar split into PyTorch allocated / cached (runs under `gpumem run`), your other processes, other users, processes not visible here, unattributed and driver-reserved memory, with utilisation, temperature, power and a sparkline of used memory; the processes as trees with memory, trend, SM share, age and command; the top finding with its fix. Keys: arrows select, Enter shows a process\'s history, s/m/p/u/g sort, / filters, K ends the selected process (same checks as `gpumem kill`), space pauses, +/- change replay speed, ? help, q quits. See docs/watch.md.',
+    'A full-screen view that refreshes in place: per GPU a memory bar split into PyTorch allocated / cached (runs under `gpumem run`), your other processes, other users, processes not visible here, unattributed and driver-reserved memory, with utilisation, temperature, power and a sparkline of used memory; the processes as trees (launcher, ranks, DataLoader workers) with memory, trend, SM share, CPU %, host RSS, age and command; the top finding with its fix. Keys: ↑/↓ select, Enter shows a process\'s memory, utilisation and step history, s/m/p/u/g sort, / filters, K ends the selected process (same checks as `gpumem kill`), space pauses, +/- change replay speed, ←/→ jump in a replay, ? help, q quits. See docs/watch.md.',
   options: {
-    interval: { type: 'number', value: 'MS', integer: true, min: 50, max: MAX_MS, default: 1000, description: 'time between samples (a replay: between recorded samples at speed 1), in milliseconds' },
+    interval: { type: 'number', value: 'MS', integer: true, min: 50, max: MAX_MS, default: 1000, description: 'time between live samples, in milliseconds (a replay plays at the pace it was recorded, × --speed)' },
     readonly: { type: 'boolean', description: 'switch actions (ending processes) off' },
     allUsers: { type: 'boolean', description: 'allow ending other users\' processes (root only)' },
     graceMs: { type: 'number', value: 'MS', integer: true, min: 0, max: MAX_MS, default: 5000, description: 'wait between TERM and KILL when ending a process' },

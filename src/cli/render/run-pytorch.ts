@@ -1,13 +1,15 @@
 /**
  * The PyTorch part of the end-of-run report: per GPU the split of the tree's memory at its peak (NVML tree
  * total = allocated + reserved-unallocated + non-PyTorch + tree processes without PyTorch statistics), the
- * allocator's own peaks, retries and OOMs; the allocator's numbers at each OOM; snapshots written.
+ * allocator's own peaks, retries and OOMs; the allocator's numbers at each OOM; snapshots written; each
+ * process's step timing.
  */
 import type { OomSettingsAnswer, SnapshotOomAnswer } from '../../core/allocator/oom-answer.js';
 import type { AllocatorAtOom } from '../../core/companion/oom-event.js';
 import { formatBytes } from '../../core/units.js';
 import { printable } from '../../core/text.js';
 import type { CompanionReport } from '../../core/companion/report.js';
+import { describeSteps } from '../../core/companion/steps.js';
 import type { AttemptReport, OomFinding } from '../../core/run/report.js';
 import { table, type Color } from './style.js';
 
@@ -76,6 +78,8 @@ export function renderPytorch(attempts: readonly PytorchAttempt[], paint: Paint)
       if (answer) out.push(...renderSnapshotAnswer(answer, paint));
     }
     for (const p of companionOf(a)?.processes ?? []) {
+      // Stored reports from before step timing have no `steps`.
+      if (p.steps && p.steps.steps > 0) out.push(`  steps of pid ${p.pid}${attempts.length > 1 ? ` (attempt ${a.attempt})` : ''}: ${describeSteps(p.steps)}`);
       if (p.oomsNotKept > 0) out.push(paint('gray', `  companion (pid ${p.pid}): ${p.oomsNotKept} more OOM reports were counted but not kept (the first ${p.ooms.length} are above)`));
       for (const [what, message] of Object.entries(p.companionErrors)) out.push(paint('gray', `  companion (pid ${p.pid}): ${printable(what)} failed: ${printable(message)}`));
     }

@@ -96,9 +96,12 @@ const TREND_SAMPLES = 60;
 
 const TREND_MARK = { growing: '↑', shrinking: '↓', steady: '=', unknown: ' ' } as const;
 
-/** Columns left out, widest-value first, as the terminal narrows (the command keeps at least ~20 cells). */
-function columnsFor(columns: number): { rss: boolean; age: boolean; cpu: boolean } {
-  return { cpu: columns >= 72, rss: columns >= 80, age: columns >= 96 };
+/**
+ * Columns left out as the terminal narrows (the command keeps at least ~20 cells), and CPU / RSS where no row
+ * has them (a recording, or a source that does not read them).
+ */
+function columnsFor(columns: number, usageKnown: boolean): { rss: boolean; age: boolean; cpu: boolean } {
+  return { cpu: usageKnown && columns >= 72, rss: usageKnown && columns >= 80, age: columns >= 96 };
 }
 
 const pct = (value: number | null | undefined): string => (value === null || value === undefined ? '-' : `${Math.round(value)}%`);
@@ -111,7 +114,8 @@ export function processPanel(rows: readonly ProcessRow[], sample: Sample, histor
   if (height <= 0) return [];
   if (rows.length === 0) return [paint('dim', state.filter ? `  no process matches "${printable(state.filter)}"` : '  no processes on any GPU')];
   const shown = shownRows(rows, state.selectedPid, height - 1);
-  const show = columnsFor(columns);
+  const hostOf = (r: ProcessRow) => (r.view ? (rowOf(sample, r.pid, r.view.gpuIndex)?.host ?? r.view.row.host) : null);
+  const show = columnsFor(columns, shown.some((r) => hostOf(r)?.cpuPct !== undefined || hostOf(r)?.rssBytes !== undefined));
   const header = ['PID', 'USER', 'GPU', 'GPU MEM', '', 'SM', ...(show.cpu ? ['CPU'] : []), ...(show.rss ? ['RSS'] : []), ...(show.age ? ['AGE'] : [])];
   const cells: string[][] = [header];
   const recent = history.slice(-TREND_SAMPLES);
@@ -123,7 +127,7 @@ export function processPanel(rows: readonly ProcessRow[], sample: Sample, histor
       continue;
     }
     // The sample on screen may be newer than the report (equal numbers are not analysed again): CPU % and RSS from it.
-    const host = rowOf(sample, v.pid, v.gpuIndex)?.host ?? v.row.host;
+    const host = hostOf(r);
     const trend = processTrend(recent, v.pid, v.gpuIndex);
     const startMs = host?.startTimeMs;
     const ageMs = startMs !== null && startMs !== undefined ? sample.timeMs - startMs : v.ageMs;
@@ -144,7 +148,7 @@ export function processPanel(rows: readonly ProcessRow[], sample: Sample, histor
     const tree = r.depth > 0 ? `${'  '.repeat(r.depth - 1)}└ ` : '';
     if (!v) {
       const launcher = r.launcher as ProcessTree;
-      const command = `${printable(launcher.rootCommand ?? '(command unknown)')}  (launcher, ${launcher.pids.length} on GPU)`;
+      const command = `(launcher of ${launcher.pids.length}) ${printable(launcher.rootCommand ?? '(command unknown)')}`;
       out.push(paint('dim', left + trimTo(command, Math.max(4, columns - visibleLength(left)))));
       return;
     }

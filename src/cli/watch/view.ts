@@ -5,6 +5,7 @@
  */
 import type { Sample } from '../../core/index.js';
 import { printable } from '../../core/index.js';
+import type { StepSummary } from '../../core/companion/index.js';
 import type { DiagnoseReport } from '../../core/diagnose/index.js';
 import { painter, trimTo, visibleLength } from '../render/style.js';
 import { sourceLine } from '../render/status.js';
@@ -23,6 +24,8 @@ export interface Frame {
   columns: number;
   height: number;
   color: boolean;
+  /** Step timing of supervised processes by pid (the companion's live files), for the detail panel. */
+  steps?: Readonly<Record<number, StepSummary | null | undefined>>;
   /** Told which pids are on screen (a live view reads their CPU % and RSS more often than the others'). */
   onShown?: (pids: readonly number[]) => void;
 }
@@ -66,7 +69,7 @@ export function renderFrame(f: Frame): string[] {
   let body: string[];
   if (f.state.help) body = [...HELP_LINES];
   else if (f.state.detailPid !== null) {
-    body = detailPanel(f.state.detailPid, f.report, f.history, columns, paint);
+    body = detailPanel(f.state.detailPid, f.report, f.history, columns, paint, f.sample, f.steps?.[f.state.detailPid]);
     f.onShown?.([f.state.detailPid]);
   } else {
     body = processPanel(f.rows, f.sample, f.history, f.state, columns, bodyHeight, paint);

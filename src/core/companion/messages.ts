@@ -146,6 +146,8 @@ export interface StepsMessage extends Base {
   batchMax: number | null;
   /** GPUMEM_BATCH as the child saw it (`gpumem run --batch`), else null. */
   batchAsked: number | null;
+  /** What bounds a step: DataLoader fetches, or `optimizer.step()` for loops without a DataLoader (no data wait then); absent from older companions. */
+  boundary?: 'dataloader' | 'optimizer' | null;
   /** Settings of the DataLoader the latest batch came from; absent from older companions. */
   loader?: { numWorkers: number | null; pinMemory: boolean | null; persistentWorkers: boolean | null; prefetchFactor: number | null } | null;
   /** CPU cores the process may run on (its affinity); absent from older companions. */
@@ -154,6 +156,25 @@ export interface StepsMessage extends Base {
   copies?: CopyTotals | null;
   /** Synchronising calls inside the completed steps; absent from older companions or without copy timing. */
   syncs?: SyncTotals | null;
+  /** GPU time per phase from CUDA events over the timed steps; null without CUDA or the optimizer hooks. */
+  compute?: ComputeTotals | null;
+}
+
+/**
+ * GPU time per phase, from CUDA events recorded in one step of every `everySteps`: forward (step start or the
+ * previous backward's end → backward start, so it includes the batch's copy), `Tensor.backward`, and
+ * `optimizer.step()`; totals and how many of each were read.
+ */
+export interface ComputeTotals {
+  forwardMs: number;
+  forwardCount: number;
+  backwardMs: number;
+  backwardCount: number;
+  optimizerMs: number;
+  optimizerCount: number;
+  everySteps: number;
+  /** Timed pairs dropped unread because the GPU lagged too far behind. */
+  dropped: number;
 }
 
 /** Host-to-device copies (`Tensor.to`/`.cuda` from the CPU to a CUDA device), totals over the completed steps. */

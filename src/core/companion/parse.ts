@@ -10,113 +10,12 @@ import {
   type CompanionMessage,
   type CudaStatus,
   type DeviceIdentity,
-  type StepsMessage,
 } from './messages.js';
+import { bad, count, countOrNull, flagOrNull, Invalid, list, numberOrNull, obj, text, textOrNull, type Obj } from './parse-fields.js';
+import { stepsMessage } from './parse-steps.js';
 
 /** Lines longer than this are refused (an OOM message with its text is a few KiB). */
 export const MAX_LINE_CHARS = 1 << 20;
-
-type Obj = Record<string, unknown>;
-
-class Invalid extends Error {}
-
-function bad(path: string, what: string): never {
-  throw new Invalid(`${path}: ${what}`);
-}
-
-function obj(value: unknown, path: string): Obj {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) bad(path, 'expected an object');
-  return value as Obj;
-}
-
-function count(o: Obj, key: string, path: string): number {
-  const v = o[key];
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) bad(`${path}.${key}`, 'expected a non-negative integer');
-  return v;
-}
-
-function countOrNull(o: Obj, key: string, path: string): number | null {
-  return o[key] === null || o[key] === undefined ? null : count(o, key, path);
-}
-
-function numberOrNull(o: Obj, key: string, path: string): number | null {
-  const v = o[key];
-  if (v === null || v === undefined) return null;
-  if (typeof v !== 'number' || !Number.isFinite(v)) bad(`${path}.${key}`, 'expected a number');
-  return v;
-}
-
-function duration(o: Obj, key: string): number {
-  const v = o[key];
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) bad(`.${key}`, 'expected a non-negative number of milliseconds');
-  return v;
-}
-
-function boolOrNull(o: Obj, key: string, path: string): boolean | null {
-  const v = o[key];
-  if (v === null || v === undefined) return null;
-  if (typeof v !== 'boolean') bad(`${path}.${key}`, 'expected true or false');
-  return v;
-}
-
-/** A `steps` message's DataLoader settings; null when absent. */
-function loader(value: unknown): StepsMessage['loader'] {
-  if (value === null || value === undefined) return null;
-  const o = obj(value, '.loader');
-  return {
-    numWorkers: countOrNull(o, 'numWorkers', '.loader'), pinMemory: boolOrNull(o, 'pinMemory', '.loader'),
-    persistentWorkers: boolOrNull(o, 'persistentWorkers', '.loader'), prefetchFactor: countOrNull(o, 'prefetchFactor', '.loader'),
-  };
-}
-
-function ms(o: Obj, key: string, path: string): number {
-  const v = o[key];
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) bad(`${path}.${key}`, 'expected a non-negative number of milliseconds');
-  return v;
-}
-
-/** A `steps` message's copy totals; null when absent. */
-function copies(value: unknown): StepsMessage['copies'] {
-  if (value === null || value === undefined) return null;
-  const o = obj(value, '.copies');
-  const c = {
-    count: count(o, 'count', '.copies'), bytes: count(o, 'bytes', '.copies'), ms: ms(o, 'ms', '.copies'),
-    blockingCount: count(o, 'blockingCount', '.copies'), blockingBytes: count(o, 'blockingBytes', '.copies'),
-    blockingMs: ms(o, 'blockingMs', '.copies'), pageableBytes: count(o, 'pageableBytes', '.copies'),
-  };
-  if (c.blockingCount > c.count || c.blockingBytes > c.bytes || c.pageableBytes > c.bytes) bad('.copies', 'blocking or pageable figures exceed the totals');
-  return c;
-}
-
-/** A `steps` message's synchronising calls; null when absent. */
-function syncs(value: unknown): StepsMessage['syncs'] {
-  if (value === null || value === undefined) return null;
-  const o = obj(value, '.syncs');
-  const kinds = obj(o.byKind, '.syncs.byKind');
-  const byKind: Record<string, { count: number; ms: number }> = {};
-  for (const [kind, v] of Object.entries(kinds)) {
-    if (!/^[a-z][a-z_]{0,31}$/.test(kind)) bad('.syncs.byKind', `unexpected kind ${JSON.stringify(kind.slice(0, 40))}`);
-    const k = obj(v, `.syncs.byKind.${kind}`);
-    byKind[kind] = { count: count(k, 'count', `.syncs.byKind.${kind}`), ms: ms(k, 'ms', `.syncs.byKind.${kind}`) };
-  }
-  return { steps: count(o, 'steps', '.syncs'), byKind };
-}
-
-function text(o: Obj, key: string, path: string): string {
-  const v = o[key];
-  if (typeof v !== 'string') bad(`${path}.${key}`, 'expected a string');
-  return v;
-}
-
-function textOrNull(o: Obj, key: string, path: string): string | null {
-  return o[key] === null || o[key] === undefined ? null : text(o, key, path);
-}
-
-function list(o: Obj, key: string, path: string): unknown[] {
-  const v = o[key];
-  if (!Array.isArray(v)) bad(`${path}.${key}`, 'expected a list');
-  return v;
-}
 
 const STAT_FIELDS = [
   'allocatedBytes', 'reservedBytes', 'activeBytes', 'inactiveSplitBytes', 'requestedBytes',
@@ -138,13 +37,6 @@ function identity(value: unknown, path: string): DeviceIdentity {
     name: textOrNull(o, 'name', path),
     totalBytes: countOrNull(o, 'totalBytes', path),
   };
-}
-
-function flagOrNull(o: Obj, key: string, path: string): boolean | null {
-  const v = o[key];
-  if (v === null || v === undefined) return null;
-  if (typeof v !== 'boolean') bad(`${path}.${key}`, 'expected true, false or null');
-  return v;
 }
 
 function cudaStatus(o: Obj): CudaStatus {
@@ -202,22 +94,8 @@ function body(o: Obj, type: string): CompanionMessage | null {
       return { ...base, type, what: text(o, 'what', ''), message: text(o, 'message', '') };
     case 'cuda':
       return { ...base, type, problem: text(o, 'problem', '') };
-    case 'steps': {
-      const dataWaitMs = duration(o, 'dataWaitMs');
-      const stepMs = duration(o, 'stepMs');
-      if (dataWaitMs > stepMs) bad('.dataWaitMs', 'is longer than stepMs');
-      return {
-        ...base, type, steps: count(o, 'steps', ''), dataWaitMs, stepMs, samples: count(o, 'samples', ''),
-        batchSeen: countOrNull(o, 'batchSeen', ''), batchMin: countOrNull(o, 'batchMin', ''), batchMax: countOrNull(o, 'batchMax', ''),
-        batchAsked: countOrNull(o, 'batchAsked', ''),
-        // Fields newer companions add are kept only when sent, so a message reads back exactly as it was written.
-        ...('loader' in o ? { loader: loader(o.loader) } : {}),
-        ...('cpuCount' in o ? { cpuCount: countOrNull(o, 'cpuCount', '') } : {}),
-        ...('tokens' in o ? { tokens: countOrNull(o, 'tokens', '') } : {}),
-        ...('copies' in o ? { copies: copies(o.copies) } : {}),
-        ...('syncs' in o ? { syncs: syncs(o.syncs) } : {}),
-      };
-    }
+    case 'steps':
+      return stepsMessage(base, o);
     case 'bye':
       return { ...base, type, dropped: count(o, 'dropped', '') };
     default:

@@ -6,7 +6,9 @@
 import type { RunFinding } from '../run/utilization.js';
 import { formatPercent } from '../units.js';
 import type { StepsMessage } from './messages.js';
-import { blockingCopyFinding, summariseCopies, summariseSyncs, syncCallsFinding, type CopySummary, type SyncSummary } from './transfers.js';
+import {
+  blockingCopyFinding, summariseCompute, summariseCopies, summariseSyncs, syncCallsFinding, type ComputeSummary, type CopySummary, type SyncSummary,
+} from './transfers.js';
 
 /** The DataLoader the loop fetched its latest batch from, as its iterator saw it (null figures: torch did not say). */
 export interface LoaderSettings {
@@ -25,8 +27,9 @@ export interface LoaderSettings {
 export interface StepSummary {
   steps: number;
   meanStepMs: number | null;
+  /** Null also when steps are bounded by optimizer.step() (no DataLoader: the wait is not known). */
   meanDataWaitMs: number | null;
-  /** Data wait over step time, 0..1; null before the first complete step. */
+  /** Data wait over step time, 0..1; null before the first complete step, or without a DataLoader. */
   dataWaitShare: number | null;
   /** Samples per second of step time; null when the batches showed no first dimension. */
   samplesPerSec: number | null;
@@ -36,6 +39,8 @@ export interface StepSummary {
   batchMin: number | null;
   batchMax: number | null;
   batchAsked: number | null;
+  /** What bounds a step: DataLoader fetches or `optimizer.step()`; null from older companions (DataLoader). */
+  boundary?: 'dataloader' | 'optimizer' | null;
   /** The DataLoader's settings (num_workers, pin_memory, …); null from companions that do not send them. */
   loader?: LoaderSettings | null;
   /** CPU cores the process may run on; null when unknown. */
@@ -44,6 +49,8 @@ export interface StepSummary {
   copies?: CopySummary | null;
   /** Synchronising calls per step; null without copy timing (older companions). */
   syncs?: SyncSummary | null;
+  /** GPU time per forward, backward and optimizer step (CUDA events, one step in `everySteps`); null without CUDA. */
+  compute?: ComputeSummary | null;
 }
 
 /** At or above this share of step time spent waiting for data, the run is input-bound. */
@@ -54,16 +61,18 @@ export const MIN_STEPS = 5;
 /** Reduces the cumulative totals to means and shares. */
 export function summariseSteps(m: StepsMessage): StepSummary {
   const has = m.steps > 0 && m.stepMs > 0;
+  const waitKnown = has && m.boundary !== 'optimizer';
   return {
     steps: m.steps,
     meanStepMs: has ? m.stepMs / m.steps : null,
-    meanDataWaitMs: has ? m.dataWaitMs / m.steps : null,
-    dataWaitShare: has ? m.dataWaitMs / m.stepMs : null,
+    meanDataWaitMs: waitKnown ? m.dataWaitMs / m.steps : null,
+    dataWaitShare: waitKnown ? m.dataWaitMs / m.stepMs : null,
     // Samples of the completed steps only: the first fetch starts the clock, its batch is in no step.
     samplesPerSec: has && m.batchSeen !== null ? ((m.samples * m.steps) / (m.steps + 1)) / (m.stepMs / 1000) : null,
     tokensPerSec: has && m.tokens !== undefined && m.tokens !== null ? ((m.tokens * m.steps) / (m.steps + 1)) / (m.stepMs / 1000) : null,
     batchSeen: m.batchSeen, batchMin: m.batchMin, batchMax: m.batchMax, batchAsked: m.batchAsked,
-    loader: m.loader ?? null, cpuCount: m.cpuCount ?? null, copies: summariseCopies(m), syncs: summariseSyncs(m),
+    boundary: m.boundary ?? null, loader: m.loader ?? null, cpuCount: m.cpuCount ?? null, copies: summariseCopies(m), syncs: summariseSyncs(m),
+    compute: summariseCompute(m),
   };
 }
 
@@ -85,6 +94,13 @@ function validFigures(v: unknown, keys: readonly string[]): boolean {
   return typeof v === 'object' && keys.every((k) => typeof (v as Record<string, unknown>)[k] === 'number' && isNumberOrNull((v as Record<string, unknown>)[k]));
 }
 
+function validCompute(v: unknown): boolean {
+  if (v === undefined || v === null) return true;
+  const o = v as Record<string, unknown>;
+  return validFigures(v, ['forwardCount', 'backwardCount', 'optimizerCount', 'everySteps']) &&
+    ['forwardMs', 'backwardMs', 'optimizerMs'].every((k) => isNumberOrNull(o[k]));
+}
+
 function validSyncs(v: unknown): boolean {
   if (v === undefined || v === null) return true;
   if (!validFigures(v, ['stepShare', 'callsPerStep', 'msPerStep'])) return false;
@@ -98,8 +114,9 @@ export function validStepSummary(v: unknown): v is StepSummary {
   const o = v as Record<string, unknown>;
   const figures = ['meanStepMs', 'meanDataWaitMs', 'dataWaitShare', 'samplesPerSec', 'batchSeen', 'batchMin', 'batchMax', 'batchAsked'];
   if (o.tokensPerSec !== undefined && !isNumberOrNull(o.tokensPerSec)) return false;
+  if (o.boundary !== undefined && o.boundary !== null && o.boundary !== 'dataloader' && o.boundary !== 'optimizer') return false;
   return isCount(o.steps) && figures.every((k) => isNumberOrNull(o[k])) && validLoader(o.loader) &&
-    (o.cpuCount === undefined || isNumberOrNull(o.cpuCount)) && validFigures(o.copies, COPY_FIGURES) && validSyncs(o.syncs);
+    (o.cpuCount === undefined || isNumberOrNull(o.cpuCount)) && validFigures(o.copies, COPY_FIGURES) && validSyncs(o.syncs) && validCompute(o.compute);
 }
 
 /** "num_workers 2 on 16 cores, pin_memory off": what the loop's DataLoader is set to, or '' when unknown. */
@@ -133,10 +150,16 @@ function inputBoundFix(s: StepSummary): string {
 
 /** "20 steps of 40.0 ms, 62% waiting for data, 2400.0 samples/s, batch 96 (asked 128)": the step figures in words. */
 export function describeSteps(s: StepSummary): string {
-  const parts = [`${s.steps} steps of ${(s.meanStepMs ?? 0).toFixed(1)} ms`];
+  const parts = [`${s.steps} ${s.boundary === 'optimizer' ? 'optimizer steps' : 'steps'} of ${(s.meanStepMs ?? 0).toFixed(1)} ms`];
   if (s.dataWaitShare !== null) parts.push(`${formatPercent(s.dataWaitShare * 100)} waiting for data`);
   if (s.samplesPerSec !== null) parts.push(`${s.samplesPerSec.toFixed(1)} samples/s`);
   if (s.tokensPerSec !== undefined && s.tokensPerSec !== null) parts.push(`${s.tokensPerSec.toFixed(0)} tokens/s`);
+  const c = s.compute;
+  if (c) {
+    const phase = (name: string, v: number | null): string | null => (v === null ? null : `${name} ${v.toFixed(1)}`);
+    const gpu = [phase('forward', c.forwardMs), phase('backward', c.backwardMs), phase('optimizer', c.optimizerMs)].filter((x) => x !== null);
+    if (gpu.length > 0) parts.push(`GPU ms: ${gpu.join(', ')}`);
+  }
   if (s.batchSeen !== null) parts.push(`batch ${s.batchSeen}${s.batchAsked !== null ? ` (asked ${s.batchAsked})` : ''}`);
   return parts.join(', ');
 }

@@ -1,6 +1,6 @@
 /**
- * Host-to-device copies and synchronising calls of one process's training loop, per step, from the
- * companion's `steps` message, and the two findings drawn from them: copies the host waits for (pageable
+ * Host-to-device copies, synchronising calls and GPU time per phase (CUDA events) of one process's training
+ * loop, per step, from the companion's `steps` message, and the two findings drawn from the first two: copies the host waits for (pageable
  * memory, `non_blocking=False`) and a call that waits for the GPU every step (`.item()`, `.cpu()`, …).
  */
 import type { RunFinding } from '../run/utilization.js';
@@ -27,6 +27,29 @@ export interface SyncSummary {
   msPerStep: number;
   /** Calls per step by kind: "item", "cpu", "tolist", "synchronize". */
   byKind: Record<string, number>;
+}
+
+/** Mean GPU time per call of each phase over the timed steps (CUDA events); null where none was read. */
+export interface ComputeSummary {
+  forwardMs: number | null;
+  backwardMs: number | null;
+  optimizerMs: number | null;
+  /** Calls read per phase, and one step in `everySteps` is timed. */
+  forwardCount: number;
+  backwardCount: number;
+  optimizerCount: number;
+  everySteps: number;
+}
+
+/** Means per call of the CUDA-event totals, or null without them or before any was read. */
+export function summariseCompute(m: StepsMessage): ComputeSummary | null {
+  const c = m.compute;
+  if (!c || c.forwardCount + c.backwardCount + c.optimizerCount === 0) return null;
+  const mean = (total: number, n: number): number | null => (n > 0 ? total / n : null);
+  return {
+    forwardMs: mean(c.forwardMs, c.forwardCount), backwardMs: mean(c.backwardMs, c.backwardCount), optimizerMs: mean(c.optimizerMs, c.optimizerCount),
+    forwardCount: c.forwardCount, backwardCount: c.backwardCount, optimizerCount: c.optimizerCount, everySteps: c.everySteps,
+  };
 }
 
 /** At or above this share of step time in blocking copies, the copies are worth making asynchronous. */

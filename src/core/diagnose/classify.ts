@@ -66,9 +66,17 @@ export function isReaperCommand(argv: readonly string[] | null): boolean {
 
 /** The command as one line, for display and for comparing two processes' commands. */
 export function commandText(argv: readonly string[] | null, fallbackName: string | null): string | null {
-  if (argv && argv.length > 0) return argv.join(' ');
-  return fallbackName;
+  if (!argv || argv.length === 0) return fallbackName;
+  // The same argv (one array per process while it lives) is joined once, not once per sample.
+  let text = joinedCommands.get(argv);
+  if (text === undefined) {
+    text = argv.join(' ');
+    joinedCommands.set(argv, text);
+  }
+  return text;
 }
+
+const joinedCommands = new WeakMap<readonly string[], string>();
 
 /** True for shells (a login shell's argv[0] starts with '-'). */
 export function isShell(argv: readonly string[] | null): boolean {

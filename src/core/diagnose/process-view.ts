@@ -24,12 +24,15 @@ function sameRow(a: GpuProcess, b: GpuProcess): boolean {
   return a.gpuIndex === b.gpuIndex;
 }
 
-/** The rows of a sample by pid, built once per sample: looking each process up by scanning was quadratic. */
+/**
+ * The rows of a sample by pid, built once per sample (a sample never changes): looking each process up by
+ * scanning was quadratic. Shared with the live view's series over its history.
+ */
 const pidIndex = new WeakMap<Sample, Map<number, GpuProcess[]>>();
-function rowsByPid(sample: Sample): Map<number, GpuProcess[]> {
+export function rowsByPid(sample: Sample): ReadonlyMap<number, readonly GpuProcess[]> {
   let index = pidIndex.get(sample);
   if (!index) {
-    index = new Map();
+    index = new Map<number, GpuProcess[]>();
     for (const p of sample.processes) {
       const list = index.get(p.pid);
       if (list) list.push(p);

@@ -79,26 +79,74 @@ function savedFraction(model: ModelInput, setup: TrainingSetup): number {
   return params.slice(first).reduce((a, t) => a + t.elements, 0) / total;
 }
 
-/** Per-layer bytes for one sample of `s` tokens, tensor by tensor (reference §4.2). */
-export function layerBytes(shape: TransformerShape, s: number, p: number, attention: 'sdpa' | 'eager', keepScores: boolean): number {
+/**
+ * Which linear layers keep their input for backward. Autograd saves a matmul's input only when its weight needs a
+ * gradient (checked on AddmmBackward0: a frozen Linear saves no input), so with LoRA — base weights frozen —
+ * only the inputs the adapters read are kept, plus each adapter's rank-r middle tensor.
+ */
+export interface LinearTraining {
+  attnIn: boolean;
+  attnOut: boolean;
+  mlpIn: boolean;
+  mlpOut: boolean;
+  /** Norm weights train (full training): RMSNorm then also keeps its normalised value. */
+  norms: boolean;
+  /** Adapted matrices and their rank (0 without LoRA). */
+  adapters: number;
+  rank: number;
+}
+
+export const FULL_TRAINING: LinearTraining = { attnIn: true, attnOut: true, mlpIn: true, mlpOut: true, norms: true, adapters: 0, rank: 0 };
+
+/** LinearTraining for LoRA of rank `rank` on the modules named (last name component, as --lora-modules). */
+export function loraTraining(modules: readonly string[], rank: number): LinearTraining {
+  const has = (names: readonly string[]): number => modules.filter((m) => names.includes(m)).length;
+  const attnIn = has(['q_proj', 'k_proj', 'v_proj', 'query', 'key', 'value', 'c_attn', 'qkv_proj', 'Wqkv']);
+  const attnOut = has(['o_proj', 'out_proj']);
+  const mlpIn = has(['gate_proj', 'up_proj', 'fc1', 'c_fc']);
+  const mlpOut = has(['down_proj', 'fc2']);
+  return { attnIn: attnIn > 0, attnOut: attnOut > 0, mlpIn: mlpIn > 0, mlpOut: mlpOut > 0, norms: false, adapters: attnIn + attnOut + mlpIn + mlpOut, rank };
+}
+
+/**
+ * Per-layer bytes for one sample of `s` tokens, tensor by tensor (reference §4.2). With `autocast`, what CUDA's
+ * autocast keeps in float32 (ATen autocast_mode.h: layer_norm, softmax on its float32 lists) is counted at 4
+ * bytes: the LayerNorm inputs, since the residual sum of a 16-bit matmul output and the float32 stream is
+ * float32 by type promotion, and eager attention's softmax output, which the probabilities' 16-bit cast for
+ * the value matmul then joins. With `softmaxInput` (PyTorch before 1.11, whose softmax backward took its input:
+ * PyTorch issue 49600) the pre-softmax scores are saved too, in float32 under autocast or fp32 (the additive
+ * mask of HF models is float32, so the sum is) and at `p` bytes in pure 16-bit training.
+ */
+export function layerBytes(
+  shape: TransformerShape, s: number, p: number, attention: 'sdpa' | 'eager', keepScores: boolean, autocast = false, softmaxInput = false,
+  trains: LinearTraining = FULL_TRAINING,
+): number {
   const { hidden: h, heads: a, intermediate: f } = shape;
   const kd = shape.kvHeads * shape.headDim;
   const qd = shape.heads * shape.headDim;
   const mask = shape.dropout > 0 ? 1 : 0;
-  let bytes = 0;
+  const t = trains;
+  const on = (x: boolean): number => (x ? 1 : 0);
+  // SDPA saves its output for backward; eager attention's output is kept only by a training out-projection.
+  const attnOutput = attention === 'sdpa' || t.attnOut ? 1 : 0;
+  let bytes = t.adapters * p * s * t.rank; // each adapter's x·Aᵀ, kept for B's gradient
   if (shape.mlp === 'gelu') {
-    bytes += 2 * p * s * h; // two LayerNorm inputs
-    bytes += p * s * h + p * s * qd + 2 * p * s * kd + p * s * qd; // QKV input, Q, K, V, out-proj input
+    bytes += 2 * (autocast ? 4 : p) * s * h; // two LayerNorm inputs (the float32 residual stream under autocast)
+    bytes += on(t.attnIn) * p * s * h + p * s * qd + 2 * p * s * kd + attnOutput * p * s * qd; // QKV input, Q, K, V, out-proj input
     bytes += mask * s * h; // attention output dropout mask
-    bytes += p * s * h + 2 * p * s * f + mask * s * h; // MLP input, GeLU input and output, dropout mask
+    bytes += on(t.mlpIn) * p * s * h + (1 + on(t.mlpOut)) * p * s * f + mask * s * h; // MLP input, GeLU input and output, dropout mask
   } else {
-    // HF eager RMSNorm saves its fp32 up-cast input and the normalised low-precision value.
-    bytes += 2 * (p === 4 ? 4 : 4 + p) * s * h;
-    bytes += p * s * h + p * s * qd + 2 * p * s * kd + p * s * qd; // QKV input, Q (post-RoPE), K, V, o_proj input
-    bytes += p * s * h + 4 * p * s * f; // down/gate/up input; gate, up, SiLU(gate), product
+    // HF eager RMSNorm keeps its fp32 up-cast input and, when its weight trains, the normalised value (float32
+    // in fp32 and under autocast, where the residual stream is float32; else 16-bit).
+    bytes += 2 * (4 + (t.norms ? (p === 4 || autocast ? 4 : p) : 0)) * s * h + 2 * 4 * s; // + each norm's fp32 rsqrt per token
+    bytes += on(t.attnIn) * p * s * h + p * s * qd + 2 * p * s * kd + attnOutput * p * s * qd; // QKV input, Q (post-RoPE), K, V, o_proj input
+    bytes += on(t.mlpIn) * p * s * h + (3 + on(t.mlpOut)) * p * s * f; // gate/up input; gate, up, SiLU(gate), product
   }
   if (attention === 'eager') {
-    if (keepScores) bytes += p * a * s * s + (mask ? (1 + p) * a * s * s : 0); // softmax out, dropout mask + out
+    // softmax out, dropout mask + out; under autocast a float32 softmax out, the mask and the 16-bit copy the value
+    // matmul saves (made from the dropout output, or from the softmax output without dropout).
+    if (keepScores) bytes += autocast ? (4 + mask + p) * a * s * s : p * a * s * s + (mask ? (1 + p) * a * s * s : 0);
+    if (keepScores && softmaxInput) bytes += (autocast ? 4 : p) * a * s * s;
   } else {
     bytes += 4 * a * s; // SDPA/flash keep only a fp32 log-sum-exp per row
   }
@@ -109,9 +157,12 @@ function transformer(model: ModelInput, shape: TransformerShape, setup: Training
   const p = precisionBytes(setup.precision).activation;
   const s = setup.seq ?? shape.maxPositions;
   const selective = setup.checkpointing === 'selective';
-  const full = layerBytes(shape, s, p, setup.attention, true);
+  const autocast = setup.precision === 'amp-bf16' || setup.precision === 'amp-fp16';
+  const trains = setup.loraRank > 0 ? loraTraining(setup.loraModules, setup.loraRank) : FULL_TRAINING;
+  const full = layerBytes(shape, s, p, setup.attention, true, autocast, setup.softmaxKeepsInput, trains);
   const perLayer =
-    setup.checkpointing === 'full' ? p * s * shape.hidden : layerBytes(shape, s, p, setup.attention, !selective);
+    // Full checkpointing keeps each block's input: the residual stream, float32 under autocast.
+    setup.checkpointing === 'full' ? (autocast ? 4 : p) * s * shape.hidden : layerBytes(shape, s, p, setup.attention, !selective, autocast, setup.softmaxKeepsInput, trains);
   const saving = savingLayers(model, shape, setup);
   const tokenLogits = shape.outputWidth === shape.vocab && shape.vocab > 0;
   const rows = tokenLogits ? s : 1; // classifiers read the [CLS] token only

@@ -6,6 +6,7 @@
  * took over 1 GiB.
  */
 import { MiB } from '../units.js';
+import { EAGER_CONTEXT_HIGH_BYTES, EAGER_CONTEXT_LOW_BYTES, type ModuleLoading } from './context.js';
 import type { Environment } from './estimate.js';
 import type { TrainingSetup } from './setup.js';
 
@@ -20,24 +21,32 @@ export interface ConfigAssumptions {
 
 /**
  * The assumptions behind a config-only estimate of `setup`, and the peak's range when the context is a
- * default rather than given (`contextGiven`: --context was passed, so the range collapses to the peak).
+ * default rather than given (`contextGiven`: --context was passed, so the range collapses to the peak); with
+ * eager module loading (`--cuda` before 11.7) the range is eager loading's reported span (context.ts).
  */
-export function configAssumptions(setup: TrainingSetup, env: Environment, peakBytes: number, contextGiven: boolean): ConfigAssumptions {
+export function configAssumptions(setup: TrainingSetup, env: Environment, peakBytes: number, contextGiven: boolean, loading: ModuleLoading = 'lazy'): ConfigAssumptions {
   const a: string[] = [];
   if (setup.precision === 'amp-bf16' || setup.precision === 'amp-fp16') {
-    a.push('autocast: the logits, their log-softmax and gradient and RMSNorm outputs are counted in float32; other ops autocast keeps in float32 (LayerNorm, a float32 residual stream) are counted at 16 bits, so the activations may be low');
+    a.push('autocast: what CUDA autocast keeps in float32 is counted at 4 bytes — the residual stream (LayerNorm inputs, checkpointed block inputs), eager attention\'s softmax, the logits, their log-softmax and gradient, RMSNorm\'s up-cast; each linear layer is assumed to take one 16-bit copy of its input (separate q/k/v projections take three)');
   }
   a.push('the loss over the vocabulary materialises float32 logits and their gradient at the start of backward');
   a.push(
     setup.accumulation > 1
       ? 'gradients live from the first micro-batch to the optimizer step (accumulation)'
-      : 'gradients are freed after each step (zero_grad(set_to_none=True), the default); with set_to_none=False they also stay through the forward pass (as with --effective-batch accumulation)',
+      : setup.keepGrads
+        ? 'gradients stay allocated through the next forward pass (zero_grad(set_to_none=False), --keep-grads)'
+        : 'gradients are freed after each step (zero_grad(set_to_none=True), the default since torch 2.0); with set_to_none=False (torch 1.x\'s default) they also stay through the forward pass: give --keep-grads',
   );
   a.push('optimizer state counted as it is after the first step (it is created lazily there, so step 1 peaks higher than step 0)');
+  const [lowContext, highContext] = loading === 'eager' ? [EAGER_CONTEXT_LOW_BYTES, EAGER_CONTEXT_HIGH_BYTES] : [CONTEXT_LOW_BYTES, CONTEXT_HIGH_BYTES];
   if (!contextGiven) {
-    a.push(`CUDA context ${Math.round(env.contextBytes / MiB)} MiB assumed (lazy module loading); reports span ${CONTEXT_LOW_BYTES / MiB}–${CONTEXT_HIGH_BYTES / MiB} MiB, over 1 GiB with eager loading — give --context to replace`);
+    a.push(
+      loading === 'eager'
+        ? `CUDA context ${Math.round(env.contextBytes / MiB)} MiB assumed (eager module loading, CUDA before 11.7); reports span ${lowContext / MiB}–${highContext / MiB} MiB — give --context to replace`
+        : `CUDA context ${Math.round(env.contextBytes / MiB)} MiB assumed (lazy module loading); reports span ${lowContext / MiB}–${highContext / MiB} MiB, over 1 GiB with eager loading (--cuda before 11.7) — give --context to replace`,
+    );
   }
-  const low = contextGiven ? peakBytes : peakBytes - env.contextBytes + Math.min(CONTEXT_LOW_BYTES, env.contextBytes);
-  const high = contextGiven ? peakBytes : peakBytes - env.contextBytes + Math.max(CONTEXT_HIGH_BYTES, env.contextBytes);
+  const low = contextGiven ? peakBytes : peakBytes - env.contextBytes + Math.min(lowContext, env.contextBytes);
+  const high = contextGiven ? peakBytes : peakBytes - env.contextBytes + Math.max(highContext, env.contextBytes);
   return { assumptions: a, peakRangeBytes: { lowBytes: low, highBytes: high } };
 }

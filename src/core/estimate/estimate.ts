@@ -78,8 +78,9 @@ export function phaseTotals(
   const saved = act.savedBytesPerSample * batch;
   const layerWork = act.layerWorkingBytesPerSample * batch;
   const outGrad = act.outputGradBytesPerSample * batch;
-  // With accumulation the gradients live across micro-steps, so they are present in the forward pass too.
-  const gradsEarly = setup.accumulation > 1 ? states.gradientsBytes : 0;
+  // With accumulation the gradients live across micro-steps, and zero_grad(set_to_none=False) keeps them
+  // allocated (zeroed) into the next step: either way they are present in the forward pass too.
+  const gradsEarly = setup.accumulation > 1 || setup.keepGrads ? states.gradientsBytes : 0;
   const base = {
     weightsBytes: states.weightsBytes,
     optimizerStatesBytes: states.optimizerStatesBytes,

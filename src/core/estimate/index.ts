@@ -18,3 +18,5 @@ export * from './replay.js';
 export * from './trace-batch.js';
 export * from './trace-fixes.js';
 export * from './assumptions.js';
+export * from './trace-timeline.js';
+export * from './context.js';

@@ -48,7 +48,7 @@ function categoryOf(a: TraceAlloc, tagged: Map<number, ReplayCategory>, backward
   return 'temporaries';
 }
 
-interface Walk {
+export interface TraceWalk {
   live: Map<number, TraceAlloc>;
   aliveAtBackward: Set<number>;
   series: number[];
@@ -59,12 +59,19 @@ interface Walk {
   allocations: number;
 }
 
-/** Walks the events in order (stopping after the `stopAt`-th allocation when given), feeding `allocator`. */
-function walk(trace: StepTrace, workspaceBytes: number, allocator: AllocatorModel | null, stopAt: number): Walk {
-  const w: Walk = { live: new Map(), aliveAtBackward: new Set(), series: [], phasePeak: new Map(), peak: -1, peakIndex: -1, peakAt: null, allocations: 0 };
+/** Called after every allocation and free with the live bytes and the phase and step of the latest allocation. */
+export type WalkProbe = (liveBytes: number, phase: TracePhase, step: number) => void;
+
+/**
+ * Walks the events in order (stopping after the `stopAt`-th allocation when given), feeding `allocator`
+ * and, when given, `probe` after each event.
+ */
+export function walkTrace(trace: StepTrace, workspaceBytes: number, allocator: AllocatorModel | null, stopAt: number, probe?: WalkProbe): TraceWalk {
+  const w: TraceWalk = { live: new Map(), aliveAtBackward: new Set(), series: [], phasePeak: new Map(), peak: -1, peakIndex: -1, peakAt: null, allocations: 0 };
   let liveBytes = 0;
   let workspaceDone = workspaceBytes <= 0;
   let lastPhase: TracePhase = 'other';
+  let lastStep = 0;
   const add = (a: TraceAlloc): boolean => {
     w.live.set(a.id, a);
     liveBytes += a.bytes;
@@ -72,6 +79,7 @@ function walk(trace: StepTrace, workspaceBytes: number, allocator: AllocatorMode
     allocator?.alloc(a.id, a.bytes);
     if (a.phase === 'backward' && lastPhase !== 'backward') for (const [id, b] of w.live) if (b.phase === 'forward') w.aliveAtBackward.add(id);
     lastPhase = a.phase;
+    lastStep = a.step;
     w.phasePeak.set(a.phase, Math.max(w.phasePeak.get(a.phase) ?? 0, liveBytes));
     if (liveBytes > w.peak) {
       w.peak = liveBytes;
@@ -79,6 +87,7 @@ function walk(trace: StepTrace, workspaceBytes: number, allocator: AllocatorMode
       w.peakAt = a;
     }
     w.series.push(liveBytes);
+    probe?.(liveBytes, lastPhase, lastStep);
     return w.allocations === stopAt;
   };
   for (const ev of trace.events) {
@@ -95,6 +104,7 @@ function walk(trace: StepTrace, workspaceBytes: number, allocator: AllocatorMode
       liveBytes -= a.bytes;
       allocator?.free(ev.id);
       w.series.push(liveBytes);
+      probe?.(liveBytes, lastPhase, lastStep);
     }
   }
   return w;
@@ -104,9 +114,9 @@ function walk(trace: StepTrace, workspaceBytes: number, allocator: AllocatorMode
 export function replayStepTrace(trace: StepTrace, options: ReplayOptions, allocator: AllocatorModel | null = null): ReplayResult {
   const tagged = new Map<number, ReplayCategory>();
   for (const ev of trace.events) if (ev.kind === 'tag') for (const id of ev.ids) tagged.set(id, ev.category);
-  const full = walk(trace, options.workspaceBytes, allocator, -1);
+  const full = walkTrace(trace, options.workspaceBytes, allocator, -1);
   // Second, partial walk: the live set at the peak, without copying it at every new high.
-  const atPeak = walk(trace, options.workspaceBytes, null, full.peakIndex);
+  const atPeak = walkTrace(trace, options.workspaceBytes, null, full.peakIndex);
 
   const byCategory: Record<ReplayCategory, number> = { weights: 0, gradients: 0, 'optimizer-state': 0, activations: 0, temporaries: 0, workspace: 0 };
   const byModule = new Map<string, number>();

@@ -3,6 +3,7 @@
  * incompatible change) and the one function that builds it from a model, a setup and an optional budget.
  */
 import { configAssumptions } from './assumptions.js';
+import type { ModuleLoading } from './context.js';
 import { fitWithAccumulation, type AccumulationPlan } from './batch.js';
 import { estimateMemory, type Environment, type PhaseTotal } from './estimate.js';
 import { computeModelStates } from './model-states.js';
@@ -80,6 +81,8 @@ export interface ReportRequest {
   unfreezeGroups: string[] | null;
   /** True when --context gave the CUDA context size (no range then). */
   contextGiven?: boolean;
+  /** Eager when --cuda names a version before 11.7: the context range is then eager loading's. */
+  moduleLoading?: ModuleLoading;
 }
 
 /** Runs every requested analysis and returns the JSON-ready report. */
@@ -151,7 +154,7 @@ export function buildEstimateReport(req: ReportRequest): EstimateReport {
     accumulation,
     stages,
     unfreeze,
-    ...configAssumptions(setup, env, estimate.peak.totalBytes, req.contextGiven ?? false),
+    ...configAssumptions(setup, env, estimate.peak.totalBytes, req.contextGiven ?? false, req.moduleLoading ?? 'lazy'),
     notes,
   };
 }

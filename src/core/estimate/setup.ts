@@ -45,6 +45,12 @@ export interface TrainingSetup {
   activationsForTrainableSet: boolean;
   attention: AttentionImpl;
   accumulation: number;
+  /** Gradients stay allocated from one step to the next (zero_grad(set_to_none=False)), so the forward pass
+   * runs beside them as with accumulation. */
+  keepGrads: boolean;
+  /** Softmax keeps its input for backward as well as its output (PyTorch before 1.11): eager attention then
+   * saves the pre-softmax scores too. */
+  softmaxKeepsInput: boolean;
 }
 
 /** Defaults matching a plain `torch.optim.AdamW` loop in fp32 on one GPU. */
@@ -65,6 +71,8 @@ export const DEFAULT_SETUP: TrainingSetup = {
   activationsForTrainableSet: false,
   attention: 'sdpa',
   accumulation: 1,
+  keepGrads: false,
+  softmaxKeepsInput: false,
 };
 
 /** Bytes per element of weights, gradients and optimizer states for a precision. */

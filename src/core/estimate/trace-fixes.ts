@@ -15,12 +15,14 @@
  *   state stay float32 (autocast keeps master weights), and so do the ops autocast runs in float32
  *   (softmax, norms, loss), so the figure is a lower bound for those.
  * - `expandable_segments:True`: the unchanged trace replayed with that allocator setting.
+ * - Activation checkpointing changes what the program computes and keeps, so it is not derived here: the
+ *   program is traced again with checkpointing applied (see {@link checkpointingFix}).
  */
 import type { AllocatorModel } from './replay.js';
 import { replayStepTrace } from './replay.js';
 import type { StepTrace, TraceAlloc, TaggedCategory, TraceEvent } from './trace.js';
 
-export type TracedFixKind = 'expandable-segments' | 'optimizer-8bit' | 'optimizer-paged' | 'lora' | 'zero-1' | 'zero-2' | 'zero-3' | 'autocast-bf16';
+export type TracedFixKind = 'activation-checkpointing' | 'expandable-segments' | 'optimizer-8bit' | 'optimizer-paged' | 'lora' | 'zero-1' | 'zero-2' | 'zero-3' | 'autocast-bf16';
 
 export interface TracedFix {
   kind: TracedFixKind;
@@ -29,8 +31,11 @@ export interface TracedFix {
   /** Replayed device bytes (reserved + context) with the fix. */
   deviceBytes: number;
   fits: boolean;
-  /** 'replayed' when the trace itself is replayed with new settings; 'derived' when allocations are rewritten. */
-  basis: 'replayed' | 'derived';
+  /**
+   * 'replayed' when the trace itself is replayed with new settings; 'derived' when allocations are rewritten;
+   * 'traced' when the program was traced again with the fix applied.
+   */
+  basis: 'replayed' | 'derived' | 'traced';
 }
 
 export interface TracedFixInputs {
@@ -41,6 +46,8 @@ export interface TracedFixInputs {
   shardGpus: number;
   /** A fresh allocator model; `expandable` asks for `expandable_segments:True` on top of the run's settings. */
   newAllocator: (expandable: boolean) => AllocatorModel | null;
+  /** False when the run's PyTorch release has no `expandable_segments` (before 2.1): that fix is not offered. */
+  expandableSegments?: boolean;
 }
 
 const BNB_BLOCK = 256;
@@ -82,7 +89,7 @@ export function rankTracedFixes(trace: StepTrace, inputs: TracedFixInputs): Trac
     return (r.allocator?.peakReservedBytes ?? r.peakRequestedBytes) + inputs.contextBytes;
   };
   const candidates: Array<Omit<TracedFix, 'deviceBytes' | 'fits'> & { trace: StepTrace; expandable: boolean }> = [
-    { kind: 'expandable-segments', what: 'PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True', basis: 'replayed', trace, expandable: true },
+    ...(inputs.expandableSegments === false ? [] : [{ kind: 'expandable-segments' as const, what: 'PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True', basis: 'replayed' as const, trace, expandable: true }]),
     { kind: 'optimizer-8bit', what: '8-bit optimizer state (bitsandbytes Adam8bit / AdamW8bit)', basis: 'derived', expandable: false,
       trace: rewriteTrace(trace, (a, c) => (c === 'optimizer-state' ? stateBytes8bit(a) : a.bytes)) },
     { kind: 'optimizer-paged', what: 'paged optimizer (bitsandbytes PagedAdamW): state paged out to host memory at best', basis: 'derived', expandable: false,
@@ -108,4 +115,22 @@ export function rankTracedFixes(trace: StepTrace, inputs: TracedFixInputs): Trac
       return { ...rest, deviceBytes, fits: deviceBytes <= inputs.budgetBytes };
     })
     .sort((x, y) => x.deviceBytes - y.deviceBytes);
+}
+
+const CHECKPOINT_NOTE = /^activation checkpointing: (.*)$/;
+
+/**
+ * The activation-checkpointing fix from a second trace of the program run with checkpointing applied by the
+ * tracer, or null when that trace says it checkpointed nothing new (no repeated blocks, or the program already
+ * checkpoints). `deviceBytes` is that trace's replayed peak plus the context, like every other fix.
+ */
+export function checkpointingFix(checkpointed: StepTrace, deviceBytes: number, budgetBytes: number): TracedFix | null {
+  const how = checkpointed.notes.map((n) => CHECKPOINT_NOTE.exec(n)?.[1]).find((h) => h !== undefined);
+  if (how === undefined || /^the program already|has no repeated blocks/.test(how)) return null;
+  return { kind: 'activation-checkpointing', what: `activation checkpointing (${how})`, deviceBytes, fits: deviceBytes <= budgetBytes, basis: 'traced' };
+}
+
+/** `fixes` with `extra` added in its place by device bytes (best first); unchanged when `extra` is null. */
+export function insertFix(fixes: readonly TracedFix[], extra: TracedFix | null): TracedFix[] {
+  return extra === null ? [...fixes] : [...fixes, extra].sort((x, y) => x.deviceBytes - y.deviceBytes);
 }

@@ -1,35 +1,10 @@
 /** Series over the live sampler's history: a device's used memory, a process's memory, and its trend. */
 import type { GpuProcess, Sample } from '../types.js';
-
-/**
- * Rows of a sample by pid, built once per sample (a sample never changes): a row's series looks its pid up in
- * every sample of the history, and scanning 512 rows each time was the largest part of drawing the panel.
- */
-const byPid = new WeakMap<Sample, Map<number, GpuProcess | GpuProcess[]>>();
-function rowsOf(sample: Sample, pid: number): GpuProcess | readonly GpuProcess[] | undefined {
-  let index = byPid.get(sample);
-  if (!index) {
-    // One entry per pid; a list only for a pid on several GPUs (most pids are on one: no array per row).
-    index = new Map();
-    for (const p of sample.processes) {
-      const entry = index.get(p.pid);
-      if (entry === undefined) index.set(p.pid, p);
-      else if (Array.isArray(entry)) entry.push(p);
-      else index.set(p.pid, [entry as GpuProcess, p]);
-    }
-    byPid.set(sample, index);
-  }
-  return index.get(pid);
-}
+import { rowsByPid } from '../diagnose/index.js';
 
 /** The row of `pid` on GPU `gpuIndex` (any GPU when null) in `sample`, found through the per-sample index. */
 export function rowOf(sample: Sample, pid: number, gpuIndex: number | null): GpuProcess | undefined {
-  const entry = rowsOf(sample, pid);
-  if (entry === undefined || !Array.isArray(entry)) {
-    const row = entry as GpuProcess | undefined;
-    return row && (gpuIndex === null || row.gpuIndex === gpuIndex) ? row : undefined;
-  }
-  return entry.find((p) => gpuIndex === null || p.gpuIndex === gpuIndex);
+  return rowsByPid(sample).get(pid)?.find((p) => gpuIndex === null || p.gpuIndex === gpuIndex);
 }
 
 /** Used bytes of GPU `gpuIndex` in each sample (null where unknown or the GPU is absent). */

@@ -109,44 +109,64 @@ export function mergeEntries(
   }
 }
 
-/** Buffer for per-process utilization samples, kept across samples. */
+/** Buffer for per-process utilization samples, and the newest sample timestamp seen, kept across reads of one device. */
 export class UtilBuffer {
   capacity = 0;
   buf: Buffer = Buffer.alloc(0);
   readonly count = new Uint32Array(1);
+  /** Timestamp (µs since the epoch) of the newest sample read so far; passed as lastSeenTimeStamp. */
+  lastSeenUs = 0;
 }
 
+/** Said for a pid when the driver had no sample newer than the previous read (NVML_ERROR_NOT_FOUND). */
+export const NO_NEW_UTIL_SAMPLE = 'no new utilization sample since the previous read';
+
 /**
- * Per-pid SM utilization from nvmlDeviceGetProcessUtilization (all buffered samples; the newest per pid
- * wins). Returns a map, or a reason string when it cannot be read (NOT_FOUND = no samples this period).
+ * Per-pid SM utilization from nvmlDeviceGetProcessUtilization with its timestamp protocol: each read passes
+ * the newest timestamp seen on this device, so only samples taken since come back and none is counted
+ * twice; a pid's value is the mean of its new samples. Returns a map, or a reason string when nothing can
+ * be read (NOT_FOUND = no new samples since the previous read).
  */
 export function readSmUtilization(fn: NvmlCall | null, state: UtilBuffer, handle: DeviceHandle): Map<number, number> | string {
   if (!fn) return 'nvmlDeviceGetProcessUtilization not exported by this driver';
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     state.count[0] = state.capacity;
-    const rc = fn(handle, state.capacity > 0 ? state.buf : null, state.count, 0);
+    const rc = fn(handle, state.capacity > 0 ? state.buf : null, state.count, state.lastSeenUs);
     if (rc === NVML_ERROR_INSUFFICIENT_SIZE || (rc === NVML_SUCCESS && state.capacity === 0 && (state.count[0] as number) > 0)) {
       state.capacity = (state.count[0] as number) * 2 + 5;
       state.buf = Buffer.alloc(state.capacity * PROCESS_UTIL_SAMPLE.size);
       continue;
     }
-    if (rc === NVML_ERROR_NOT_FOUND) return `${callReason('nvmlDeviceGetProcessUtilization', rc)} (no samples this period)`;
+    if (rc === NVML_ERROR_NOT_FOUND) return `${NO_NEW_UTIL_SAMPLE} (${callReason('nvmlDeviceGetProcessUtilization', rc)})`;
     if (rc === NVML_ERROR_GPU_IS_LOST) throw new DeviceUnreadable(rc, 'nvmlDeviceGetProcessUtilization');
     if (rc !== NVML_SUCCESS) return callReason('nvmlDeviceGetProcessUtilization', rc);
-    const out = new Map<number, number>();
-    const newest = new Map<number, number>();
-    const n = Math.min(state.count[0] as number, state.capacity);
-    for (let i = 0; i < n; i++) {
-      const at = i * PROCESS_UTIL_SAMPLE.size;
-      const pid = state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.pid);
-      const ts = state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.timeStamp + 4) * 4294967296 + state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.timeStamp);
-      if ((newest.get(pid) ?? -1) > ts) continue;
-      newest.set(pid, ts);
-      out.set(pid, state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.smUtil));
-    }
-    return out;
+    return meanOfNewSamples(state, Math.min(state.count[0] as number, state.capacity));
   }
   return 'nvmlDeviceGetProcessUtilization: sample count kept growing';
+}
+
+/** Mean SM % per pid over the `n` samples in the buffer newer than the last read, and the new lastSeen. */
+function meanOfNewSamples(state: UtilBuffer, n: number): Map<number, number> | string {
+  const sums = new Map<number, { sum: number; count: number }>();
+  let newest = state.lastSeenUs;
+  for (let i = 0; i < n; i++) {
+    const at = i * PROCESS_UTIL_SAMPLE.size;
+    const ts = state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.timeStamp + 4) * 4294967296 + state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.timeStamp);
+    // A driver that hands back an old sample anyway must not have it counted a second time.
+    if (ts <= state.lastSeenUs) continue;
+    newest = Math.max(newest, ts);
+    const pid = state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.pid);
+    const pct = state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.smUtil);
+    // Exiting (zombie) processes have been seen to report values like 37100: not a percentage, not evidence.
+    if (pct > 100) continue;
+    const entry = sums.get(pid) ?? { sum: 0, count: 0 };
+    entry.sum += pct;
+    entry.count++;
+    sums.set(pid, entry);
+  }
+  state.lastSeenUs = newest;
+  if (sums.size === 0) return NO_NEW_UTIL_SAMPLE;
+  return new Map([...sums].map(([pid, e]) => [pid, e.sum / e.count]));
 }
 
 export type { ProcessStride };

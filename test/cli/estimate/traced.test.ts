@@ -4,56 +4,9 @@
  * .venv/ test environment (test/setup/python-venv.ts); without it every test here fails and says how to
  * install it.
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { requireTestPython } from '../../setup/python-venv.js';
-
-const BIN = join(__dirname, '../../../dist/cli/bin.js');
-const SCRIPTS = join(__dirname, '../../fixtures/estimate/trace');
-const TIMEOUT_MS = 240_000;
-
-interface Traced {
-  fixes: null | Array<{ kind: string; deviceBytes: number; fits: boolean; basis: string }>;
-  peakRequestedBytes: number;
-  peakPhase: string;
-  steps: number;
-  byCategory: Record<string, number>;
-  byModule: Array<{ module: string; bytes: number }>;
-  workspaceBytes: number;
-  contextBytes: number;
-  nvidiaSmiBytes: number;
-  peakAllocatedBytes: number | null;
-  peakReservedBytes: number | null;
-  segmentCount: number | null;
-  fit: { fits: boolean; budgetBytes: number } | null;
-  command: string[];
-  batchSearch: null | { maxBatch: number; exact: boolean; probes: Array<{ batch: number; deviceBytes: number; fits: boolean }> };
-}
-
-// Asynchronous, so a trace of many seconds does not block the test worker's event loop.
-function estimate(args: string[], cwd = SCRIPTS): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'estimate', '--no-color', ...args], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-async function traced(args: string[]): Promise<Traced> {
-  const r = await estimate(['--json', ...args]);
-  expect(r.stderr).toBe('');
-  expect(r.code).toBe(0);
-  return JSON.parse(r.stdout) as Traced;
-}
+import { estimate, traced, TIMEOUT_MS, type Traced } from './traced-helpers.js';
 
 describe('gpumem estimate -- python … (real torch, fake tensors)', () => {
   const python = (): string => requireTestPython();
@@ -152,6 +105,14 @@ describe('gpumem estimate -- python … (real torch, fake tensors)', () => {
     expect(bytes('optimizer-paged')).toBeLessThanOrEqual(bytes('optimizer-8bit'));
     expect(bytes('zero-3')).toBeLessThanOrEqual(bytes('zero-2'));
     expect(bytes('zero-2')).toBeLessThanOrEqual(bytes('zero-1'));
+    // Checkpointing is numbered by a second trace with torch.utils.checkpoint around ResNet-50's 3 + 4 + 6 + 3
+    // bottlenecks: below the full stage's figure, never below what persists (weights, gradients, AdamW state).
+    const ckpt = fixes.find((f) => f.kind === 'activation-checkpointing')!;
+    expect(ckpt.basis).toBe('traced');
+    expect(ckpt.what).toContain('16 Bottleneck blocks');
+    expect(ckpt.deviceBytes).toBeLessThan(full!.report.nvidiaSmiBytes);
+    const c = full!.report.byCategory;
+    expect(ckpt.deviceBytes).toBeGreaterThan(full!.report.contextBytes + c.weights! + c.gradients! + c['optimizer-state']!);
   }, 8 * TIMEOUT_MS);
 
   it.each([

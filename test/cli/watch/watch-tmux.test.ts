@@ -99,10 +99,10 @@ describe.skipIf(!hasTmux)('gpumem watch in a terminal', () => {
   }, 60_000);
 
   it('plays the bundled recording and gives the terminal back on SIGTERM', async () => {
-    // One sample a second, so the recording is still playing when SIGTERM comes (a replay that reaches its end
-    // exits by itself); stdin from the terminal, since a background job of a script reads /dev/null otherwise.
+    // At half speed the recording's 500 ms gaps are one sample a second, so it is still playing when SIGTERM
+    // comes; stdin from the terminal, since a background job of a script reads /dev/null otherwise.
     // Wait for the stty line too: it is printed just after "exit=".
-    const pane = startTmux(`node ${BIN} watch --replay ${EXAMPLE} --interval 1000 < /dev/tty & pid=$!; sleep 2; kill -TERM $pid; wait $pid; echo "exit=$?"; stty -a | grep -o -- '-\\?icanon'; sleep 30`, { NO_COLOR: '1', PATH: process.env.PATH ?? '' }, 100, 30);
+    const pane = startTmux(`node ${BIN} watch --replay ${EXAMPLE} --speed 0.5 < /dev/tty & pid=$!; sleep 2; kill -TERM $pid; wait $pid; echo "exit=$?"; stty -a | grep -o -- '-\\?icanon'; sleep 30`, { NO_COLOR: '1', PATH: process.env.PATH ?? '' }, 100, 30);
     cleanups.push(pane.kill);
     const screen = await pane.waitFor((s) => s.includes('exit=') && /icanon/.test(s), 'the shell after SIGTERM');
     expect(screen).not.toMatch(/No such process/);

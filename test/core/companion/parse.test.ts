@@ -31,6 +31,11 @@ const message = fc.oneof(
       persistentWorkers: fc.option(fc.boolean(), { nil: null }), prefetchFactor: countOrNull }), { nil: null }),
     cpuCount: countOrNull,
     tokens: countOrNull,
+    boundary: fc.constantFrom('dataloader', 'optimizer', null),
+    compute: fc.option(fc.record({
+      forwardMs: fc.double({ min: 0, max: 1e9, noNaN: true }), forwardCount: count, backwardMs: fc.double({ min: 0, max: 1e9, noNaN: true }),
+      backwardCount: count, optimizerMs: fc.double({ min: 0, max: 1e9, noNaN: true }), optimizerCount: count, everySteps: count, dropped: count,
+    }), { nil: null }),
     copies: fc.option(fc.tuple(count, count, count).map(([a, b, c]) => {
       const [blockingBytes, pageableBytes, bytes] = [Math.min(a, c), Math.min(b, c), Math.max(a, b, c)];
       return { count: 3, bytes, ms: 1.5, blockingCount: 2, blockingBytes, blockingMs: 1, pageableBytes };

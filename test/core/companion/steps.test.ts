@@ -31,6 +31,12 @@ describe('step summary and findings', () => {
     expect(summariseSteps(base).tokensPerSec).toBeNull();
   });
 
+  it('steps bounded by optimizer.step(): the step time stands, the data wait is unknown rather than 0', () => {
+    const s = summariseSteps({ ...base, dataWaitMs: 0, boundary: 'optimizer', batchSeen: null, samples: 0 });
+    expect(s).toMatchObject({ meanStepMs: 10, meanDataWaitMs: null, dataWaitShare: null, samplesPerSec: null, boundary: 'optimizer' });
+    expect(inputBoundFinding(7, s)).toBeNull();
+  });
+
   it('batch override when asked and seen differ; none when equal or not asked', () => {
     expect(batchOverrideFinding(7, summariseSteps(base))?.title).toBe('pid 7: batch size asked 128, used 96');
     expect(batchOverrideFinding(7, summariseSteps({ ...base, batchAsked: 96 }))).toBeNull();

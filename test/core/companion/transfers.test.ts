@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { summariseSteps, stepFindings } from '../../../src/core/companion/steps.js';
-import { blockingCopyFinding, summariseCopies, summariseSyncs, syncCallsFinding } from '../../../src/core/companion/transfers.js';
+import { blockingCopyFinding, summariseCompute, summariseCopies, summariseSyncs, syncCallsFinding } from '../../../src/core/companion/transfers.js';
 import type { StepsMessage } from '../../../src/core/companion/messages.js';
 import { MiB } from '../../../src/core/units.js';
 
@@ -41,6 +41,15 @@ describe('copies and synchronising calls per step', () => {
     expect(f?.fix).toContain('total += loss.detach()');
     expect(syncCallsFinding(7, 10, summariseSyncs({ ...base, syncs: { ...base.syncs!, steps: 9 } }), 5)).not.toBeNull();
     expect(syncCallsFinding(7, 10, summariseSyncs({ ...base, syncs: { ...base.syncs!, steps: 8 } }), 5)).toBeNull();
+  });
+
+  it('GPU time per call of each phase from the CUDA-event totals; null before any was read', () => {
+    const compute = { forwardMs: 40, forwardCount: 4, backwardMs: 80, backwardCount: 4, optimizerMs: 0, optimizerCount: 0, everySteps: 5, dropped: 0 };
+    expect(summariseCompute({ ...base, compute })).toEqual({
+      forwardMs: 10, backwardMs: 20, optimizerMs: null, forwardCount: 4, backwardCount: 4, optimizerCount: 0, everySteps: 5,
+    });
+    expect(summariseCompute({ ...base, compute: { ...compute, forwardCount: 0, backwardCount: 0 } })).toBeNull();
+    expect(summariseCompute(base)).toBeNull();
   });
 
   it('the run lists every step finding the figures support, in order', () => {

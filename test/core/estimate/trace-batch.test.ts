@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { searchMaxBatch } from '../../../src/core/estimate/index.js';
+import { searchMaxBatch, searchMaxSeq } from '../../../src/core/estimate/index.js';
 
 const GiB = 2 ** 30;
 
@@ -33,5 +33,32 @@ describe('largest batch from traced probes', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('longest sequence from traced probes', () => {
+  const MiB = 2 ** 20;
+  it('lands on the limit of a quadratic curve (eager attention scores) in multiples of 64, in six probes', async () => {
+    // 2 GiB fixed + 1 MiB per token + s² × 64 B (a batch of score matrices); the limit is found by direct search.
+    const f = (s: number): number => 2 * GiB + s * MiB + s * s * 64;
+    const budget = 6 * GiB;
+    let truth = 0;
+    for (let s = 64; f(s) <= budget; s += 64) truth = s;
+    const r = await searchMaxSeq(async (s) => f(s), budget, 7);
+    expect(r.multiple).toBe(64);
+    expect(r.maxSeq).toBe(truth);
+    expect(r.exact).toBe(true);
+    // 64, 128, the line's overshoot, the line again (short: the curve bends up), then the parabola through
+    // three probes lands on the limit, and the next multiple proves it: 6 probes.
+    expect(r.probes.length).toBeLessThanOrEqual(6);
+    expect(r.probes.every((p) => p.seq % 64 === 0 && p.fits === f(p.seq) <= budget)).toBe(true);
+  });
+
+  it('reports bytes per token from the two longest fitting probes, and 0 when 64 tokens do not fit', async () => {
+    const linear = await searchMaxSeq(async (s) => GiB + s * 3 * MiB, GiB + 640 * 3 * MiB, 7);
+    expect(linear.maxSeq).toBe(640);
+    expect(linear.bytesPerToken).toBe(3 * MiB);
+    const none = await searchMaxSeq(async () => 9 * GiB, 8 * GiB);
+    expect(none).toEqual({ maxSeq: 0, exact: true, multiple: 64, bytesPerToken: null, probes: [{ seq: 64, deviceBytes: 9 * GiB, fits: false }] });
   });
 });

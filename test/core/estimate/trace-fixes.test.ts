@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseStepTrace, rankTracedFixes, rewriteTrace, type TracedFixKind } from '../../../src/core/estimate/index.js';
+import { checkpointingFix, insertFix, parseStepTrace, rankTracedFixes, rewriteTrace, type TracedFixKind } from '../../../src/core/estimate/index.js';
 import { AllocatorSim } from '../../../src/core/allocator/index.js';
 
 const MiB = 1024 * 1024;
@@ -53,6 +53,12 @@ describe('traced fixes', () => {
     expect(fixes.find((f) => f.kind === 'expandable-segments')!.basis).toBe('replayed');
   });
 
+  it('a PyTorch release without expandable_segments is not offered that fix', () => {
+    const old = rankTracedFixes(STEP, { workspaceBytes: 0, contextBytes: context, budgetBytes: 0, shardGpus: 2, newAllocator: () => null, expandableSegments: false });
+    expect(old.some((f) => f.kind === 'expandable-segments')).toBe(false);
+    expect(old.length).toBe(fixes.length - 1);
+  });
+
   it('without more than one GPU there is no sharding fix; with the simulator the figures are reserved bytes', () => {
     const one = rankTracedFixes(STEP, { workspaceBytes: 0, contextBytes: 0, budgetBytes: 0, shardGpus: 1, newAllocator: () => new AllocatorSim() });
     expect(one.some((f) => f.kind.startsWith('zero'))).toBe(false);
@@ -63,5 +69,26 @@ describe('traced fixes', () => {
   it('dropping an allocation drops its free too', () => {
     const t = rewriteTrace(STEP, (a) => (a.id === 2 ? 0 : a.bytes));
     expect(t.events.some((e) => (e.kind === 'alloc' || e.kind === 'free') && e.id === 2)).toBe(false);
+  });
+});
+
+describe('the activation-checkpointing fix (from a second trace)', () => {
+  const withNotes = (notes: string[]) => parseStepTrace([line({ kind: 'header', schemaVersion: 1, torch: '2.15.0', steps: 1, stepsDone: 1 }), ...notes.map((text) => line({ kind: 'note', text })), line({ kind: 'end' })].join('\n'));
+  it('is numbered from the checkpointed trace and judged against the budget', () => {
+    const t = withNotes(['optimizer AdamW: foreach=True', 'activation checkpointing: torch.utils.checkpoint around each of 16 Bottleneck blocks']);
+    const f = checkpointingFix(t, 900, 1000)!;
+    expect(f).toEqual({ kind: 'activation-checkpointing', what: 'activation checkpointing (torch.utils.checkpoint around each of 16 Bottleneck blocks)', deviceBytes: 900, fits: true, basis: 'traced' });
+    expect(checkpointingFix(t, 1001, 1000)!.fits).toBe(false);
+  });
+  it('is left out when the second trace checkpointed nothing new', () => {
+    expect(checkpointingFix(withNotes(['activation checkpointing: the program already checkpoints LlamaForCausalLM']), 1, 10)).toBeNull();
+    expect(checkpointingFix(withNotes(['activation checkpointing: MLP has no repeated blocks to checkpoint']), 1, 10)).toBeNull();
+    expect(checkpointingFix(withNotes([]), 1, 10)).toBeNull();
+  });
+  it('takes its place among the other fixes by device bytes', () => {
+    const mk = (kind: TracedFixKind, deviceBytes: number) => ({ kind, what: kind, deviceBytes, fits: false, basis: 'derived' as const });
+    const ranked = insertFix([mk('lora', 10), mk('zero-1', 30)], { ...mk('activation-checkpointing', 20), basis: 'traced' });
+    expect(ranked.map((f) => f.kind)).toEqual(['lora', 'activation-checkpointing', 'zero-1']);
+    expect(insertFix([mk('lora', 10)], null).map((f) => f.kind)).toEqual(['lora']);
   });
 });

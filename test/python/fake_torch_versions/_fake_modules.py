@@ -9,6 +9,23 @@ from _fake_core import Fake, _parse_device
 
 ELEMENT_BYTES = 4  # float32
 COPY_MS_PER_MIB = float(os.environ.get("FAKE_TORCH_COPY_MS_PER_MIB", "0"))
+BACKWARD_MS = float(os.environ.get("FAKE_TORCH_BACKWARD_MS", "0"))
+
+
+class Event:
+    """torch.cuda.Event on a GPU that runs in step with the host: elapsed time is the host time between records."""
+
+    def __init__(self, enable_timing=False):
+        self.at = None
+
+    def record(self, stream=None):
+        self.at = time.perf_counter()
+
+    def query(self):
+        return self.at is not None
+
+    def elapsed_time(self, end):
+        return (end.at - self.at) * 1000
 
 
 class device:
@@ -83,6 +100,10 @@ def make_tensor_class(fake):
 
         def item(self):
             return 0.0
+
+        def backward(self, gradient=None):
+            # The backward pass takes FAKE_TORCH_BACKWARD_MS (default 0): a test's known phase.
+            time.sleep(BACKWARD_MS / 1000)
 
         def tolist(self):
             return [0.0] * self.shape[0]
@@ -164,6 +185,37 @@ def make_data():
     return utils
 
 
+def make_optim(hooks):
+    """torch.optim, with torch 2.x's global optimizer step hooks when ``hooks``; SGD(step_s=…) sleeps that long per step."""
+    optim, optimizer = types.ModuleType("torch.optim"), types.ModuleType("torch.optim.optimizer")
+    pre_hooks, post_hooks = [], []
+
+    class Optimizer:
+        def __init__(self, params=(), step_s=0.0, **defaults):
+            self.params, self.step_s = list(params), step_s
+
+        def step(self, closure=None):
+            for hook in list(pre_hooks):
+                hook(self, (), {})
+            time.sleep(self.step_s)
+            for hook in list(post_hooks):
+                hook(self, (), {})
+
+        def zero_grad(self, set_to_none=True):
+            pass
+
+    class SGD(Optimizer):
+        pass
+
+    optimizer.Optimizer = optim.Optimizer = Optimizer
+    optim.SGD = SGD
+    if hooks:
+        optimizer.register_optimizer_step_pre_hook = pre_hooks.append
+        optimizer.register_optimizer_step_post_hook = post_hooks.append
+    optim.optimizer = optimizer
+    return optim
+
+
 def install(torch, version, features):
     """Fills the ``torch`` module object with the fake API of one PyTorch generation."""
     fake = Fake(features)
@@ -214,6 +266,7 @@ def install(torch, version, features):
     cuda.empty_cache = fake.empty_cache
     cuda.ipc_collect = lambda: None
     cuda.synchronize = lambda device=None: None
+    cuda.Event = Event
 
     def reset_peak_memory_stats(device=None):
         dev = fake.devices[idx(device)]
@@ -258,7 +311,9 @@ def install(torch, version, features):
     torch._C = C
     torch.nn = make_nn(Tensor)
     torch.utils = make_data()
+    torch.optim = make_optim(features.get("optimizer_hooks", True))
     sys.modules.update({"torch.cuda": cuda, "torch.cuda.memory": memory, "torch._C": C, "torch.nn": torch.nn,
                         "torch.utils": torch.utils, "torch.utils.data": torch.utils.data,
-                        "torch.utils.data.dataloader": torch.utils.data.dataloader})
+                        "torch.utils.data.dataloader": torch.utils.data.dataloader, "torch.optim": torch.optim,
+                        "torch.optim.optimizer": torch.optim.optimizer})
     return fake

@@ -43,6 +43,8 @@ describe('gpumem runs with step timing', () => {
     expect(line(starved.runId)).toContain(`${s.meanStepMs.toFixed(1)} ms  `);
     expect(line(starved.runId)).toContain(` ${s.samplesPerSec.toFixed(1)}  `);
     expect(line(plain.runId)).toMatch(/ +- +- +- +python3/);
+    const human = await gpumem(['run', '--no-history', '--source', 'nvml', '--', 'python3', '-c', dataLoaderLoop(1, 5, 8)], t.env);
+    expect(human.stderr).toMatch(/\n {2}steps of pid \d+: 20 steps of \d+\.\d ms, \d+% waiting for data, \d+\.\d samples\/s, batch 8\n/);
     const show = await gpumem(['runs', 'show', String(starved.runId)], t.env);
     expect(show.stdout).toMatch(/steps of pid \d+: 20 steps of \d+\.\d ms, \d+% waiting for data, \d+\.\d samples\/s, batch 64/);
   }, 90_000);

@@ -67,3 +67,58 @@ describe('copies and synchronising calls under gpumem run (fake torch)', () => {
     expect(findings.filter((f) => f.id === 'blocking-copy' || f.id === 'sync-calls')).toEqual([]);
   }, 60_000);
 });
+
+describe('loops without a DataLoader (fake torch)', () => {
+  it('steps are bounded by optimizer.step(): 20 steps of ≥ 15 ms, the data wait unknown, no input-bound finding', async () => {
+    const code = [
+      'import time, torch',
+      'opt = torch.optim.SGD([], step_s=0.005)',
+      'for i in range(21):',
+      '    time.sleep(0.010)  # forward and backward',
+      '    opt.step()',
+    ].join('\n');
+    const { steps, findings } = await run(code);
+    const s = steps as unknown as { steps: number; meanStepMs: number; dataWaitShare: number | null; boundary: string; samplesPerSec: number | null };
+    expect(s.boundary).toBe('optimizer');
+    expect(s.steps).toBe(20);
+    expect(s.meanStepMs).toBeGreaterThanOrEqual(15);
+    expect(s.meanStepMs).toBeLessThan(30);
+    expect([s.dataWaitShare, s.samplesPerSec]).toEqual([null, null]);
+    expect(findings.filter((f) => f.id === 'input-bound')).toEqual([]);
+  }, 60_000);
+});
+
+describe('GPU time per phase from CUDA events (fake torch whose GPU runs in step with the host)', () => {
+  it('10 ms of forward, 20 ms of backward, 5 ms of optimizer per step: measured per phase on the timed steps', async () => {
+    const code = [
+      'import time, torch',
+      'weights = torch.empty(1 << 20, device="cuda")  # CUDA initialised, as a real model on the GPU does',
+      'opt = torch.optim.SGD([], step_s=0.005)',
+      'def batches():',
+      '    for _ in range(21):',
+      '        yield torch.empty(32, 4)',
+      'for x in torch.utils.data.DataLoader(batches(), batch_size=32):',
+      '    time.sleep(0.010)  # forward',
+      '    loss = torch.empty(1, device="cuda")',
+      '    loss.backward()',
+      '    opt.step()',
+    ].join('\n');
+    const t = companionSetup(cleanups);
+    const r = await gpumem(['run', '--json', '--no-history', '--source', 'nvml', '--interval-ms', '50', '--', 'python3', '-c', code],
+      { ...t.env, FAKE_TORCH_BACKWARD_MS: '20' });
+    expect(r.code, r.stderr).toBe(0);
+    const steps = (JSON.parse(r.stdout) as { attempts: Array<{ plugins: { companion: { processes: Array<{ steps: Record<string, unknown> }> } } }> })
+      .attempts[0]?.plugins.companion.processes[0]?.steps as { steps: number; compute: { forwardMs: number; backwardMs: number; optimizerMs: number; forwardCount: number; everySteps: number } };
+    expect(steps.steps).toBe(20);
+    // Steps 0, 5, 10, 15 and 20 are timed (the last one's events are read at exit).
+    expect(steps.compute.everySteps).toBe(5);
+    expect(steps.compute.forwardCount).toBe(5);
+    const within = (v: number, lo: number): void => {
+      expect(v).toBeGreaterThanOrEqual(lo);
+      expect(v).toBeLessThan(lo + 8);
+    };
+    within(steps.compute.forwardMs, 10);
+    within(steps.compute.backwardMs, 20);
+    within(steps.compute.optimizerMs, 5);
+  }, 60_000);
+});

@@ -9,7 +9,7 @@ def history(fake):
     def _record_memory_history(enabled, device=None):
         fake.history = (None, []) if enabled else None
     return _record_memory_history
-FEATURES = dict(observer=False, requested_key=False, uuid=False, device_traces=False, history=history)
+FEATURES = dict(observer=False, requested_key=False, uuid=False, device_traces=False, history=history, optimizer_hooks=False)
 
 install(sys.modules[__name__], "1.13.1", FEATURES)
 del sys.path[0]

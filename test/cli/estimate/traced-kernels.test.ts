@@ -1,0 +1,82 @@
+/**
+ * The tracer's stand-ins for CUDA kernels, byte for byte, on a tiny program with real PyTorch (fake tensors):
+ * CUDA's float32 autocast list, dropout's bool mask, and an older release's softmax input and in-place
+ * zero_grad (--torch-version). The tracer is run directly (no CLI build needed); needs the .venv/ test environment.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseStepTrace, type StepTrace, type TraceAlloc } from '../../../src/core/estimate/index.js';
+import { requireTestPython } from '../../setup/python-venv.js';
+
+const ROOT = join(__dirname, '../../..');
+const SCRIPT = join(ROOT, 'test/fixtures/estimate/trace/cuda_kernels.py');
+
+function trace(torchVersion: string | null): StepTrace {
+  const dir = mkdtempSync(join(tmpdir(), 'gpumem-kernels-'));
+  try {
+    const out = join(dir, 'trace.ndjson');
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '',
+      PYTHONPATH: `${join(ROOT, 'python/_site')}:${join(ROOT, 'python')}`,
+      GPUMEM_ESTIMATE_TRACE: out, GPUMEM_ESTIMATE_STEPS: '2',
+      ...(torchVersion ? { GPUMEM_ESTIMATE_TORCH_VERSION: torchVersion } : {}),
+    };
+    const r = spawnSync(requireTestPython(), [SCRIPT], { env, encoding: 'utf8', timeout: 120_000 });
+    expect(r.status, r.stderr).toBe(0);
+    return parseStepTrace(readFileSync(out, 'utf8'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const allocs = (t: StepTrace, step: number): TraceAlloc[] => t.events.filter((e): e is TraceAlloc => e.kind === 'alloc' && e.step === step);
+
+/** Index in the event list of the first allocation of `phase` in `step`, and of each free by id. */
+function positions(t: StepTrace): { first: (step: number, phase: string) => number; freedAt: (id: number) => number } {
+  return {
+    first: (step, phase) => t.events.findIndex((e) => e.kind === 'alloc' && e.step === step && e.phase === phase),
+    freedAt: (id) => t.events.findIndex((e) => e.kind === 'free' && e.id === id),
+  };
+}
+
+describe('tracer stand-ins for CUDA kernels (real torch)', () => {
+  const now = trace(null);
+  const old = trace('1.10');
+  const forward = (t: StepTrace) => allocs(t, 1).filter((a) => a.phase === 'forward');
+
+  it('softmax under autocast gives float32 (8 × 256 × 4 bytes) as CUDA autocast does', () => {
+    const softmax = forward(now).filter((a) => a.op === '_softmax');
+    expect(softmax.map((a) => [a.dtype, a.bytes])).toEqual([['float32', 8 * 256 * 4]]);
+  });
+
+  it('dropout keeps a one-byte bool mask and no float noise tensor', () => {
+    const f = forward(now);
+    expect(f.filter((a) => a.op === 'native_dropout').map((a) => [a.dtype, a.bytes]).sort()).toEqual([['bool', 8 * 256], ['float32', 8 * 256 * 4]]);
+    expect(f.some((a) => a.op === 'empty_like' || a.op === 'bernoulli')).toBe(false);
+  });
+
+  it('with torch 1.10 the softmax input lives until backward; with the installed release it is freed in forward', () => {
+    for (const [t, keptPastForward] of [[now, false], [old, true]] as const) {
+      const p = positions(t);
+      const h = forward(t).find((a) => a.op === 'addmm' && a.dtype === 'float16')!;
+      expect(h.bytes).toBe(8 * 256 * 2);
+      expect(p.freedAt(h.id) > p.first(1, 'backward')).toBe(keptPastForward);
+    }
+  });
+
+  it('with torch 1.10 zero_grad() keeps the gradients (zeroed) into the next forward pass', () => {
+    for (const [t, kept] of [[now, false], [old, true]] as const) {
+      const p = positions(t);
+      const grads = t.events.find((e) => e.kind === 'tag' && e.category === 'gradients' && e.step === 0);
+      expect(grads && grads.kind === 'tag' ? grads.ids.length : 0).toBe(2);
+      const ids = grads && grads.kind === 'tag' ? grads.ids : [];
+      for (const id of ids) {
+        const freed = p.freedAt(id);
+        expect(freed === -1 || freed > p.first(1, 'forward')).toBe(kept);
+      }
+    }
+  });
+});

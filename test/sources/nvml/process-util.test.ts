@@ -1,0 +1,78 @@
+/**
+ * nvmlDeviceGetProcessUtilization's timestamp protocol against the fake driver: each read passes the newest
+ * sample timestamp seen on that device, so a sample is counted once — the mean of the samples taken since the
+ * previous read, "no new sample" (NOT_FOUND) when there are none — per device, whatever the other device does.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openNvmlSource } from '../../../src/sources/nvml/index.js';
+import { fakeH100, fakeNvmlLib, writeScenario } from '../../fake-nvml/scenario.js';
+import { MiB } from '../../../src/core/units.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'gpumem-nvml-util-'));
+const path = join(dir, 'scenario.txt');
+let children: ChildProcess[] = [];
+let a: number;
+let b: number;
+
+beforeAll(() => {
+  children = [spawn('sleep', ['60'], { stdio: 'ignore' }), spawn('sleep', ['60'], { stdio: 'ignore' })];
+  [a, b] = children.map((c) => c.pid as number) as [number, number];
+  process.env.GPUMEM_FAKE_NVML_SCENARIO = path;
+});
+afterAll(() => children.forEach((c) => c.kill('SIGKILL')));
+
+type Samples = Array<{ pid: number; timeUs: number; smUtilPct: number }>;
+
+/** GPU 0 runs pid a and b, GPU 1 runs pid b; each device's driver buffer holds the given samples. */
+function scenario(gpu0: Samples, gpu1: Samples): void {
+  writeScenario(path, {
+    driverVersion: '590.44.01', cudaVersion: 13010,
+    devices: [
+      fakeH100(0, { processes: [{ pid: a, usedBytes: 1000 * MiB }, { pid: b, usedBytes: 500 * MiB }], utilSamples: gpu0 }),
+      fakeH100(1, { processes: [{ pid: b, usedBytes: 700 * MiB }], utilSamples: gpu1 }),
+    ],
+  });
+}
+
+const T = 1_700_000_000_000_000;
+
+describe('per-process utilization with lastSeenTimeStamp', () => {
+  it('counts each sample once: the mean of the new ones, then "no new sample", then only the newer one', async () => {
+    scenario(
+      // 37100 %: what exiting processes have been seen to report; not a percentage, so not counted.
+      [{ pid: a, timeUs: T + 1000, smUtilPct: 20 }, { pid: a, timeUs: T + 2000, smUtilPct: 40 }, { pid: b, timeUs: T + 1500, smUtilPct: 7 },
+        { pid: b, timeUs: T + 1700, smUtilPct: 37100 }],
+      [{ pid: b, timeUs: T + 500, smUtilPct: 90 }],
+    );
+    const source = openNvmlSource({ libPath: fakeNvmlLib('590') });
+    try {
+      const util = async (): Promise<Array<[number, number, number | null, string | undefined]>> => {
+        const s = await source.readSample();
+        return s.processes.map((p) => [p.gpuIndex as number, p.pid, p.smUtilPct, p.unavailable.smUtilPct]);
+      };
+      expect(await util()).toEqual([[0, a, 30, undefined], [0, b, 7, undefined], [1, b, 90, undefined]]);
+      // The same driver buffer read again: nothing new, so nothing is counted a second time.
+      for (const [, , pct, why] of await util()) {
+        expect(pct).toBeNull();
+        expect(why).toMatch(/^no new utilization sample since the previous read \(.*NOT_FOUND/);
+      }
+      // GPU 0 buffers one more sample for a; GPU 1's last timestamp is older than GPU 0's and still counts as seen.
+      scenario(
+        [{ pid: a, timeUs: T + 1000, smUtilPct: 20 }, { pid: a, timeUs: T + 2000, smUtilPct: 40 }, { pid: b, timeUs: T + 1500, smUtilPct: 7 },
+          { pid: a, timeUs: T + 3000, smUtilPct: 90 }],
+        [{ pid: b, timeUs: T + 500, smUtilPct: 90 }, { pid: b, timeUs: T + 800, smUtilPct: 10 }],
+      );
+      const third = await util();
+      expect(third[0]).toEqual([0, a, 90, undefined]);
+      expect(third[1]?.slice(0, 3)).toEqual([0, b, null]);
+      expect(third[1]?.[3]).toBe('no utilization sample for this pid');
+      expect(third[2]).toEqual([1, b, 10, undefined]);
+    } finally {
+      source.close();
+    }
+  });
+});

@@ -334,5 +334,3 @@ function route() {
 window.addEventListener('hashchange', route);
 route();
 startLive();
-// uPlot runs after this file (both deferred): history that arrived first is drawn once it is there.
-document.addEventListener('DOMContentLoaded', drawCharts);

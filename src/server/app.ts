@@ -13,7 +13,7 @@ import { LiveStream } from './live-stream.js';
 import { handleApiRead } from './routes/api.js';
 import { handleRunPages } from './routes/run-pages.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, handleRunSnapshots, handleSnapshotUpload } from './routes/snapshots.js';
-import { loadAssets, serveAsset, servePage } from './routes/assets.js';
+import { loadAssets, serveAsset } from './routes/assets.js';
 import type { ServerState } from './state.js';
 
 export interface AppOptions {
@@ -92,7 +92,6 @@ export function createApp(options: AppOptions): App {
       if (!handleRunSnapshots(res, url, state) && !handleRunPages(res, url, state) && !handleApiRead(req, res, url, state, facts)) sendError(res, 404, 'NOT_FOUND', 'no such API path');
       return;
     }
-    if (url.pathname === '/' || url.pathname === '/index.html') return servePage(res, assets, stream.firstData());
     if (!serveAsset(res, url.pathname, assets)) sendError(res, 404, 'NOT_FOUND', 'no such page');
   };
 

@@ -36,12 +36,6 @@ export class LiveStream {
 
   /** The first message of a new stream: server facts, chart history and the complete view; null before any sample. */
   first(): string | null {
-    const data = this.firstData();
-    return data === null ? null : eventFrame('sample', data);
-  }
-
-  /** The first message's data (JSON), also inlined into the page so it draws without waiting for the stream. */
-  firstData(): string | null {
     const parts = this.partsFor(this.state.latest());
     if (!parts) return null;
     // The next delta is measured against what the pages already open were sent: with none open it is this
@@ -50,7 +44,7 @@ export class LiveStream {
     else if (this.sent && (this.sent.processes !== parts.processes || this.sent.findings !== parts.findings)) this.sent = null;
     const server = JSON.stringify({ hostname: this.state.hostname, readonly: this.facts.readonly });
     const history = JSON.stringify(this.state.liveRows());
-    return `{"server":${server},"history":${history},${body(parts, true, true)}}`;
+    return eventFrame('sample', `{"server":${server},"history":${history},${body(parts, true, true)}}`);
   }
 
   /** Sends the new sample to every open page: the changed parts, or everything to a client that fell behind. */

@@ -1,8 +1,7 @@
 /**
  * The page's files, served from gpumem's own origin: index.html, app.js, app.css and uPlot. The build
  * copies them into dist/server/assets (scripts/copy-assets.mjs); run from source, uPlot is read from its
- * package. All are read once at start and kept in memory (about 80 KiB); the page itself is served with the
- * newest sample inlined (servePage).
+ * package. All are read once at start and kept in memory (about 80 KiB).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -53,19 +52,4 @@ export function serveAsset(res: ServerResponse, path: string, assets: Map<string
   if (!asset) return false;
   send(res, 200, asset.type, asset.body, { 'Cache-Control': 'no-cache' });
   return true;
-}
-
-/** Where index.html takes the first sample's data. */
-const FIRST_SAMPLE_SLOT = '<script type="application/json" id="first-sample"></script>';
-
-/**
- * Serves the page with the event stream's first message inlined as a JSON data block (never executed, so
- * the Content-Security-Policy allows it), so the page draws as soon as its script runs. Every `<` in the
- * data is written as `\u003c`, so no string from a process can end the block or open markup.
- */
-export function servePage(res: ServerResponse, assets: Map<string, Asset>, firstData: string | null): void {
-  const page = assets.get('/') as Asset;
-  const html = page.body.toString('utf8');
-  const filled = firstData === null ? html : html.replace(FIRST_SAMPLE_SLOT, () => `<script type="application/json" id="first-sample">${firstData.replaceAll('<', '\\u003c')}</script>`);
-  send(res, 200, page.type, filled, { 'Cache-Control': 'no-store' });
 }

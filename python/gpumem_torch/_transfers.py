@@ -11,6 +11,7 @@ Cheap by construction: before the loop's first batch (model loading) and for cal
 read. Under ``torch.compile`` tracing the original method is called untouched (that test comes first, so the
 tracer does not trace the recorder's changing state).
 """
+import sys
 import time
 
 
@@ -40,8 +41,9 @@ def _pinned(t):
 
 
 def compiling_probe(torch):
-    """``torch.compiler.is_compiling`` (or the older dynamo one), else a function that says False."""
-    for owner in (getattr(torch, "compiler", None), getattr(getattr(torch, "_dynamo", None), "external_utils", None)):
+    """``torch.compiler.is_compiling`` (torch >= 2.1), or dynamo's own when dynamo is already imported (never
+    imported here: that takes a second), else a function that says False."""
+    for owner in (getattr(torch, "compiler", None), sys.modules.get("torch._dynamo.external_utils"), sys.modules.get("torch._dynamo")):
         probe = getattr(owner, "is_compiling", None)
         if callable(probe):
             return probe

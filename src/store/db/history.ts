@@ -116,7 +116,7 @@ interface RawRun {
   retries: number; peak_bytes: number | null; mean_step_ms: number | null; data_wait_share: number | null; samples_per_sec: number | null;
 }
 
-// The step figures of the last attempt's process with the most steps: the training loop, not an evaluation helper.
+// The step figures of the last attempt's process with the most steps: the training loop, not an evaluation process.
 const BUSIEST_LOOP = 'FROM step_timing WHERE run_id = r.id ORDER BY attempt DESC, steps DESC LIMIT 1';
 const SELECT_RUN = `SELECT r.*, (SELECT MAX(s) FROM (SELECT SUM(peak_bytes) AS s FROM peaks WHERE run_id = r.id GROUP BY attempt)) AS peak_bytes,
   (SELECT mean_step_ms ${BUSIEST_LOOP}) AS mean_step_ms, (SELECT data_wait_share ${BUSIEST_LOOP}) AS data_wait_share,

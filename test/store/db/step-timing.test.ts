@@ -30,7 +30,7 @@ describe('history: step timing', () => {
     dirs.push(dir);
     const db = openHistory(join(dir, 'h.db'));
     const a = beginRun(db, { argv: ['python'], cwd: '/w', startedAtMs: 1000 });
-    // Attempt 1 OOMed; in attempt 2 the training loop (pid 11, 400 steps) and an evaluation helper (pid 12, 30 steps).
+    // Attempt 1 OOMed; in attempt 2 the training loop (pid 11, 400 steps) and an evaluation process (pid 12, 30 steps).
     completeRun(db, a, report([[{ pid: 10, steps: steps(50, 80, 0.5, 400) }], [{ pid: 11, steps: steps(400, 40.5, 0.625, 790.1) }, { pid: 12, steps: steps(30, 10, 0.1, 3200) }, { pid: 13, steps: null }]]));
     const b = beginRun(db, { argv: ['python'], cwd: '/w', startedAtMs: 2000 });
     completeRun(db, b, report([[{ pid: 20, steps: null }]]));

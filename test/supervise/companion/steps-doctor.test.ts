@@ -12,8 +12,11 @@ import { companionSetup, gpumem } from '../helpers/companion-e2e.js';
 const cleanups: Array<() => void> = [];
 afterEach(() => cleanups.splice(0).forEach((f) => f()));
 
-/** A loop on GPU 0: `waitMs` inside the DataLoader per batch of 32, `computeMs` per step, until `go` exists. */
-function loop(waitMs: number, computeMs: number, go: string): string {
+/**
+ * A loop on GPU 0: `waitMs` inside the DataLoader per batch of 32, `computeMs` per step, until `go` exists;
+ * with `copyAndItem`, each step also copies an 8 MiB pageable tensor to the GPU and calls `.item()` on a CUDA tensor.
+ */
+function loop(waitMs: number, computeMs: number, go: string, copyAndItem = false): string {
   return [
     'import os, time, torch',
     'held = torch.empty(10 << 20, device="cuda")',
@@ -26,6 +29,7 @@ function loop(waitMs: number, computeMs: number, go: string): string {
     `        time.sleep(${waitMs / 1000})`,
     '        yield Batch()',
     'for x in torch.utils.data.DataLoader(batches(), batch_size=32, num_workers=2):',
+    ...(copyAndItem ? ['    torch.empty(32, 65536).to("cuda")', '    held.item()'] : []),
     `    time.sleep(${computeMs / 1000})`,
   ].join('\n');
 }
@@ -33,12 +37,14 @@ function loop(waitMs: number, computeMs: number, go: string): string {
 interface Finding { id: string; title: string; fix: string; evidence: { pids: number[]; gpuIndexes: number[]; details: Record<string, unknown> } }
 
 /** Starts the supervised loop and resolves once its live file shows at least `steps` steps. */
-async function supervised(waitMs: number, computeMs: number, steps: number) {
+async function supervised(waitMs: number, computeMs: number, steps: number, copyAndItem = false) {
   const t = companionSetup(cleanups);
+  // The fake torch's blocking host-to-device copies take 1 ms per MiB.
+  t.env.FAKE_TORCH_COPY_MS_PER_MIB = '1';
   const go = join(t.dir, 'go');
   // Before the folder is removed: a failed test must not leave the loop running.
   cleanups.unshift(() => writeFileSync(go, ""));
-  const running = gpumem(['run', '--gpus', '0', '--no-history', '--source', 'nvml', '--interval-ms', '20', '--', 'python3', '-c', loop(waitMs, computeMs, go)], t.env);
+  const running = gpumem(['run', '--gpus', '0', '--no-history', '--source', 'nvml', '--interval-ms', '20', '--', 'python3', '-c', loop(waitMs, computeMs, go, copyAndItem)], t.env);
   const liveDir = join(t.env.XDG_RUNTIME_DIR as string, 'gpumem');
   const end = Date.now() + 20000;
   const stepsSeen = (): number => {
@@ -93,5 +99,19 @@ describe('step findings in doctor and diagnose while gpumem run supervises the l
     expect(job.steps).toBeGreaterThanOrEqual(8);
     expect(report.accounting[0]?.pytorch).toHaveLength(1);
     expect(report.findings.filter((x) => x.id === 'input-bound')).toEqual([]);
+  }, 60_000);
+
+  it('fed data, but an 8 MiB pageable copy and an .item() every step: blocking-copy (warning) and sync-calls (info), not input-bound', async () => {
+    const job = await supervised(1, 20, 8, true);
+    expect(job.steps).toBeGreaterThanOrEqual(8);
+    const d = await gpumem(['diagnose', '--json', '--window', '0', '--source', 'nvml'], job.env);
+    const r = await job.stop();
+    expect(r.code, r.stderr).toBe(0);
+    const findings = (JSON.parse(d.stdout) as { findings: Array<Finding & { severity: string }> }).findings;
+    const ids = findings.filter((f) => ['input-bound', 'blocking-copy', 'sync-calls'].includes(f.id)).map((f) => [f.id, f.severity]);
+    expect(ids).toEqual([['blocking-copy', 'warning'], ['sync-calls', 'info']]);
+    const copy = findings.find((f) => f.id === 'blocking-copy');
+    expect(copy?.evidence.details).toMatchObject({ blockingBytesPerStep: 8 * 1024 * 1024, pageableBytesPerStep: 8 * 1024 * 1024 });
+    expect(copy?.fix).toMatch(/^pin_memory=True in the DataLoader and \.to\(device, non_blocking=True\)/);
   }, 60_000);
 });

@@ -82,14 +82,15 @@ describe('loops without a DataLoader (fake torch)', () => {
     expect(s.boundary).toBe('optimizer');
     expect(s.steps).toBe(20);
     expect(s.meanStepMs).toBeGreaterThanOrEqual(15);
-    expect(s.meanStepMs).toBeLessThan(30);
+    // Sleeps only overshoot; a loaded machine stretches them by several ms each.
+    expect(s.meanStepMs).toBeLessThan(45);
     expect([s.dataWaitShare, s.samplesPerSec]).toEqual([null, null]);
     expect(findings.filter((f) => f.id === 'input-bound')).toEqual([]);
   }, 60_000);
 });
 
 describe('GPU time per phase from CUDA events (fake torch whose GPU runs in step with the host)', () => {
-  it('10 ms of forward, 20 ms of backward, 5 ms of optimizer per step: measured per phase on the timed steps', async () => {
+  it('10 ms of forward, 40 ms of backward, 5 ms of optimizer per step: measured per phase on the timed steps', async () => {
     const code = [
       'import time, torch',
       'weights = torch.empty(1 << 20, device="cuda")  # CUDA initialised, as a real model on the GPU does',
@@ -105,7 +106,7 @@ describe('GPU time per phase from CUDA events (fake torch whose GPU runs in step
     ].join('\n');
     const t = companionSetup(cleanups);
     const r = await gpumem(['run', '--json', '--no-history', '--source', 'nvml', '--interval-ms', '50', '--', 'python3', '-c', code],
-      { ...t.env, FAKE_TORCH_BACKWARD_MS: '20' });
+      { ...t.env, FAKE_TORCH_BACKWARD_MS: '40' });
     expect(r.code, r.stderr).toBe(0);
     const steps = (JSON.parse(r.stdout) as { attempts: Array<{ plugins: { companion: { processes: Array<{ steps: Record<string, unknown> }> } } }> })
       .attempts[0]?.plugins.companion.processes[0]?.steps as { steps: number; compute: { forwardMs: number; backwardMs: number; optimizerMs: number; forwardCount: number; everySteps: number } };
@@ -113,12 +114,14 @@ describe('GPU time per phase from CUDA events (fake torch whose GPU runs in step
     // Steps 0, 5, 10, 15 and 20 are timed (the last one's events are read at exit).
     expect(steps.compute.everySteps).toBe(5);
     expect(steps.compute.forwardCount).toBe(5);
+    // Phases 30 ms apart with a 20 ms allowance for sleeps overshooting under load: a phase given another's time
+    // (or none) still fails.
     const within = (v: number, lo: number): void => {
       expect(v).toBeGreaterThanOrEqual(lo);
-      expect(v).toBeLessThan(lo + 8);
+      expect(v).toBeLessThan(lo + 20);
     };
     within(steps.compute.forwardMs, 10);
-    within(steps.compute.backwardMs, 20);
+    within(steps.compute.backwardMs, 40);
     within(steps.compute.optimizerMs, 5);
   }, 60_000);
 });

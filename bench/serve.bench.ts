@@ -139,7 +139,11 @@ export async function run(): Promise<void> {
         await page.goto(server.base);
         await page.waitForSelector('#chart-memory canvas');
         await page.waitForSelector('#chart-util canvas');
-        await page.waitForFunction(`document.querySelectorAll('.gpu').length === ${GPUS} && document.querySelectorAll('#processes tbody tr').length === ${GPUS * PROCS_PER_GPU}`);
+        // A function, not a string: the page's Content-Security-Policy refuses eval, which a string predicate needs when polled.
+        await page.waitForFunction(([gpus, rows]) => {
+          const doc = (globalThis as unknown as { document: { querySelectorAll(selector: string): { length: number } } }).document;
+          return doc.querySelectorAll('.gpu').length === gpus && doc.querySelectorAll('#processes tbody tr').length === rows;
+        }, [GPUS, GPUS * PROCS_PER_GPU]);
         renders.push(Date.now() - t0);
         phases.push(await page.evaluate(PHASES));
         const t1 = Date.now();

@@ -39,7 +39,8 @@ export const run: CommandHandler<ServeOptions> = async (ctx) => {
   const app = createApp({
     state, bindAddress: host, token,
     kill: { graceMs: 5000, killOptions: { devicePrefix: ctx.env.GPUMEM_DEVICE_PREFIX || undefined } },
-    pace: { intervalMs, idleIntervalMs: Math.max(intervalMs, o.idleInterval) },
+    // A recording plays one sample per read: slowing it while no page is open would slow the replay itself.
+    pace: { intervalMs, idleIntervalMs: source.kind === 'replay' ? intervalMs : Math.max(intervalMs, o.idleInterval) },
     onError: (error) => ctx.stderr.write(`gpumem serve: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
   });
   try {

@@ -21,7 +21,7 @@ export const SERVE = defineCommand<ServeOptions>({
     host: { type: 'string', value: 'ADDR', default: '127.0.0.1', description: 'address to listen on (anything but loopback exposes process command lines to the network)' },
     port: { type: 'number', value: 'N', integer: true, min: 0, max: 65535, default: 9488, description: 'port to listen on (0: any free port)' },
     interval: { type: 'number', value: 'MS', integer: true, min: 50, max: MAX_MS, default: 2000, description: 'time between GPU samples, in milliseconds (the page updates at this pace; Prometheus scrapes the newest)' },
-    idleInterval: { type: 'number', value: 'MS', integer: true, min: 50, max: MAX_MS, default: 10_000, description: 'time between GPU samples while no page is open (never shorter than --interval); /metrics and the API serve the newest sample' },
+    idleInterval: { type: 'number', value: 'MS', integer: true, min: 50, max: MAX_MS, default: 10_000, description: 'time between GPU samples while no page is open (never shorter than --interval; a recording plays at --interval); /metrics and the API serve the newest sample' },
     readonly: { type: 'boolean', description: 'no actions: the page and API cannot end processes' },
     token: { type: 'string', value: 'TEXT', description: 'the action token (default: a random one, printed at start; also GPUMEM_SERVE_TOKEN)' },
     ...DB_TABLE,

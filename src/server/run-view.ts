@@ -1,9 +1,10 @@
 /**
- * The page's views of stored runs: two runs side by side (peaks, durations, OOMs, cleanup verdicts) and the
- * PyTorch split of a run. Stored reports are read defensively (older reports lack fields): a missing value
+ * The page's views of stored runs: two runs side by side (peaks, durations, step timing, OOMs, cleanup
+ * verdicts), the PyTorch split of a run and its step timing per process. Stored reports are read defensively (older reports lack fields): a missing value
  * shows as "–", never as 0. Sizes and durations are formatted by core/units.
  */
-import { formatBytes, formatDuration } from '../core/index.js';
+import { formatBytes, formatDuration, formatPercent } from '../core/index.js';
+import { describeSteps, type StepSummary } from '../core/companion/index.js';
 import type { RunRow } from '../store/index.js';
 import { runsView } from './view.js';
 
@@ -13,7 +14,7 @@ interface StoredAttempt {
   peaks?: Array<{ index?: number; uuid?: string; peakBytes?: number }>;
   ooms?: unknown[];
   cleanup?: { leftovers?: unknown[]; memoryReleased?: boolean; heldByNothing?: Array<{ bytes?: number }> };
-  plugins?: { companion?: { gpus?: StoredSplit[]; unprintedOoms?: unknown[] } };
+  plugins?: { companion?: { gpus?: StoredSplit[]; unprintedOoms?: unknown[]; processes?: Array<{ pid?: number; steps?: Partial<StepSummary> | null }> } };
 }
 
 interface StoredSplit {
@@ -32,6 +33,9 @@ function attemptsOf(report: unknown): StoredAttempt[] {
   return Array.isArray(attempts) ? (attempts as StoredAttempt[]) : [];
 }
 
+const stepMs = (ms: number | null): string => (ms === null ? '–' : `${ms.toFixed(1)} ms`);
+const share = (fraction: number | null): string => (fraction === null ? '–' : formatPercent(fraction * 100));
+const perSec = (rate: number | null): string => (rate === null ? '–' : rate.toFixed(1));
 const size = (bytes: number | null | undefined): string => (typeof bytes === 'number' ? formatBytes(bytes) : '–');
 
 /** The cleanup verdict of an attempt, in words. */
@@ -63,6 +67,9 @@ export function compareView(a: { run: RunRow; report: unknown }, b: { run: RunRo
     ['duration', ra!.duration!, rb!.duration!],
     ['peak (all GPUs, max over attempts)', ra!.peak!, rb!.peak!],
     ['retries', String(a.run.retries), String(b.run.retries)],
+    ['step time (training loop, last attempt)', stepMs(a.run.meanStepMs), stepMs(b.run.meanStepMs)],
+    ['data-wait share of step time', share(a.run.dataWaitShare), share(b.run.dataWaitShare)],
+    ['samples/s', perSec(a.run.samplesPerSec), perSec(b.run.samplesPerSec)],
   ];
   const aa = attemptsOf(a.report);
   const ab = attemptsOf(b.report);
@@ -115,4 +122,40 @@ export function hasSplitTimeline(report: unknown): boolean {
     const series = (a.plugins?.companion as { splitTimeline?: unknown } | undefined)?.splitTimeline;
     return Array.isArray(series) && series.length > 0;
   });
+}
+
+/** The step timing the history keeps for one process of one attempt, with the figures in words. */
+export interface StepsView {
+  attempt: number;
+  pid: number | null;
+  steps: number;
+  meanStepMs: number | null;
+  dataWaitShare: number | null;
+  samplesPerSec: number | null;
+  tokensPerSec: number | null;
+  text: string;
+}
+
+const figure = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
+
+/**
+ * Step timing of every process of every attempt that took steps, from the stored report. Reports from
+ * before step timing, or of runs without the companion, give none; fields an older companion did not send
+ * are null, never 0.
+ */
+export function stepsView(report: unknown): StepsView[] {
+  return attemptsOf(report).flatMap((a, i) => (a.plugins?.companion?.processes ?? []).flatMap((p) => {
+    const s = p.steps;
+    const steps = figure(s?.steps);
+    if (!s || steps === null || steps === 0) return [];
+    const summary: StepSummary = {
+      steps, meanStepMs: figure(s.meanStepMs), meanDataWaitMs: figure(s.meanDataWaitMs), dataWaitShare: figure(s.dataWaitShare),
+      samplesPerSec: figure(s.samplesPerSec), tokensPerSec: figure(s.tokensPerSec), batchSeen: figure(s.batchSeen), batchMin: figure(s.batchMin),
+      batchMax: figure(s.batchMax), batchAsked: figure(s.batchAsked), boundary: s.boundary === 'optimizer' ? 'optimizer' : null,
+    };
+    return [{
+      attempt: a.attempt ?? i + 1, pid: figure(p.pid), steps, meanStepMs: summary.meanStepMs, dataWaitShare: summary.dataWaitShare,
+      samplesPerSec: summary.samplesPerSec, tokensPerSec: summary.tokensPerSec ?? null, text: describeSteps(summary),
+    }];
+  }));
 }

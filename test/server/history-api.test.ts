@@ -1,6 +1,6 @@
 /** Runs from the history over the API and on /metrics, with the same documents as `gpumem runs --json`. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OOM_TEXT, RUN_UUID } from './history-fixture.js';
+import { EVAL_PID, EVAL_STEPS, OOM_TEXT, RUN_UUID, TRAIN_PID, TRAIN_STEPS } from './history-fixture.js';
 import { startHarness, type Harness } from './harness.js';
 
 let h: Harness;
@@ -25,6 +25,31 @@ describe('history over the API', () => {
     expect(samples.attempts).toHaveLength(1);
     expect(samples.attempts[0].timeline).toHaveLength(20);
     expect(samples.attempts[0].timeline[19]).toEqual({ tMs: 1900, bytes: { [RUN_UUID]: 10 * 1024 ** 3 } });
+  });
+
+  it("carries a run's step timing: the training loop's figures on the run, every process's in the report and on the page's view", async () => {
+    const list = await get('/api/v1/runs');
+    const [running, finished] = list.runs;
+    // The busiest process of the last attempt is the training loop, not the 3-step evaluation.
+    expect([finished.meanStepMs, finished.dataWaitShare, finished.samplesPerSec]).toEqual([45, 0.4, 1422.2]);
+    expect([running.meanStepMs, running.dataWaitShare, running.samplesPerSec]).toEqual([null, null, null]);
+    const one = await get(`/api/v1/runs/${finished.id}`);
+    expect([one.run.meanStepMs, one.run.dataWaitShare, one.run.samplesPerSec]).toEqual([45, 0.4, 1422.2]);
+    expect(one.report.attempts[0].plugins.companion.processes).toEqual([{ pid: EVAL_PID, steps: EVAL_STEPS }, { pid: TRAIN_PID, steps: TRAIN_STEPS }]);
+    const page = await get(`/api/v1/page/runs/${finished.id}/steps`);
+    expect(page.kind).toBe('gpumem.page-steps');
+    expect(page.steps).toEqual([
+      { attempt: 1, pid: EVAL_PID, steps: 3, meanStepMs: 12.5, dataWaitShare: null, samplesPerSec: 5120, tokensPerSec: 81920, text: '3 steps of 12.5 ms, 5120.0 samples/s, 81920 tokens/s, batch 64' },
+      { attempt: 1, pid: TRAIN_PID, steps: 200, meanStepMs: 45, dataWaitShare: 0.4, samplesPerSec: 1422.2, tokensPerSec: null, text: '200 steps of 45.0 ms, 40% waiting for data, 1422.2 samples/s, batch 64 (asked 64)' },
+    ]);
+    expect((await get(`/api/v1/page/runs/${running.id}/steps`)).steps).toEqual([]);
+    const cmp = await get(`/api/v1/page/compare?a=${finished.id}&b=${running.id}`);
+    const rows = cmp.rows.filter((r: string[]) => /step time|data-wait|samples\/s/.test(r[0]!));
+    expect(rows).toEqual([
+      ['step time (training loop, last attempt)', '45.0 ms', '–'],
+      ['data-wait share of step time', '40%', '–'],
+      ['samples/s', '1422.2', '–'],
+    ]);
   });
 
   it('counts runs by state and OOM events on /metrics', async () => {

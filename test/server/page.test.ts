@@ -1,14 +1,14 @@
 /**
  * The page as a person sees it, in headless Chromium (Debian's package) under the server's
  * Content-Security-Policy: live numbers from the fake driver appear and update, a hostile command line
- * shows as text, charts draw, a run's timeline and OOM show, and no request leaves the origin.
+ * shows as text, charts draw, a run's timeline, OOM and step timing show, and no request leaves the origin.
  */
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CHROMIUM } from '../setup/chromium.js';
 import { writeScenario } from '../fake-nvml/scenario.js';
 import { HOSTILE, startHarness, type Harness } from './harness.js';
-import { OOM_TEXT } from './history-fixture.js';
+import { EVAL_PID, OOM_TEXT, TRAIN_PID } from './history-fixture.js';
 
 const missing = inject('chromiumMissing');
 const skip = missing === '' ? '' : ` — SKIPPED: ${missing}`;
@@ -76,6 +76,10 @@ describe('the page in Chromium', () => {
     expect(await page.locator('#run-ooms li').textContent()).toBe(`attempt 1, line 42: ${OOM_TEXT}`);
     expect(await page.locator('#run-ooms b').count()).toBe(0);
     await expect.poll(() => page.locator('#run-split li').first().textContent(), { timeout: 5000 }).toBe('no PyTorch numbers: the run was not supervised with the companion');
+    await expect.poll(() => page.locator('#run-steps li').allTextContents(), { timeout: 5000 }).toEqual([
+      `attempt 1, pid ${EVAL_PID}: 3 steps of 12.5 ms, 5120.0 samples/s, 81920 tokens/s, batch 64`,
+      `attempt 1, pid ${TRAIN_PID}: 200 steps of 45.0 ms, 40% waiting for data, 1422.2 samples/s, batch 64 (asked 64)`,
+    ]);
     // Opening the other run fills the comparison with both; the finished run's peak and the running one's dash.
     await rows.nth(0).click();
     await expect.poll(() => page.locator('#cmp-b').inputValue(), { timeout: 5000 }).not.toBe('');
@@ -83,6 +87,10 @@ describe('the page in Chromium', () => {
     const peakRow = page.locator('#compare tr', { hasText: 'attempt 1: peak per GPU' });
     await expect.poll(() => peakRow.count(), { timeout: 5000 }).toBe(1);
     expect((await peakRow.innerText()).split('\t')).toEqual(['attempt 1: peak per GPU', '–', 'GPU 0 10.00 GiB']);
+    const cells = async (label: string): Promise<string[]> => (await page.locator('#compare tr', { hasText: label }).innerText()).split('\t');
+    expect(await cells('step time (training loop')).toEqual(['step time (training loop, last attempt)', '–', '45.0 ms']);
+    expect(await cells('data-wait share')).toEqual(['data-wait share of step time', '–', '40%']);
+    expect(await cells('samples/s')).toEqual(['samples/s', '–', '1422.2']);
     expect(problems).toEqual([]);
     await page.close();
   });

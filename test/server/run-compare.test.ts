@@ -1,4 +1,4 @@
-/** Comparing two runs and a run's PyTorch split over the page's API, from a history written here. */
+/** Comparing two runs, a run's step timing and its PyTorch split over the page's API, from a history written here. */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,7 +32,10 @@ beforeAll(async () => {
   withTorch = beginRun(db, { argv: ['python', 'train.py'], cwd: '/w', startedAtMs: 1_790_000_100_000 });
   completeRun(db, withTorch, report(90_000, 12 * GiB, {
     cleanup: { leftovers: [], memoryReleased: true, waitedMs: 10, heldByNothing: [], toleranceBytes: 0 },
-    plugins: { companion: { gpus: [{ gpuUuid: 'GPU-a', gpuIndex: 0, pids: [9], atMs: 4500, treeBytes: 12 * GiB, processUsedBytes: 12 * GiB, allocatedBytes: 8 * GiB, reservedBytes: 11 * GiB, maxPeakAllocatedBytes: 9 * GiB, maxPeakReservedBytes: 11 * GiB }], unprintedOoms: [{}], snapshots: [] } },
+    plugins: { companion: { gpus: [{ gpuUuid: 'GPU-a', gpuIndex: 0, pids: [9], atMs: 4500, treeBytes: 12 * GiB, processUsedBytes: 12 * GiB, allocatedBytes: 8 * GiB, reservedBytes: 11 * GiB, maxPeakAllocatedBytes: 9 * GiB, maxPeakReservedBytes: 11 * GiB }], unprintedOoms: [{}], snapshots: [],
+      // An older companion's step summary (no tokens/s, no batch range), a process with no complete step, one without steps.
+      processes: [{ pid: 9, steps: { steps: 40, meanStepMs: 100, meanDataWaitMs: 10, dataWaitShare: 0.1, samplesPerSec: 320, batchSeen: 32, batchAsked: null } },
+        { pid: 10, steps: { steps: 0, meanStepMs: null, meanDataWaitMs: null, dataWaitShare: null, samplesPerSec: null, batchSeen: null, batchAsked: null } }, { pid: 11 }] } },
   }));
   db.close();
   h = await startHarness({ dbPath });
@@ -52,6 +55,9 @@ describe('comparing two runs', () => {
     expect(rows.get('attempt 1: peak per GPU')).toEqual(['GPU 0 10.00 GiB', 'GPU 0 12.00 GiB']);
     expect(rows.get('OOMs (printed + caught)')).toEqual(['0', '1']);
     expect(rows.get('attempt 1: cleanup')).toEqual(['1 leftover process, memory not released, 512.00 MiB held by nothing', 'no leftovers']);
+    expect(rows.get('step time (training loop, last attempt)')).toEqual(['–', '100.0 ms']);
+    expect(rows.get('data-wait share of step time')).toEqual(['–', '10%']);
+    expect(rows.get('samples/s')).toEqual(['–', '320.0']);
     expect(rows.get('attempt 1: PyTorch peak allocated / reserved')).toEqual(['no PyTorch numbers (run without the companion)', 'GPU 0 9.00 GiB / 11.00 GiB']);
   });
 
@@ -60,6 +66,18 @@ describe('comparing two runs', () => {
     const bad = await get(h, `/api/v1/page/compare?a=x&b=${plain}`);
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('BAD_QUERY');
+  });
+});
+
+describe("a run's step timing", () => {
+  it('lists the processes that took steps, a field an older companion did not send as null, never 0', async () => {
+    const { body } = await get(h, `/api/v1/page/runs/${withTorch}/steps`);
+    expect(body.steps).toEqual([{
+      attempt: 1, pid: 9, steps: 40, meanStepMs: 100, dataWaitShare: 0.1, samplesPerSec: 320, tokensPerSec: null,
+      text: '40 steps of 100.0 ms, 10% waiting for data, 320.0 samples/s, batch 32',
+    }]);
+    expect((await get(h, `/api/v1/page/runs/${plain}/steps`)).body.steps).toEqual([]);
+    expect((await get(h, '/api/v1/page/runs/999/steps')).status).toBe(404);
   });
 });
 

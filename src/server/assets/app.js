@@ -218,6 +218,10 @@ async function showRun(id) {
     : split.perSample ? 'PyTorch reserved (dashed) and allocated (dotted) per GPU are drawn on the timeline above'
       : 'this run was recorded with the split at the peak only, not per sample', 'muted'));
   document.getElementById('run-split').replaceChildren(...splitItems);
+  const steps = await (await fetch(`/api/v1/page/runs/${id}/steps`)).json();
+  document.getElementById('run-steps').replaceChildren(...(steps.steps.length === 0
+    ? [el('li', 'no step timing: the run was not supervised with the companion, or took no steps', 'muted')]
+    : steps.steps.map((x) => el('li', `attempt ${x.attempt}, pid ${x.pid ?? '?'}: ${x.text}`))));
   const cmpA = document.getElementById('cmp-a');
   const cmpB = document.getElementById('cmp-b');
   if (cmpA.value !== String(id)) { cmpB.value = cmpA.value; cmpA.value = String(id); }

@@ -1,13 +1,13 @@
 /**
  * The page's run views: /api/v1/page/compare?a=ID&b=ID (two runs side by side) and
  * /api/v1/page/runs/ID/split (the PyTorch split at each GPU's peak; `perSample` says whether the run also
- * has it over time, in its samples). Formatted for the page; the JSON API's
+ * has it over time, in its samples) and /api/v1/page/runs/ID/steps (step timing per attempt and process). Formatted for the page; the JSON API's
  * /api/v1/runs/ID carries the same numbers unformatted.
  */
 import type { ServerResponse } from 'node:http';
 import { getRun } from '../../store/index.js';
 import { sendError, sendJson } from '../http/respond.js';
-import { compareView, hasSplitTimeline, splitView } from '../run-view.js';
+import { compareView, hasSplitTimeline, splitView, stepsView } from '../run-view.js';
 import type { ServerState } from '../state.js';
 import { SERVE_SCHEMA_VERSION } from './api.js';
 
@@ -28,10 +28,11 @@ export function handleRunPages(res: ServerResponse, url: URL, state: ServerState
     }
     return true;
   }
-  const m = /^\/api\/v1\/page\/runs\/(\d{1,12})\/split$/.exec(url.pathname);
+  const m = /^\/api\/v1\/page\/runs\/(\d{1,12})\/(split|steps)$/.exec(url.pathname);
   if (!m) return false;
   const found = load(m[1] ?? null);
   if (typeof found === 'string' || !found) sendError(res, 404, 'NOT_FOUND', `no run ${m[1]} in the history`);
+  else if (m[2] === 'steps') sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.page-steps', runId: found.run.id, steps: stepsView(found.report) });
   else sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.page-split', runId: found.run.id, splits: splitView(found.report), perSample: hasSplitTimeline(found.report) });
   return true;
 }

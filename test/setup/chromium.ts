@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 export const CHROMIUM = '/usr/bin/chromium';
+export const FIREFOX = '/usr/bin/firefox-esr';
 
 function run(argv: string[]): { ok: boolean; output: string } {
   const r = spawnSync(argv[0] as string, argv.slice(1), {
@@ -35,6 +36,14 @@ export function ensureDebianProgram(path: string, pkg: string): string | null {
 /** Makes sure Chromium is there; returns null when it is, else why it is not. */
 export function ensureChromium(): string | null {
   return ensureDebianProgram(CHROMIUM, 'chromium');
+}
+
+/**
+ * The page's Firefox test drives Debian's firefox-esr over WebDriver BiDi. Without it that test fails (never
+ * skips), saying what to install.
+ */
+export function ensureFirefox(): string | null {
+  return ensureDebianProgram(FIREFOX, 'firefox-esr');
 }
 
 /**

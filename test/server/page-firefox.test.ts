@@ -1,0 +1,66 @@
+/**
+ * The page in Debian's Firefox (firefox-esr, headless, driven over WebDriver BiDi) under the server's
+ * Content-Security-Policy: the fake driver's live numbers appear and update, a hostile command line shows as
+ * text, nothing is logged as an error and no request leaves the origin.
+ */
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeScenario } from '../fake-nvml/scenario.js';
+import { FIREFOX } from '../setup/chromium.js';
+import { Firefox } from './firefox-bidi.js';
+import { HOSTILE, startHarness, type Harness } from './harness.js';
+
+let h: Harness;
+let ff: Firefox | undefined;
+
+beforeAll(async () => {
+  if (!existsSync(FIREFOX)) throw new Error(`${FIREFOX} is missing; install it with: sudo apt-get install -y firefox-esr`);
+  h = await startHarness({ intervalMs: 200 });
+  ff = await Firefox.launch(15_000);
+}, 30_000);
+
+afterAll(async () => {
+  await ff?.close();
+  await h?.close();
+});
+
+/** Polls an expression in the page until check passes; returns the last value. */
+async function poll(context: string, expression: string, check: (v: string) => boolean, timeoutMs = 10_000): Promise<string> {
+  const until = Date.now() + timeoutMs;
+  let value = '';
+  for (;;) {
+    value = String(await ff!.evaluate(context, expression));
+    if (check(value) || Date.now() > until) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('the page in Firefox', () => {
+  it('shows live GPUs and processes, updates them, and shows a hostile command line as text', async () => {
+    const f = ff!;
+    await f.send('session.subscribe', { events: ['log.entryAdded', 'network.beforeRequestSent'] });
+    const { context } = await f.send('browsingContext.create', { type: 'tab' }) as { context: string };
+    await f.send('browsingContext.navigate', { context, url: `${h.base}/#token=${h.token}`, wait: 'complete' });
+
+    const gpu0 = `document.querySelector('.gpu[data-index="0"] .mem')?.textContent ?? ''`;
+    expect(await poll(context, gpu0, (v) => v.includes('19.53 GiB'))).toContain('19.53 GiB / 79.65 GiB · util 87% · 58°C · 412 W');
+    writeScenario(h.scenarioPath, h.scenario(30_000, 12));
+    expect(await poll(context, gpu0, (v) => v.includes('29.30 GiB'))).toContain('29.30 GiB / 79.65 GiB · util 12%');
+
+    const hostile = `document.querySelector('#processes tr[data-pid="${h.hostilePid}"] td.cmd')?.textContent ?? ''`;
+    expect(await f.evaluate(context, hostile)).toBe(`/bin/sh -c sleep 60 ${HOSTILE}`);
+    expect(await f.evaluate(context, `document.querySelectorAll('#processes img, #processes script').length`)).toBe(0);
+    expect(await f.evaluate(context, 'document.title')).toBe('gpumem');
+    expect(await poll(context, `String(document.querySelectorAll('#chart-memory canvas').length)`, (v) => v !== '0')).not.toBe('0');
+    expect(await f.evaluate(context, `document.querySelectorAll('#processes tr[data-pid="${h.trainerPid}"] button').length`)).toBe(1);
+
+    const origin = new URL(h.base).origin;
+    const urls = f.events.filter((e) => e.method === 'network.beforeRequestSent').map((e) => (e.params.request as { url: string }).url);
+    expect(urls.length).toBeGreaterThan(0);
+    // data: URLs never reach the network: the page's empty favicon and a font of Firefox's own stylesheet.
+    expect(urls.filter((u) => !u.startsWith('data:') && new URL(u).origin !== origin)).toEqual([]);
+    const problems = f.events.filter((e) => e.method === 'log.entryAdded' && ['error', 'warn'].includes(String(e.params.level)))
+      .map((e) => String(e.params.text));
+    expect(problems).toEqual([]);
+  }, 30_000);
+});

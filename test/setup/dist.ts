@@ -24,5 +24,5 @@ export async function buildDist(): Promise<void> {
   if (existsSync(bin) && newestMs(join(ROOT, 'dist')) >= sources) return;
   // What `npm run build` does, without npm's own start-up.
   execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'inherit' });
-  execFileSync(process.execPath, [join(ROOT, 'scripts/copy-assets.mjs')], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(process.execPath, [join(ROOT, 'scripts/finish-build.mjs')], { cwd: ROOT, stdio: 'inherit' });
 }

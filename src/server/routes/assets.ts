@@ -1,6 +1,6 @@
 /**
  * The page's files, served from gpumem's own origin: index.html, app.js, app.css and uPlot. The build
- * copies them into dist/server/assets (scripts/copy-assets.mjs); run from source, uPlot is read from its
+ * copies them into dist/server/assets (scripts/finish-build.mjs); run from source, uPlot is read from its
  * package. All are read once at start and kept in memory (about 80 KiB).
  */
 import { existsSync, readFileSync } from 'node:fs';

@@ -1,31 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { checkpointingFix, insertFix, parseStepTrace, rankTracedFixes, rewriteTrace, type TracedFixKind } from '../../../src/core/estimate/index.js';
 import { AllocatorSim } from '../../../src/core/allocator/index.js';
+import { alloc, free, handStep, line } from './trace-lines.js';
 
 const MiB = 1024 * 1024;
-const line = (o: Record<string, unknown>): string => JSON.stringify(o);
-const alloc = (id: number, bytes: number, phase: string, op = 'add', module: string | null = 'net.fc'): string =>
-  line({ kind: 'alloc', id, bytes, dtype: 'float32', op, module, phase, step: 0, frame: 'train.py:9' });
-const free = (id: number): string => line({ kind: 'free', id });
-
-// Weights 0 (4 MiB); forward saves 1 (2 MiB) and a temporary 2 (1 MiB); backward makes gradient 3 (4 MiB)
-// and frees 1; the optimizer makes state 4 (8 MiB) and a temporary 5 (4 MiB). Peak: optimizer, 20 MiB.
-const STEP = parseStepTrace([
-  line({ kind: 'header', schemaVersion: 1, torch: '2.15.0', steps: 1, stepsDone: 1 }),
-  alloc(0, 4 * MiB, 'other', 'to', null),
-  alloc(1, 2 * MiB, 'forward', 'mm'),
-  alloc(2, 1 * MiB, 'forward', 'relu'),
-  free(2),
-  alloc(3, 4 * MiB, 'backward', 'mm', 'backward of MmBackward0'),
-  free(1),
-  alloc(4, 8 * MiB, 'optimizer', 'zeros_like', 'optimizer'),
-  alloc(5, 4 * MiB, 'optimizer', '_foreach_sqrt', 'optimizer'),
-  free(5),
-  line({ kind: 'tag', category: 'weights', step: 0, ids: [0] }),
-  line({ kind: 'tag', category: 'gradients', step: 0, ids: [3] }),
-  line({ kind: 'tag', category: 'optimizer-state', step: 0, ids: [4] }),
-  line({ kind: 'end' }),
-].join('\n'));
+// Peak: optimizer, 20 MiB (see handStep).
+const STEP = parseStepTrace(handStep());
 
 describe('traced fixes', () => {
   const context = 100 * MiB;

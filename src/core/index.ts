@@ -3,6 +3,7 @@ export * from './errors.js';
 export * from './units.js';
 export * from './text.js';
 export * from './records.js';
+export * from './same-data.js';
 export * from './arrays.js';
 export * from './types.js';
 export { diagnose, DIAGNOSE_SCHEMA_VERSION, DIAGNOSE_RULES, type DiagnoseReport, type DiagnoseInput, type Finding as DiagnoseFinding, type DeviceAccounting, type ProcessTree } from './diagnose/index.js';

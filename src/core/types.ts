@@ -88,6 +88,11 @@ export interface HostFacts {
    */
   cpuTicks?: number | null;
   /**
+   * When `cpuTicks` was read (ms since the epoch), set by live samplers that re-read /proc slowly: samples
+   * carrying the same reading say nothing about CPU use between them. Absent where every sample is a fresh read.
+   */
+  cpuTicksAtMs?: number;
+  /**
    * CPU use between the two latest reads of /proc/PID/stat by a live sampler, in % of one core (200 = two
    * cores busy). Absent or null until a process has been read twice.
    */

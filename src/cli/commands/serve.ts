@@ -11,7 +11,7 @@ import { sourceOptionsFromContext } from '../open-source.js';
 import { painter } from '../render/style.js';
 
 /**
- * A known GPU process's state, parent and CPU ticks are re-read from /proc this often, spread over samples,
+ * A known GPU process's state, parent and CPU ticks are re-read from /proc this often, all in one round,
  * instead of every sample: nothing the page or /metrics shows depends on them, and the diagnosis that does
  * is redone every 15 s. Re-reading 512 processes every 2 s was most of an idle server's CPU. A process that
  * leaves the GPU is forgotten at once; ending one re-reads /proc itself.

@@ -24,10 +24,10 @@ import { renderFrame } from '../watch/view.js';
 
 /**
  * The findings line diagnoses the last FINDINGS_SPAN_MS thinned to FINDINGS_SAMPLES samples (idleness and
- * growth need a window): long enough that every process's CPU ticks were re-read at least twice in it
- * (RESTAT_EVERY_MS), so "used CPU" is measured, not assumed.
+ * growth need a window): long enough to hold two rounds of /proc re-reads (RESTAT_EVERY_MS), so "used no CPU"
+ * is measured between two readings; a window holding one reading says "unknown", never "idle".
  */
-const FINDINGS_SPAN_MS = 25_000;
+const FINDINGS_SPAN_MS = 65_000;
 const FINDINGS_SAMPLES = 10;
 /**
  * The windowed diagnosis costs about 6× a one-sample one (8 GPUs × 64 pids: ~11 ms against ~2 ms), so the
@@ -40,11 +40,11 @@ const FINDINGS_UNCHANGED_EVERY_MS = 60_000;
 /** A sample equal to the one on screen redraws only this often: for the ages and the sparklines. */
 const REDRAW_UNCHANGED_EVERY_MS = 5000;
 /**
- * A process off screen has its state, parent and CPU ticks re-read from /proc this often, spread over samples,
+ * A process off screen has its state, parent and CPU ticks re-read from /proc this often, all in one round,
  * not every sample (512 stat reads were most of a sample's cost); the rows on screen every
  * FOCUS_RESTAT_EVERY_MS, which is also the span of their CPU %. Kill re-reads what it decides on itself.
  */
-const RESTAT_EVERY_MS = 10_000;
+const RESTAT_EVERY_MS = 30_000;
 const FOCUS_RESTAT_EVERY_MS = 2000;
 /**
  * Power limit, compute mode and MIG mode change only by an administrator's hand: re-read this often, not every

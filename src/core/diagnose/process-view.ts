@@ -88,6 +88,8 @@ function cpuTicksInWindow(row: GpuProcess, samples: readonly Sample[]): number |
   for (const sample of samples) {
     const host = rowsByPid(sample).get(row.pid)?.[0]?.host;
     if (!Number.isSafeInteger(host?.cpuTicks) || host?.startTicks !== row.host?.startTicks) continue;
+    // One reading carried through the window (a live view re-reads slowly) measures nothing.
+    if (host?.cpuTicksAtMs !== undefined && host.cpuTicksAtMs === row.host?.cpuTicksAtMs) return null;
     return sample === samples[samples.length - 1] ? null : (now as number) - (host?.cpuTicks as number);
   }
   return null;

@@ -6,19 +6,25 @@
  */
 import type { GpuProcess, GpuProcessKind, Unavailable } from '../../core/types.js';
 import { callReason, DeviceUnreadable } from './calls.js';
-import { PROCESS_MAX_STRIDE, PROCESS_UTIL_SAMPLE, type ProcessStride } from './layouts.js';
-import type { DeviceHandle, NvmlCall, ProcessCall } from './library.js';
+import { PROCESS_MAX_STRIDE } from './layouts.js';
+import type { DeviceHandle, ProcessCall } from './library.js';
 import { decodeProcessEntries, fallbackStrides, type ProcessEntry } from './process-api.js';
-import { NVML_ERROR_GPU_IS_LOST, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_FOUND, NVML_SUCCESS } from './return-codes.js';
+import { NVML_ERROR_GPU_IS_LOST, NVML_ERROR_INSUFFICIENT_SIZE, NVML_SUCCESS } from './return-codes.js';
 
 /** How often a list may grow between the count and fill calls before we give up for this sample. */
 const MAX_ATTEMPTS = 5;
 
-/** Growable buffer for one kind of list, kept across samples. */
+/**
+ * Growable buffer for one kind of list, kept across samples, with a copy of the bytes decoded last and their
+ * entries: a list the driver answers byte for byte as before is not decoded again.
+ */
 export class ListBuffer {
   capacity = 0;
   buf: Buffer = Buffer.alloc(0);
   readonly count = new Uint32Array(1);
+  decodedBytes: Buffer = Buffer.alloc(0);
+  decodedLength = -1;
+  decoded: ProcessEntry[] = [];
 
   /** Grows to hold `needed` entries with headroom (processes appear between calls), as pynvml does. */
   grow(needed: number, entrySize: number): void {
@@ -27,8 +33,24 @@ export class ListBuffer {
   }
 }
 
-/** Result of one list call: the entries, or why the list could not be read. */
-export type ListResult = { entries: ProcessEntry[] } | { reason: string };
+/**
+ * Result of one list call: the entries (`unchanged` when the driver's answer equals the previous call's, the
+ * same array then), or why the list could not be read.
+ */
+export type ListResult = { entries: ProcessEntry[]; unchanged: boolean } | { reason: string };
+
+/** The entries of `state.buf` (n entries at `stride`) as decoded last time, when its bytes have not changed. */
+function sameAsDecoded(state: ListBuffer, bytes: number): boolean {
+  return bytes === state.decodedLength && state.buf.compare(state.decodedBytes, 0, bytes, 0, bytes) === 0;
+}
+
+function remember(state: ListBuffer, bytes: number, entries: ProcessEntry[]): ListResult {
+  if (state.decodedBytes.length < bytes) state.decodedBytes = Buffer.alloc(state.buf.length);
+  state.buf.copy(state.decodedBytes, 0, 0, bytes);
+  state.decodedLength = bytes;
+  state.decoded = entries;
+  return { entries, unchanged: false };
+}
 
 /**
  * Runs the count protocol for one process list and decodes it. The first call of a session passes
@@ -51,13 +73,15 @@ export function readProcessList(
     if (rc === NVML_ERROR_GPU_IS_LOST) throw new DeviceUnreadable(rc, api.symbol);
     if (rc !== NVML_SUCCESS) return { reason: callReason(api.symbol, rc) };
     const n = Math.min(state.count[0] as number, state.capacity);
+    // The stride chosen for the session is the one the remembered bytes were decoded with.
+    if (sameAsDecoded(state, n * api.choice.stride)) return { entries: state.decoded, unchanged: true };
     const first = decodeProcessEntries(state.buf, n, api.choice.stride, totalBytes);
-    if (first) return { entries: first };
+    if (first) return remember(state, n * api.choice.stride, first);
     for (const stride of fallbackStrides(api.choice.stride)) {
       const entries = decodeProcessEntries(state.buf, n, stride, totalBytes);
       if (entries) {
         api.choice = { ...api.choice, stride, reason: `${api.choice.reason}; entries decoded as ${stride} bytes after a failed sanity check` };
-        return { entries };
+        return remember(state, n * stride, entries);
       }
     }
     return { reason: `${api.symbol}: entries failed the pid/memory sanity check at every known stride` };
@@ -109,66 +133,3 @@ export function mergeEntries(
     });
   }
 }
-
-/** Buffer for per-process utilization samples, and the newest sample timestamp seen, kept across reads of one device. */
-export class UtilBuffer {
-  capacity = 0;
-  buf: Buffer = Buffer.alloc(0);
-  readonly count = new Uint32Array(1);
-  /** Timestamp (µs since the epoch) of the newest sample read so far; passed as lastSeenTimeStamp. */
-  lastSeenUs = 0;
-}
-
-/** Said for a pid when the driver had no sample newer than the previous read (NVML_ERROR_NOT_FOUND). */
-export const NO_NEW_UTIL_SAMPLE = 'no new utilization sample since the previous read';
-
-/**
- * Per-pid SM utilization from nvmlDeviceGetProcessUtilization with its timestamp protocol: each read passes
- * the newest timestamp seen on this device, so only samples taken since come back and none is counted
- * twice; a pid's value is the mean of its new samples. Returns a map, or a reason string when nothing can
- * be read (NOT_FOUND = no new samples since the previous read).
- */
-export function readSmUtilization(fn: NvmlCall | null, state: UtilBuffer, handle: DeviceHandle): Map<number, number> | string {
-  if (!fn) return 'nvmlDeviceGetProcessUtilization not exported by this driver';
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    state.count[0] = state.capacity;
-    const rc = fn(handle, state.capacity > 0 ? state.buf : null, state.count, state.lastSeenUs);
-    if (rc === NVML_ERROR_INSUFFICIENT_SIZE || (rc === NVML_SUCCESS && state.capacity === 0 && (state.count[0] as number) > 0)) {
-      state.capacity = (state.count[0] as number) * 2 + 5;
-      state.buf = Buffer.alloc(state.capacity * PROCESS_UTIL_SAMPLE.size);
-      continue;
-    }
-    if (rc === NVML_ERROR_NOT_FOUND) return `${NO_NEW_UTIL_SAMPLE} (${callReason('nvmlDeviceGetProcessUtilization', rc)})`;
-    if (rc === NVML_ERROR_GPU_IS_LOST) throw new DeviceUnreadable(rc, 'nvmlDeviceGetProcessUtilization');
-    if (rc !== NVML_SUCCESS) return callReason('nvmlDeviceGetProcessUtilization', rc);
-    return meanOfNewSamples(state, Math.min(state.count[0] as number, state.capacity));
-  }
-  return 'nvmlDeviceGetProcessUtilization: sample count kept growing';
-}
-
-/** Mean SM % per pid over the `n` samples in the buffer newer than the last read, and the new lastSeen. */
-function meanOfNewSamples(state: UtilBuffer, n: number): Map<number, number> | string {
-  // Sums, then means in place: no object per pid (this runs for every GPU on every sample).
-  const sums = new Map<number, number>();
-  const counts = new Map<number, number>();
-  let newest = state.lastSeenUs;
-  for (let i = 0; i < n; i++) {
-    const at = i * PROCESS_UTIL_SAMPLE.size;
-    const ts = state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.timeStamp + 4) * 4294967296 + state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.timeStamp);
-    // A driver that hands back an old sample anyway must not have it counted a second time.
-    if (ts <= state.lastSeenUs) continue;
-    newest = Math.max(newest, ts);
-    const pid = state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.pid);
-    const pct = state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.smUtil);
-    // Exiting (zombie) processes have been seen to report values like 37100: not a percentage, not evidence.
-    if (pct > 100) continue;
-    sums.set(pid, (sums.get(pid) ?? 0) + pct);
-    counts.set(pid, (counts.get(pid) ?? 0) + 1);
-  }
-  state.lastSeenUs = newest;
-  if (sums.size === 0) return NO_NEW_UTIL_SAMPLE;
-  for (const [pid, sum] of sums) sums.set(pid, sum / (counts.get(pid) as number));
-  return sums;
-}
-
-export type { ProcessStride };

@@ -6,6 +6,7 @@
  */
 import type { Device, GpuProcess, Sample, Unavailable } from '../../core/types.js';
 import { GpumemError } from '../../core/errors.js';
+import { sameData } from '../../core/same-data.js';
 import type { GpuSource } from '../source.js';
 import { callReason, DeviceUnreadable, invoke, readUint, scratchU32 } from './calls.js';
 import { computeModeName, formatCudaVersion, readDevice, readIdentity, readSettings, unreadableDevice, type DeviceIdentity, type DeviceSettings, type SystemInfo } from './device.js';
@@ -13,7 +14,8 @@ import { DRIVER_VERSION_BUFFER_SIZE, readCString } from './layouts.js';
 import { acquireNvml, releaseNvml, type DeviceHandle, type NvmlLibrary } from './library.js';
 import { initialMemoryApi, type MemoryApiState } from './memory.js';
 import { readMigInstances } from './mig.js';
-import { ListBuffer, mergeEntries, readProcessList, readSmUtilization, UtilBuffer } from './processes.js';
+import { ListBuffer, mergeEntries, readProcessList } from './processes.js';
+import { readSmUtilization, UtilBuffer } from './process-util.js';
 import type { ProcessApiChoice } from './process-api.js';
 import { NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NO_PERMISSION, NVML_SUCCESS, nvmlReturnHint, nvmlReturnName } from './return-codes.js';
 
@@ -46,7 +48,19 @@ interface DeviceSlot {
   compute: ListBuffer;
   graphics: ListBuffer;
   util: UtilBuffer;
+  /**
+   * The rows of the previous sample, handed out again while both lists and every SM % are as they were (a live
+   * view's steady state builds no row). Valid only when both lists were read then; rows are never changed.
+   */
+  rows: GpuProcess[] | null;
+  /** The device as the previous sample gave it, handed out again while every field reads the same. */
+  device: Device | null;
+  /** The rows this slot gave the previous sample (NO_ROWS when none). */
+  rowsOut: GpuProcess[] | null;
 }
+
+/** A GPU without processes: one array for every such sample, never written to. */
+const NO_ROWS: GpuProcess[] = [];
 
 const statusFor = (rc: number): Device['status'] =>
   rc === NVML_ERROR_GPU_IS_LOST ? 'lost' : rc === NVML_ERROR_NO_PERMISSION ? 'no-permission' : 'error';
@@ -63,9 +77,13 @@ export class NvmlSource implements GpuSource {
   private readonly clocksAndEnergy: boolean;
   private readonly nowMs: () => number;
   private closed = false;
+  private readonly sourceInfo: Sample['source'];
+  /** The arrays of the previous sample (see readSampleSync). */
+  private last: { devices: Device[]; processes: GpuProcess[] } | null = null;
 
   constructor(options: NvmlSourceOptions = {}) {
     this.libPath = resolveNvmlLibPath(options);
+    this.sourceInfo = { kind: 'nvml', detail: this.libPath };
     this.settingsEveryMs = options.settingsEveryMs ?? 0;
     this.clocksAndEnergy = options.clocksAndEnergy !== false;
     this.nowMs = options.nowMs ?? Date.now;
@@ -83,7 +101,7 @@ export class NvmlSource implements GpuSource {
       }
       const count = scratchU32[0] as number;
       for (let index = 0; index < count; index++) {
-        this.slots.push({ index, handle: null, identity: null, settings: null, settingsAtMs: 0, compute: new ListBuffer(), graphics: new ListBuffer(), util: new UtilBuffer() });
+        this.slots.push({ index, handle: null, identity: null, settings: null, settingsAtMs: 0, compute: new ListBuffer(), graphics: new ListBuffer(), util: new UtilBuffer(), rows: null, device: null, rowsOut: null });
       }
     } catch (err) {
       releaseNvml(this.lib);
@@ -112,12 +130,17 @@ export class NvmlSource implements GpuSource {
     if (this.closed) throw new GpumemError('FAILED', 'the NVML source was used after close()', { hint: 'this is a gpumem bug; please report it' });
     const devices: Device[] = [];
     const processes: GpuProcess[] = [];
+    let same = this.last !== null;
     for (const slot of this.slots) {
       const { device, rows } = this.readSlot(slot);
+      same &&= device === this.last?.devices[devices.length] && rows === slot.rowsOut;
+      slot.rowsOut = rows;
       devices.push(device);
       for (const p of rows) processes.push(p);
     }
-    return { timeMs: Date.now(), source: { kind: 'nvml', detail: this.libPath }, devices, processes, unavailable: {} };
+    // A steady machine gives the previous sample's arrays again: a history then shares them.
+    if (!same || !this.last) this.last = { devices, processes };
+    return { timeMs: Date.now(), source: this.sourceInfo, devices: this.last.devices, processes: this.last.processes, unavailable: {} };
   }
 
   /** Ends this user's share of the NVML session (the last one shuts NVML down). Safe to call twice. */
@@ -163,10 +186,16 @@ export class NvmlSource implements GpuSource {
         device.migInstances = mig.instances;
         if (mig.firstHandle !== null) this.readMigComputeMode(device, mig.firstHandle);
       }
-      return { device, rows: this.readProcesses(slot, device) };
+      const rows = this.readProcesses(slot, device);
+      // Equal devices are one object: a history of a steady GPU then holds one device, not one per sample.
+      if (slot.device !== null && sameData(slot.device, device)) return { device: slot.device, rows };
+      slot.device = device;
+      return { device, rows };
     } catch (err) {
       if (!(err instanceof DeviceUnreadable)) throw err;
       slot.settings = null;
+      slot.rows = null;
+      slot.device = null;
       return { device: unreadableDevice(slot.index, slot.identity, this.system, statusFor(err.nvmlReturn), err.message), rows: [] };
     }
   }
@@ -193,24 +222,45 @@ export class NvmlSource implements GpuSource {
 
   private readProcesses(slot: DeviceSlot, device: Device): GpuProcess[] {
     const fns = this.lib.fns;
-    const rows = new Map<string | number, GpuProcess>();
-    const gpu = { uuid: device.uuid, index: device.index };
     const total = device.memory.totalBytes;
     const compute = readProcessList(fns.computeProcesses, slot.compute, slot.handle, total);
-    if ('entries' in compute) mergeEntries(rows, compute.entries, 'compute', gpu);
-    else device.unavailable['processes.compute'] = compute.reason;
     const graphics = readProcessList(fns.graphicsProcesses, slot.graphics, slot.handle, total);
-    if ('entries' in graphics) mergeEntries(rows, graphics.entries, 'graphics', gpu);
-    else device.unavailable['processes.graphics'] = graphics.reason;
-    if (rows.size === 0) return [];
-    const sm = readSmUtilization(fns.processUtilization, slot.util, slot.handle);
+    if (!('entries' in compute)) device.unavailable['processes.compute'] = compute.reason;
+    if (!('entries' in graphics)) device.unavailable['processes.graphics'] = graphics.reason;
+    const computeEntries = 'entries' in compute ? compute.entries : [];
+    const graphicsEntries = 'entries' in graphics ? graphics.entries : [];
+    if (computeEntries.length === 0 && graphicsEntries.length === 0) {
+      slot.rows = null;
+      return NO_ROWS;
+    }
+    const noSm = readSmUtilization(fns.processUtilization, slot.util, slot.handle);
+    const listsUnchanged = 'unchanged' in compute && compute.unchanged && 'unchanged' in graphics && graphics.unchanged;
+    if (listsUnchanged && slot.rows !== null && sameSm(slot.rows, slot.util, noSm)) return slot.rows;
+    const rows = new Map<string | number, GpuProcess>();
+    const gpu = { uuid: device.uuid, index: device.index };
+    mergeEntries(rows, computeEntries, 'compute', gpu);
+    mergeEntries(rows, graphicsEntries, 'graphics', gpu);
     for (const row of rows.values()) {
-      const pct = typeof sm === 'string' ? undefined : sm.get(row.pid);
-      if (pct === undefined) row.unavailable.smUtilPct = typeof sm === 'string' ? sm : 'no utilization sample for this pid';
+      const pct = noSm === null ? slot.util.meanOf(row.pid) : undefined;
+      if (pct === undefined) row.unavailable.smUtilPct = smReason(noSm);
       else row.smUtilPct = pct;
     }
-    return [...rows.values()];
+    const out = [...rows.values()];
+    slot.rows = 'entries' in compute && 'entries' in graphics ? out : null;
+    return out;
   }
+}
+
+/** Why a row has no SM %: the reason for the whole device, or no sample for that pid. */
+const smReason = (noSm: string | null): string => noSm ?? 'no utilization sample for this pid';
+
+/** Whether every row's SM % (or the reason it has none) is what the last utilization read gives. */
+function sameSm(rows: readonly GpuProcess[], util: UtilBuffer, noSm: string | null): boolean {
+  for (const row of rows) {
+    const pct = noSm === null ? util.meanOf(row.pid) : undefined;
+    if (pct === undefined ? row.smUtilPct !== null || row.unavailable.smUtilPct !== smReason(noSm) : row.smUtilPct !== pct) return false;
+  }
+  return true;
 }
 
 /**

@@ -28,10 +28,12 @@ interface Known {
   stat: StatHandle | null;
   /** /proc/PID/statm, opened the first time the pid is in focus (liveUsage). */
   rss: ProcFileHandle<number> | null;
-  /** When /proc/PID/stat was last read for the restat schedule (only kept with `restatEveryMs`). */
-  readAtMs: number;
+  /** Whether the pid has been read while in focus (a row new on screen is read at once, not at the next round). */
+  focusRead: boolean;
   /** When the `cpuTicks` in `facts` were read: the base of the next CPU %. */
   statAtMs: number;
+  /** The sample that last had this pid (pids of other samples are forgotten). */
+  seenIn: number;
 }
 
 type RssHolder = Pick<Known, 'rss'>;
@@ -56,9 +58,9 @@ function cpuPctBetween(ticksBefore: number | null | undefined, ticksNow: number 
 /**
  * Makes an enricher that remembers stable facts per (pid, start ticks) and keeps each process's
  * /proc/PID/stat open, so a sample costs one read per process: a pid reused by a new process has other start
- * ticks (and its old descriptor fails) and is read afresh. Facts whose state, parent, CPU ticks and RSS did
- * not change are returned as the same object, without copying. With `liveUsage`, each re-read also gives the
- * CPU % since the previous one and the resident set size.
+ * ticks (and its old descriptor fails) and is read afresh. Between re-reads (restatEveryMs) the same facts
+ * object is returned; without restatEveryMs, facts whose state, parent, CPU ticks and RSS did not change are
+ * too. With `liveUsage`, each re-read also gives the CPU % since the previous one and the resident set size.
  */
 export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
   const cache = new Map<number, Known>();
@@ -70,9 +72,13 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
   const reuseRows = options.reuseRows === true;
   const now = options.nowMs ?? Date.now;
   let sampleAtMs = 0;
+  let sampleNumber = 0;
   let focus: ReadonlySet<number> | null = null;
-  // Reused between samples: one /proc read per pid per sample (a pid on eight GPUs is eight rows, one process).
-  const seen = new Map<number, HostFacts>();
+  // Known pids are re-read in rounds, all due ones in the same sample: a burst of reads costs a fraction of
+  // the same reads spread over samples, each of which would find the kernel's and our code cold.
+  const rounds = { offAtMs: -Infinity, focusAtMs: -Infinity, off: true, focus: true };
+  // Facts of pids that could not be cached (gone, hidden), for the other rows of the same pid in this sample.
+  const uncached = new Map<number, HostFacts>();
   const forget = (pid: number): void => {
     const known = cache.get(pid);
     if (known?.stat) {
@@ -85,46 +91,72 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     }
     cache.delete(pid);
   };
+  const dated = (): { cpuTicksAtMs?: number } => (restatMs > 0 ? { cpuTicksAtMs: sampleAtMs } : {});
+  const roundDue = (periodMs: number, lastMs: number): boolean => periodMs <= 0 || sampleAtMs - lastMs >= periodMs || sampleAtMs < lastMs;
+
+  const forgetUnseen = (known: Known, pid: number): void => {
+    if (known.seenIn !== sampleNumber) forget(pid);
+  };
 
   let previousIn: readonly GpuProcess[] = [];
   let previousOut: readonly GpuProcess[] = [];
   const enrich = (sample: Sample): Sample => {
-    seen.clear();
+    sampleNumber++;
     sampleAtMs = now();
     focus = options.focusPids?.() ?? null;
+    rounds.off = roundDue(restatMs, rounds.offAtMs);
+    rounds.focus = roundDue(focusMs, rounds.focusAtMs);
+    if (rounds.off) rounds.offAtMs = sampleAtMs;
+    if (rounds.focus) rounds.focusAtMs = sampleAtMs;
+    uncached.clear();
+    let allSame = reuseRows && sample.processes.length === previousOut.length;
     const processes = sample.processes.map((p, i) => {
-      let host = seen.get(p.pid);
-      if (!host) {
-        host = factsFor(p.pid);
-        seen.set(p.pid, host);
-      }
+      const host = factsOnce(p.pid);
       // A row equal to the previous sample's keeps that sample's object: a ring buffer of ten minutes of
       // samples then holds one object per change instead of one per row per sample (and the GC walks less).
       const before = previousOut[i];
-      if (reuseRows && before !== undefined && before.host === host && sameGpuRow(previousIn[i] as GpuProcess, p)) return before;
+      if (reuseRows && before !== undefined && before.host === host && (previousIn[i] === p || sameGpuRow(previousIn[i] as GpuProcess, p))) return before;
+      allSame = false;
       return { ...p, host };
     });
-    for (const pid of cache.keys()) if (!seen.has(pid)) forget(pid);
-    if (reuseRows) [previousIn, previousOut] = [sample.processes, processes];
-    return { ...sample, processes };
+    // forEach, not for…of over entries: no [pid, known] pair made per pid per sample.
+    cache.forEach(forgetUnseen);
+    if (!reuseRows) return { ...sample, processes };
+    // Every row as before: the previous array itself, so unchanged samples share one.
+    const out = allSame ? previousOut : processes;
+    [previousIn, previousOut] = [sample.processes, out];
+    return { ...sample, processes: out as GpuProcess[] };
   };
 
-  function factsFor(pid: number): HostFacts {
+  /** The facts of `pid` for this sample, read at most once per sample (a pid on eight GPUs is eight rows). */
+  function factsOnce(pid: number): HostFacts {
     const known = cache.get(pid);
-    // Reading 512 stat files costs several ms a sample; a live view refreshes a known process's state slowly,
-    // and the rows on screen (the focus) faster.
-    const periodMs = focus?.has(pid) ? focusMs : restatMs;
-    if (known && periodMs > 0 && sampleAtMs - known.readAtMs < periodMs) return known.facts;
-    if (known) known.readAtMs = sampleAtMs;
+    if (known?.seenIn === sampleNumber) return known.facts;
+    const have = uncached.get(pid);
+    if (have) return have;
+    const facts = factsFor(pid, known);
+    const cached = cache.get(pid);
+    if (cached) cached.seenIn = sampleNumber;
+    else uncached.set(pid, facts);
+    return facts;
+  }
+
+  function factsFor(pid: number, known: Known | undefined): HostFacts {
+    // Reading 512 stat files costs several ms a sample; a live view re-reads known processes in slow rounds,
+    // and the rows on screen (the focus) in faster ones.
+    const inFocus = focus?.has(pid) === true;
+    if (known && !(inFocus ? rounds.focus || (live && !known.focusRead) : rounds.off)) return known.facts;
     let stat: ProcStat | null = known?.stat ? known.stat.read() : null;
     if (known && stat && stat.startTicks === known.startTicks && stat.state !== 'Z') {
       const f = known.facts;
       const cpuPct = live ? cpuPctBetween(f.cpuTicks, stat.cpuTicks, sampleAtMs - known.statAtMs, ticksPerSec) : null;
       // statm is a second read per pid: only for the rows someone looks at.
-      const rssBytes = live && (focus === null || focus.has(pid)) ? readRss(known, pid) : (f.rssBytes ?? null);
+      const rssBytes = live && (focus === null || inFocus) ? readRss(known, pid) : (f.rssBytes ?? null);
       known.statAtMs = sampleAtMs;
-      if (stat.state !== f.state || stat.ppid !== f.ppid || stat.cpuTicks !== f.cpuTicks || (live && (rssBytes !== f.rssBytes || cpuPct !== f.cpuPct))) {
-        known.facts = { ...f, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks, ...(live ? { cpuPct, rssBytes } : {}) };
+      known.focusRead ||= inFocus;
+      // With slow re-reads each one is dated (a new object), so a window can tell one reading from two.
+      if (restatMs > 0 || stat.state !== f.state || stat.ppid !== f.ppid || stat.cpuTicks !== f.cpuTicks || (live && (rssBytes !== f.rssBytes || cpuPct !== f.cpuPct))) {
+        known.facts = { ...f, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks, ...dated(), ...(live ? { cpuPct, rssBytes } : {}) };
       }
       return known.facts;
     }
@@ -144,24 +176,21 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
       return readHostFacts(pid, options);
     }
     const holder: RssHolder = { rss: null };
-    const usage = live ? { cpuPct: null, rssBytes: focus === null || focus.has(pid) ? readRss(holder, pid) : null } : {};
-    const facts: HostFacts = { visible: true, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks, ...usage, ...readStableFacts(pid, stat, options) };
+    const usage = live ? { cpuPct: null, rssBytes: focus === null || inFocus ? readRss(holder, pid) : null } : {};
+    const facts: HostFacts = { visible: true, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks, ...dated(), ...usage, ...readStableFacts(pid, stat, options) };
     // A zombie is read afresh every sample (its facts are being released); there is nothing to hold for it.
     if (handle && stat.state === 'Z') {
       handle.close();
       handle = null;
     }
     if (handle) held++;
-    // Spread by pid so that a view of 512 processes re-reads a few each sample, not all at once; the first
-    // re-read comes between half a period and one period after this read.
-    const readAtMs = restatMs > 0 ? sampleAtMs - (pid % Math.max(1, Math.floor(restatMs / 2))) : 0;
     // A pid without a held stat is read afresh next time: nothing else is held for it either.
     if (!handle && holder.rss) {
       holder.rss.close();
       holder.rss = null;
       held--;
     }
-    cache.set(pid, { startTicks: stat.startTicks, facts, stat: handle, rss: holder.rss, readAtMs, statAtMs: sampleAtMs });
+    cache.set(pid, { startTicks: stat.startTicks, facts, stat: handle, rss: holder.rss, focusRead: inFocus, statAtMs: sampleAtMs, seenIn: sampleNumber });
     return facts;
   }
 

@@ -15,7 +15,8 @@ export interface ProcOptions extends ProcRootOptions {
   clockTicksPerSec?: number;
   /**
    * Live views only: a process already known to the enricher has its /proc/PID/stat (state, parent, CPU
-   * ticks) re-read at most this often instead of every sample, spread over samples by pid. Its stable facts
+   * ticks) re-read at most this often instead of every sample, every known pid in the same round (a burst of
+   * reads costs less than the same reads spread thin); each reading is dated (cpuTicksAtMs). Its stable facts
    * stay keyed by start ticks; a pid that leaves the sample is forgotten at once. Never used where a decision
    * is taken on the facts (kill re-reads /proc itself). Default: every sample.
    */

@@ -46,6 +46,8 @@ export interface ProcOpts {
   exe?: string | null;
   /** CPU time used so far, in clock ticks (absent: unknown). */
   cpuTicks?: number;
+  /** When cpuTicks was read (a live sampler's slow re-reads); absent: every sample is its own reading. */
+  cpuTicksAtMs?: number;
 }
 
 export function host(pid: number, o: ProcOpts = {}): HostFacts {
@@ -65,6 +67,7 @@ export function host(pid: number, o: ProcOpts = {}): HostFacts {
     cudaEnv: visible ? (o.env === undefined ? null : o.env) : null,
     unavailable: visible ? {} : { visible: 'no such process in /proc' },
     ...(o.cpuTicks !== undefined ? { cpuTicks: o.cpuTicks } : {}),
+    ...(o.cpuTicksAtMs !== undefined ? { cpuTicksAtMs: o.cpuTicksAtMs } : {}),
   };
 }
 

@@ -112,6 +112,14 @@ describe('orphans', () => {
     expect(f).toMatchObject({ severity: 'info', evidence: { pids: [50], details: { activity: 'active' } } });
     expect(f!.command).toBeUndefined();
   });
+  it('one reading carried through the window (a live view re-reads /proc slowly) is not idleness; two readings are', () => {
+    const at = (t: number, readAtMs: number) => sample(t, [device(0, 4 * GiB)], [proc(50, 0, 1 * GiB, { ppid: 1, smUtilPct: 0, cpuTicks: 7, cpuTicksAtMs: readAtMs })]);
+    const [once] = check('orphans', input([at(0, 1000), at(500, 1000)]));
+    expect(once).toMatchObject({ severity: 'info', evidence: { details: { activity: 'unknown' } } });
+    expect(once!.command).toBeUndefined();
+    const [twice] = check('orphans', input([at(0, 1000), at(500, 1400)]));
+    expect(twice).toMatchObject({ severity: 'warning', command: 'gpumem kill 50' });
+  });
   it('one sample cannot prove idleness: reported as unknown, without a command', () => {
     const [f] = check('orphans', input([sample(0, [device(0, 4 * GiB)], [proc(50, 0, 1 * GiB, { ppid: 1, smUtilPct: 0, cpuTicks: 5 })])]));
     expect(f).toMatchObject({ severity: 'info', evidence: { details: { activity: 'unknown' } } });

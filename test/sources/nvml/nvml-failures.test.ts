@@ -198,8 +198,20 @@ describe('process lists', () => {
     expect(lib.func('nvmlDeviceGetHandleByIndex_v2', 'int', ['uint', koffi.out(koffi.pointer(H))])(0, h)).toBe(0);
     const call = lib.func('nvmlDeviceGetComputeRunningProcesses_v3', 'int', [H, 'void *', 'void *']) as (...a: unknown[]) => number;
     const api = { symbol: 'nvmlDeviceGetComputeRunningProcesses_v3', call, choice: { suffix: '_v3' as const, stride: 24 as const, reason: 'wrong on purpose' } };
-    const result = readProcessList(api, new ListBuffer(), h[0], 81559 * MiB);
-    expect(result).toEqual({ entries: [11, 22, 33].map((pid, i) => ({ pid, usedBytes: (5 + i) * MiB, gpuInstanceId: null, computeInstanceId: null })) });
+    const buffer = new ListBuffer();
+    const result = readProcessList(api, buffer, h[0], 81559 * MiB);
+    expect(result).toEqual({ entries: [11, 22, 33].map((pid, i) => ({ pid, usedBytes: (5 + i) * MiB, gpuInstanceId: null, computeInstanceId: null })), unchanged: false });
     expect(api.choice.stride).toBe(32);
+    // The same answer again is recognised at the stride now chosen, and not decoded a second time.
+    const again = readProcessList(api, buffer, h[0], 81559 * MiB);
+    expect(again).toEqual({ ...result, unchanged: true });
+    expect('entries' in again && 'entries' in result && again.entries === result.entries).toBe(true);
+    // One number moved: decoded afresh.
+    withScenario({ devices: [fakeH100(0, { processes: [{ pid: 11, usedBytes: 5 * MiB }, { pid: 22, usedBytes: 9 * MiB }, { pid: 33, usedBytes: 7 * MiB }] })] });
+    // The fake re-reads its scenario in calls a sample makes first (count, handle, memory), not in the list call.
+    expect(lib.func('nvmlDeviceGetCount_v2', 'int', ['void *'])(Buffer.alloc(4))).toBe(0);
+    const moved = readProcessList(api, buffer, h[0], 81559 * MiB);
+    expect(moved).toMatchObject({ unchanged: false });
+    expect('entries' in moved && moved.entries.map((e) => e.usedBytes)).toEqual([5 * MiB, 9 * MiB, 7 * MiB]);
   });
 });

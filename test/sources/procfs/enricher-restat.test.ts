@@ -28,6 +28,9 @@ describe('host enricher with restatEveryMs', () => {
       const later = enrich(sampleOf(pid)).processes[0]!.host!;
       expect(later.state).toBe('T');
       expect(later.startTicks).toBe(first.startTicks);
+      // Each reading is dated, so a window can tell one reading carried along from two that agree.
+      expect(first.cpuTicksAtMs).toBe(1_000_000);
+      expect(later.cpuTicksAtMs).toBe(1_001_001);
     } finally {
       enrich.close();
       child.kill('SIGCONT');

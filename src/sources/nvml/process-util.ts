@@ -1,0 +1,126 @@
+/**
+ * Per-process SM utilization through nvmlDeviceGetProcessUtilization and its timestamp protocol. The means are
+ * kept in typed arrays indexed through a pid → slot map that outlives the read, so a live view reading 8 GPUs
+ * ten times a second builds no map or object per read once its pids are known.
+ */
+import { callReason, DeviceUnreadable } from './calls.js';
+import { PROCESS_UTIL_SAMPLE } from './layouts.js';
+import type { DeviceHandle, NvmlCall } from './library.js';
+import { NVML_ERROR_GPU_IS_LOST, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_FOUND, NVML_SUCCESS } from './return-codes.js';
+
+/** How often the sample count may grow between the count and fill calls before we give up for this read. */
+const MAX_ATTEMPTS = 5;
+/** Slots are forgotten (and the map rebuilt) once this many pids have come and gone on one device. */
+const MAX_SLOTS = 4096;
+
+/** Said for a pid when the driver had no sample newer than the previous read (NVML_ERROR_NOT_FOUND). */
+export const NO_NEW_UTIL_SAMPLE = 'no new utilization sample since the previous read';
+
+/**
+ * The sample buffer of one device, the newest timestamp seen on it, and the means of the last read: sums and
+ * counts per slot, valid for the slots stamped with the current read's number.
+ */
+export class UtilBuffer {
+  capacity = 0;
+  buf: Buffer = Buffer.alloc(0);
+  readonly count = new Uint32Array(1);
+  /** Timestamp (µs since the epoch) of the newest sample read so far; passed as lastSeenTimeStamp. */
+  lastSeenUs = 0;
+  private readonly slotOf = new Map<number, number>();
+  private sums = new Float64Array(64);
+  private counts = new Uint32Array(64);
+  private stamps = new Uint32Array(64);
+  private read = 1;
+  /** Pids given a mean in the current read. */
+  private added = 0;
+
+  /** Starts a read: every mean of the previous one stops counting. */
+  begin(): void {
+    this.read = (this.read + 1) >>> 0 || 1;
+    this.added = 0;
+    if (this.slotOf.size > MAX_SLOTS) {
+      this.slotOf.clear();
+      this.stamps.fill(0);
+    }
+  }
+
+  add(pid: number, pct: number): void {
+    let slot = this.slotOf.get(pid);
+    if (slot === undefined) {
+      slot = this.slotOf.size;
+      this.slotOf.set(pid, slot);
+      if (slot >= this.stamps.length) this.grow();
+    }
+    if (this.stamps[slot] !== this.read) {
+      this.stamps[slot] = this.read;
+      this.added++;
+      this.sums[slot] = 0;
+      this.counts[slot] = 0;
+    }
+    this.sums[slot] = (this.sums[slot] as number) + pct;
+    this.counts[slot] = (this.counts[slot] as number) + 1;
+  }
+
+  /** The mean SM % of `pid` over the samples of the last read, or undefined when it had none. */
+  meanOf(pid: number): number | undefined {
+    const slot = this.slotOf.get(pid);
+    if (slot === undefined || this.stamps[slot] !== this.read) return undefined;
+    return (this.sums[slot] as number) / (this.counts[slot] as number);
+  }
+
+  /** Whether the last read gave any pid a mean. */
+  get any(): boolean {
+    return this.added > 0;
+  }
+
+  private grow(): void {
+    const size = this.stamps.length * 2;
+    const [sums, counts, stamps] = [new Float64Array(size), new Uint32Array(size), new Uint32Array(size)];
+    sums.set(this.sums);
+    counts.set(this.counts);
+    stamps.set(this.stamps);
+    [this.sums, this.counts, this.stamps] = [sums, counts, stamps];
+  }
+}
+
+/**
+ * Per-pid SM utilization with the timestamp protocol: each read passes the newest timestamp seen on this
+ * device, so only samples taken since come back and none is counted twice; a pid's value is the mean of its
+ * new samples (state.meanOf). Returns null when means were read, or the reason nothing can be shown
+ * (NOT_FOUND = no new samples since the previous read).
+ */
+export function readSmUtilization(fn: NvmlCall | null, state: UtilBuffer, handle: DeviceHandle): string | null {
+  state.begin();
+  if (!fn) return 'nvmlDeviceGetProcessUtilization not exported by this driver';
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    state.count[0] = state.capacity;
+    const rc = fn(handle, state.capacity > 0 ? state.buf : null, state.count, state.lastSeenUs);
+    if (rc === NVML_ERROR_INSUFFICIENT_SIZE || (rc === NVML_SUCCESS && state.capacity === 0 && (state.count[0] as number) > 0)) {
+      state.capacity = (state.count[0] as number) * 2 + 5;
+      state.buf = Buffer.alloc(state.capacity * PROCESS_UTIL_SAMPLE.size);
+      continue;
+    }
+    if (rc === NVML_ERROR_NOT_FOUND) return `${NO_NEW_UTIL_SAMPLE} (${callReason('nvmlDeviceGetProcessUtilization', rc)})`;
+    if (rc === NVML_ERROR_GPU_IS_LOST) throw new DeviceUnreadable(rc, 'nvmlDeviceGetProcessUtilization');
+    if (rc !== NVML_SUCCESS) return callReason('nvmlDeviceGetProcessUtilization', rc);
+    addNewSamples(state, Math.min(state.count[0] as number, state.capacity));
+    return state.any ? null : NO_NEW_UTIL_SAMPLE;
+  }
+  return 'nvmlDeviceGetProcessUtilization: sample count kept growing';
+}
+
+/** Adds the `n` samples in the buffer newer than the last read to the means, and moves lastSeen on. */
+function addNewSamples(state: UtilBuffer, n: number): void {
+  let newest = state.lastSeenUs;
+  for (let i = 0; i < n; i++) {
+    const at = i * PROCESS_UTIL_SAMPLE.size;
+    const ts = state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.timeStamp + 4) * 4294967296 + state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.timeStamp);
+    // A driver that hands back an old sample anyway must not have it counted a second time.
+    if (ts <= state.lastSeenUs) continue;
+    newest = Math.max(newest, ts);
+    const pct = state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.smUtil);
+    // Exiting (zombie) processes have been seen to report values like 37100: not a percentage, not evidence.
+    if (pct <= 100) state.add(state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.pid), pct);
+  }
+  state.lastSeenUs = newest;
+}

@@ -1,0 +1,60 @@
+/**
+ * A live view's steady state on the fake driver: while a GPU's process lists and every SM % read the same,
+ * the NVML source hands out the previous sample's row objects again (nothing decoded or built), and while
+ * nothing at all moved the previous sample's arrays; a moved memory figure, a moved SM % or a new pid gives
+ * fresh rows with the new numbers for that GPU only.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openNvmlSource, type NvmlSource } from '../../../src/sources/nvml/index.js';
+import { MiB } from '../../../src/core/units.js';
+import { fakeH100, fakeNvmlLib, writeScenario, type FakeProcess } from '../../fake-nvml/scenario.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'gpumem-nvml-steady-'));
+const path = join(dir, 'scenario.txt');
+const write = (gpu0: FakeProcess[], gpu1: FakeProcess[], extra: Partial<Parameters<typeof fakeH100>[1]> = {}): void =>
+  writeScenario(path, { driverVersion: '590.48.01', cudaVersion: 13010, devices: [fakeH100(0, { processes: gpu0, ...extra }), fakeH100(1, { processes: gpu1 })] });
+
+let source: NvmlSource | null = null;
+afterEach(() => source?.close());
+
+describe('NVML rows in a steady state', () => {
+  it('shares unchanged rows between samples and rebuilds a GPU whose numbers moved', () => {
+    const a = { pid: 4101, usedBytes: 100 * MiB, smUtilPct: 10 };
+    const b = { pid: 4102, usedBytes: 200 * MiB, smUtilPct: 20 };
+    const c = { pid: 4103, usedBytes: 300 * MiB, smUtilPct: 30 };
+    write([a, b], [c]);
+    process.env.GPUMEM_FAKE_NVML_SCENARIO = path;
+    source = openNvmlSource({ libPath: fakeNvmlLib('590') });
+    const first = source.readSampleSync().processes;
+    expect(first.map((p) => [p.gpuIndex, p.pid, p.usedBytes, p.smUtilPct])).toEqual([[0, 4101, 100 * MiB, 10], [0, 4102, 200 * MiB, 20], [1, 4103, 300 * MiB, 30]]);
+    const firstSample = source.readSampleSync();
+    const again = source.readSampleSync();
+    // Nothing moved: the very arrays of the sample before (devices included), with a new time.
+    expect(again.processes).toBe(firstSample.processes);
+    expect(again.devices).toBe(firstSample.devices);
+    const second = again.processes;
+    second.forEach((row, i) => expect(row).toMatchObject({ pid: first[i]!.pid, usedBytes: first[i]!.usedBytes, smUtilPct: first[i]!.smUtilPct }));
+
+    // GPU 0's SM % moves: its rows are new and right; GPU 1's row is still the same object.
+    write([a, { ...b, smUtilPct: 55 }], [c]);
+    const third = source.readSampleSync().processes;
+    expect(third.map((p) => p.smUtilPct)).toEqual([10, 55, 30]);
+    expect(third).not.toBe(second);
+    expect(third[0]).not.toBe(second[0]);
+    expect(third[2]).toBe(second[2]);
+
+    // Memory moves on GPU 1, and a pid joins GPU 0.
+    write([a, { ...b, smUtilPct: 55 }, { pid: 4104, usedBytes: 50 * MiB, smUtilPct: 5 }], [{ ...c, usedBytes: 301 * MiB }]);
+    const fourth = source.readSampleSync().processes;
+    expect(fourth.map((p) => [p.gpuIndex, p.pid, p.usedBytes, p.smUtilPct])).toEqual([[0, 4101, 100 * MiB, 10], [0, 4102, 200 * MiB, 55], [0, 4104, 50 * MiB, 5], [1, 4103, 301 * MiB, 30]]);
+    expect(fourth[3]).not.toBe(third[2]);
+
+    // An SM % the driver no longer reports: the row says why instead of keeping the old number.
+    write([a, { pid: 4102, usedBytes: 200 * MiB }, { pid: 4104, usedBytes: 50 * MiB, smUtilPct: 5 }], [{ ...c, usedBytes: 301 * MiB }]);
+    const fifth = source.readSampleSync().processes;
+    expect(fifth[1]).toMatchObject({ pid: 4102, smUtilPct: null, unavailable: { smUtilPct: 'no utilization sample for this pid' } });
+  });
+});

@@ -25,12 +25,13 @@ function sameRow(a: GpuProcess, b: GpuProcess): boolean {
 }
 
 /**
- * The rows of a sample by pid, built once per sample (a sample never changes): looking each process up by
- * scanning was quadratic. Shared with the live view's series over its history.
+ * The rows of a sample by pid, built once per list of rows (samples never change, and a live sampler hands
+ * the same list to every sample in which nothing moved): looking each process up by scanning was quadratic.
+ * Shared with the live view's series over its history.
  */
-const pidIndex = new WeakMap<Sample, Map<number, GpuProcess[]>>();
+const pidIndex = new WeakMap<readonly GpuProcess[], Map<number, GpuProcess[]>>();
 export function rowsByPid(sample: Sample): ReadonlyMap<number, readonly GpuProcess[]> {
-  let index = pidIndex.get(sample);
+  let index = pidIndex.get(sample.processes);
   if (!index) {
     index = new Map<number, GpuProcess[]>();
     for (const p of sample.processes) {
@@ -38,7 +39,7 @@ export function rowsByPid(sample: Sample): ReadonlyMap<number, readonly GpuProce
       if (list) list.push(p);
       else index.set(p.pid, [p]);
     }
-    pidIndex.set(sample, index);
+    pidIndex.set(sample.processes, index);
   }
   return index;
 }

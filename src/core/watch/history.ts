@@ -1,5 +1,5 @@
 /** Series over the live sampler's history: a device's used memory, a process's memory, and its trend. */
-import type { GpuProcess, Sample } from '../types.js';
+import type { Device, GpuProcess, Sample } from '../types.js';
 import { rowsByPid } from '../diagnose/index.js';
 
 /** The row of `pid` on GPU `gpuIndex` (any GPU when null) in `sample`, found through the per-sample index. */
@@ -7,14 +7,24 @@ export function rowOf(sample: Sample, pid: number, gpuIndex: number | null): Gpu
   return rowsByPid(sample).get(pid)?.find((p) => gpuIndex === null || p.gpuIndex === gpuIndex);
 }
 
+/** GPU `gpuIndex` of a sample: devices are listed by index, so look there first (this runs per GPU per sample drawn). */
+function deviceOf(sample: Sample, gpuIndex: number): Device | undefined {
+  const atIndex = sample.devices[gpuIndex];
+  return atIndex?.index === gpuIndex ? atIndex : sample.devices.find((d) => d.index === gpuIndex);
+}
+
 /** Used bytes of GPU `gpuIndex` in each sample (null where unknown or the GPU is absent). */
 export function deviceUsedSeries(samples: readonly Sample[], gpuIndex: number): (number | null)[] {
-  return samples.map((s) => s.devices.find((d) => d.index === gpuIndex)?.memory.usedBytes ?? null);
+  const out = new Array<number | null>(samples.length);
+  for (let i = 0; i < samples.length; i++) out[i] = deviceOf(samples[i] as Sample, gpuIndex)?.memory.usedBytes ?? null;
+  return out;
 }
 
 /** Utilisation of GPU `gpuIndex` in each sample, % (null where unknown or the GPU is absent). */
 export function deviceUtilSeries(samples: readonly Sample[], gpuIndex: number): (number | null)[] {
-  return samples.map((s) => s.devices.find((d) => d.index === gpuIndex)?.utilization.gpuPct ?? null);
+  const out = new Array<number | null>(samples.length);
+  for (let i = 0; i < samples.length; i++) out[i] = deviceOf(samples[i] as Sample, gpuIndex)?.utilization.gpuPct ?? null;
+  return out;
 }
 
 /** One number of pid `pid`'s row on GPU `gpuIndex` in each sample (null: not there or not reported). */

@@ -55,8 +55,13 @@ interface DeviceSlot {
   rows: GpuProcess[] | null;
   /** The device as the previous sample gave it, handed out again while every field reads the same. */
   device: Device | null;
-  /** The rows this slot gave the previous sample (NO_ROWS when none). */
-  rowsOut: GpuProcess[] | null;
+  /** What this slot gave the latest sample. */
+  out: SlotOut | null;
+}
+
+interface SlotOut {
+  device: Device;
+  rows: GpuProcess[];
 }
 
 /** A GPU without processes: one array for every such sample, never written to. */
@@ -101,7 +106,7 @@ export class NvmlSource implements GpuSource {
       }
       const count = scratchU32[0] as number;
       for (let index = 0; index < count; index++) {
-        this.slots.push({ index, handle: null, identity: null, settings: null, settingsAtMs: 0, compute: new ListBuffer(), graphics: new ListBuffer(), util: new UtilBuffer(), rows: null, device: null, rowsOut: null });
+        this.slots.push({ index, handle: null, identity: null, settings: null, settingsAtMs: 0, compute: new ListBuffer(), graphics: new ListBuffer(), util: new UtilBuffer(), rows: null, device: null, out: null });
       }
     } catch (err) {
       releaseNvml(this.lib);
@@ -128,18 +133,23 @@ export class NvmlSource implements GpuSource {
   /** Reads all devices and processes now, synchronously (each NVML call takes microseconds). */
   readSampleSync(): Sample {
     if (this.closed) throw new GpumemError('FAILED', 'the NVML source was used after close()', { hint: 'this is a gpumem bug; please report it' });
-    const devices: Device[] = [];
-    const processes: GpuProcess[] = [];
     let same = this.last !== null;
-    for (const slot of this.slots) {
-      const { device, rows } = this.readSlot(slot);
-      same &&= device === this.last?.devices[devices.length] && rows === slot.rowsOut;
-      slot.rowsOut = rows;
-      devices.push(device);
-      for (const p of rows) processes.push(p);
+    for (let i = 0; i < this.slots.length; i++) {
+      const slot = this.slots[i] as DeviceSlot;
+      const before = slot.out;
+      slot.out = this.readSlot(slot);
+      same &&= slot.out.device === before?.device && slot.out.rows === before.rows;
     }
-    // A steady machine gives the previous sample's arrays again: a history then shares them.
-    if (!same || !this.last) this.last = { devices, processes };
+    // A steady machine gives the previous sample's arrays again (a history then shares them), building neither.
+    if (!same || !this.last) {
+      const devices: Device[] = [];
+      const processes: GpuProcess[] = [];
+      for (const slot of this.slots) {
+        devices.push((slot.out as SlotOut).device);
+        for (const p of (slot.out as SlotOut).rows) processes.push(p);
+      }
+      this.last = { devices, processes };
+    }
     return { timeMs: Date.now(), source: this.sourceInfo, devices: this.last.devices, processes: this.last.processes, unavailable: {} };
   }
 
@@ -164,7 +174,7 @@ export class NvmlSource implements GpuSource {
     return { driverVersion, cudaDriverVersion, unavailable };
   }
 
-  private readSlot(slot: DeviceSlot): { device: Device; rows: GpuProcess[] } {
+  private readSlot(slot: DeviceSlot): SlotOut {
     const fns = this.lib.fns;
     if (slot.handle === null) {
       this.handleOut[0] = null;

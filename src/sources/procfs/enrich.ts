@@ -98,6 +98,8 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     if (known.seenIn !== sampleNumber) forget(pid);
   };
 
+  // Rows are written here while every one so far equals the previous sample's; it is only read, never kept.
+  const scratch: GpuProcess[] = [];
   let previousIn: readonly GpuProcess[] = [];
   let previousOut: readonly GpuProcess[] = [];
   const enrich = (sample: Sample): Sample => {
@@ -108,22 +110,28 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     rounds.focus = roundDue(focusMs, rounds.focusAtMs);
     if (rounds.off) rounds.offAtMs = sampleAtMs;
     if (rounds.focus) rounds.focusAtMs = sampleAtMs;
-    uncached.clear();
+    if (uncached.size > 0) uncached.clear();
     let allSame = reuseRows && sample.processes.length === previousOut.length;
-    const processes = sample.processes.map((p, i) => {
+    const rows = sample.processes;
+    const processes = allSame ? scratch : new Array<GpuProcess>(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const p = rows[i] as GpuProcess;
       const host = factsOnce(p.pid);
       // A row equal to the previous sample's keeps that sample's object: a ring buffer of ten minutes of
       // samples then holds one object per change instead of one per row per sample (and the GC walks less).
       const before = previousOut[i];
-      if (reuseRows && before !== undefined && before.host === host && (previousIn[i] === p || sameGpuRow(previousIn[i] as GpuProcess, p))) return before;
-      allSame = false;
-      return { ...p, host };
-    });
+      if (reuseRows && before !== undefined && before.host === host && (previousIn[i] === p || sameGpuRow(previousIn[i] as GpuProcess, p))) processes[i] = before;
+      else {
+        allSame = false;
+        processes[i] = { ...p, host };
+      }
+    }
     // forEach, not for…of over entries: no [pid, known] pair made per pid per sample.
     cache.forEach(forgetUnseen);
     if (!reuseRows) return { ...sample, processes };
-    // Every row as before: the previous array itself, so unchanged samples share one.
-    const out = allSame ? previousOut : processes;
+    // Every row as before: the previous array itself, so unchanged samples share one. Otherwise the rows were
+    // written into the scratch array, which becomes this sample's (a fresh scratch is made for the next one).
+    const out = allSame ? previousOut : processes === scratch ? scratch.slice(0, rows.length) : processes;
     [previousIn, previousOut] = [sample.processes, out];
     return { ...sample, processes: out as GpuProcess[] };
   };

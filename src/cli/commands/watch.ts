@@ -110,6 +110,8 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
   let findings: DiagnoseReport['findings'] = [];
   let findingsAtMs = -Infinity;
   let changedSinceFindings = true;
+  /** Time of the newest sample whose numbers moved (see compareSamples). */
+  let changedAtMs = Infinity;
   let supervised = false;
   let companion: Record<number, LiveCompanionEntry> = {};
   let companionAtMs = -Infinity;
@@ -124,7 +126,10 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
     const atMs = sample.timeMs;
     const compared = report === null || previous === undefined ? 'changed' : compareSamples(previous, sample, focus);
     const changed = compared === 'changed';
-    if (changed) changedSinceFindings = true;
+    if (changed) {
+      changedSinceFindings = true;
+      changedAtMs = atMs;
+    }
     const backwards = atMs < findingsAtMs || atMs < drawnAtMs;
     const findingsDue = backwards || atMs - findingsAtMs >= (changedSinceFindings ? FINDINGS_EVERY_MS : FINDINGS_UNCHANGED_EVERY_MS);
     const redrawDue = backwards || compared === 'shown' || atMs - drawnAtMs >= REDRAW_UNCHANGED_EVERY_MS;
@@ -144,7 +149,12 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
     }
     const input = { viewer, pidNamespace, ancestors, companion };
     if (findingsDue) {
-      findings = diagnose({ ...input, samples: thinWindow(sampler.history(), FINDINGS_SPAN_MS, FINDINGS_SAMPLES) }).findings;
+      const window = thinWindow(sampler.history(), FINDINGS_SPAN_MS, FINDINGS_SAMPLES);
+      // A window in which no number moved diagnoses the same from its two ends (means, maxima, idleness, growth
+      // and the CPU ticks between the oldest and newest /proc readings are those of the whole window): the
+      // steady state's refresh reads two samples, not ten. Only the sample counts quoted in evidence differ.
+      const still = window.length > 2 && (window[0] as Sample).timeMs >= changedAtMs;
+      findings = diagnose({ ...input, samples: still ? [window[0] as Sample, window[window.length - 1] as Sample] : window }).findings;
       findingsAtMs = atMs;
       changedSinceFindings = false;
     }

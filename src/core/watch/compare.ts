@@ -22,6 +22,7 @@ function sameProcess(a: GpuProcess, b: GpuProcess): boolean {
  */
 export function compareSamples(previous: Sample, next: Sample, shownPids: ReadonlySet<number>): 'same' | 'shown' | 'changed' {
   if (!sameSampleNumbers(previous, next)) return 'changed';
+  if (previous.processes === next.processes) return 'same';
   for (let i = 0; i < next.processes.length; i++) {
     const a = previous.processes[i]!.host;
     const b = next.processes[i]!.host;
@@ -32,6 +33,8 @@ export function compareSamples(previous: Sample, next: Sample, shownPids: Readon
 
 /** True when `next` equals `previous` in every number the analysis reads (see compareSamples). */
 export function sameSampleNumbers(previous: Sample, next: Sample): boolean {
+  // A live source hands out the very arrays of the previous sample when nothing in them moved.
+  if (previous.devices === next.devices && previous.processes === next.processes) return true;
   if (previous.devices.length !== next.devices.length || previous.processes.length !== next.processes.length) return false;
   for (let i = 0; i < next.devices.length; i++) {
     const a = previous.devices[i]!;

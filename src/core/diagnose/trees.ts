@@ -64,7 +64,10 @@ export function buildTrees(views: readonly ProcessView[], ancestors: Readonly<Re
   };
 
   const trees = new Map<number, ProcessTree>();
-  const member = new Map<ProcessTree, { pids: Set<number>; unknown: Set<number> }>();
+  // A pid has one root, so one set of listed pids serves every tree (not two sets per tree: 512 lone processes
+  // are 512 trees).
+  const listed = new Set<number>();
+  const listedUnknown = new Set<number>();
   for (const v of views) {
     const { root, launcher } = rootOf(v.pid);
     let tree = trees.get(root);
@@ -81,16 +84,14 @@ export function buildTrees(views: readonly ProcessView[], ancestors: Readonly<Re
         unknownPids: [],
       };
       trees.set(root, tree);
-      member.set(tree, { pids: new Set(), unknown: new Set() });
     }
-    const sets = member.get(tree)!;
-    if (!sets.pids.has(v.pid)) {
-      sets.pids.add(v.pid);
+    if (!listed.has(v.pid)) {
+      listed.add(v.pid);
       tree.pids.push(v.pid);
     }
     if (v.usedBytes === null) {
-      if (!sets.unknown.has(v.pid)) {
-        sets.unknown.add(v.pid);
+      if (!listedUnknown.has(v.pid)) {
+        listedUnknown.add(v.pid);
         tree.unknownPids.push(v.pid);
       }
       continue;

@@ -35,10 +35,14 @@ const FINDINGS_SAMPLES = 10;
  * accounting (no rules) of every sample whose numbers changed.
  */
 const FINDINGS_EVERY_MS = 5000;
-/** While nothing changes, findings are refreshed this rarely (only the durations they quote move). */
-const FINDINGS_UNCHANGED_EVERY_MS = 60_000;
+/**
+ * While no number changes, findings are refreshed this rarely: the line shows titles and fixes, which quote no
+ * duration, so only new /proc readings (a round every RESTAT_EVERY_MS) can change it, e.g. "CPU use unknown"
+ * becoming "idle" once the window holds two readings.
+ */
+const FINDINGS_UNCHANGED_EVERY_MS = 120_000;
 /** A sample equal to the one on screen redraws only this often: for the ages and the sparklines. */
-const REDRAW_UNCHANGED_EVERY_MS = 5000;
+const REDRAW_UNCHANGED_EVERY_MS = 10_000;
 /**
  * A process off screen has its state, parent and CPU ticks re-read from /proc this often, all in one round,
  * not every sample (512 stat reads were most of a sample's cost); the rows on screen every

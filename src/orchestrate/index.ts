@@ -4,6 +4,7 @@
  * sources/, store/ and supervise/; cli/ and server/ only call it.
  */
 export { RingBuffer } from './ring-buffer.js';
+export { ThinnedHistory, thinnedToPeriod, type SampleHistory, type ThinningOptions } from './thinned-history.js';
 export { LiveSampler, type LiveSamplerOptions, type SampleListener } from './live-sampler.js';
 export { collectWindow, diagnoseWindow, detectPidNamespace, readAncestors, type CollectOptions, type Collected, type Diagnosed } from './diagnosis-window.js';
 export { runFitLoop, type FitLoopOptions } from './fit-loop.js';

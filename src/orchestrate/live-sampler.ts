@@ -7,11 +7,14 @@
 import type { Sample } from '../core/types.js';
 import type { GpuSource } from '../sources/source.js';
 import { RingBuffer } from './ring-buffer.js';
+import { ThinnedHistory, type SampleHistory, type ThinningOptions } from './thinned-history.js';
 
 export interface LiveSamplerOptions {
   intervalMs: number;
   /** Samples kept (default: ten minutes' worth at the interval, at least 2). */
   capacity?: number;
+  /** Keeps the newest samples at full rate and older ones thinned (a long history at a fast rate); wins over capacity. */
+  thin?: Omit<ThinningOptions, 'intervalMs'>;
   /** Called when reading a sample or a listener fails; sampling goes on. */
   onError?: (error: unknown) => void;
   /**
@@ -24,7 +27,7 @@ export interface LiveSamplerOptions {
 export type SampleListener = (sample: Sample) => void;
 
 export class LiveSampler {
-  readonly buffer: RingBuffer<Sample>;
+  readonly buffer: SampleHistory;
   private readonly listeners = new Set<SampleListener>();
   private timer: NodeJS.Timeout | null = null;
   private reading: Promise<void> | null = null;
@@ -34,7 +37,9 @@ export class LiveSampler {
   constructor(private readonly source: GpuSource, private readonly options: LiveSamplerOptions) {
     if (!(options.intervalMs >= 1)) throw new RangeError(`sampling interval must be ≥ 1 ms, got ${options.intervalMs}`);
     this.intervalMs = options.intervalMs;
-    this.buffer = new RingBuffer<Sample>(options.capacity ?? Math.max(2, Math.ceil(600_000 / options.intervalMs)));
+    this.buffer = options.thin
+      ? new ThinnedHistory({ ...options.thin, intervalMs: options.intervalMs })
+      : new RingBuffer<Sample>(options.capacity ?? Math.max(2, Math.ceil(600_000 / options.intervalMs)));
   }
 
   get kind(): GpuSource['kind'] {

@@ -27,6 +27,17 @@ export class RingBuffer<T> {
     return this.count === 0 ? undefined : this.items[(this.next - 1 + this.capacity) % this.capacity];
   }
 
+  /** The oldest item, or undefined when empty. */
+  oldest(): T | undefined {
+    return this.count === 0 ? undefined : this.items[(this.next - this.count + this.capacity) % this.capacity];
+  }
+
+  /** Puts `item` in the newest item's place (a buffer that keeps one item per period, see ThinnedHistory). */
+  replaceLatest(item: T): void {
+    if (this.count === 0) this.push(item);
+    else this.items[(this.next - 1 + this.capacity) % this.capacity] = item;
+  }
+
   /** Items oldest first; `last` limits it to the newest `last` of them. */
   toArray(last = this.count): T[] {
     const n = Math.max(0, Math.min(last, this.count));

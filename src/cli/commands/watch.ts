@@ -9,7 +9,7 @@ import { GpumemError, type Sample } from '../../core/index.js';
 import { compareSamples, thinWindow } from '../../core/watch/index.js';
 import { diagnose, type DiagnoseReport } from '../../core/diagnose/index.js';
 import type { HostFacts } from '../../core/index.js';
-import { detectPidNamespace, LiveSampler, readAncestors } from '../../orchestrate/index.js';
+import { detectPidNamespace, LiveSampler, readAncestors, thinnedToPeriod } from '../../orchestrate/index.js';
 import { readLiveCompanion, type LiveCompanionEntry } from '../../store/index.js';
 import type { CommandHandler } from '../context.js';
 import type { WatchOptions } from '../options/gpus.js';
@@ -69,6 +69,9 @@ export function replayDelayMs(shownMs: number, nextMs: number | null, speed: num
 
 /** Samples the process and device panels look back over (the widest sparkline, the trend window). */
 const HISTORY_ON_SCREEN = 128;
+/** The history keeps ten minutes: the last HISTORY_ON_SCREEN samples at full rate, older ones about one a second. */
+const HISTORY_SPAN_MS = 600_000;
+const HISTORY_THIN_EVERY_MS = 1000;
 /** The companion's live files (PyTorch's split of supervised runs) are read at most this often. */
 const COMPANION_EVERY_MS = 1000;
 /** Parents of GPU processes change rarely: their /proc facts are re-read this often, not every sample. */
@@ -97,6 +100,7 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
   const recording = isReplaySource(source) ? source : null;
   const sampler = new LiveSampler(source, {
     intervalMs: intervalFor(state.speed),
+    thin: { recent: HISTORY_ON_SCREEN, everyMs: HISTORY_THIN_EVERY_MS, spanMs: HISTORY_SPAN_MS },
     // A replay plays at the pace it was recorded (× speed), whatever --interval says.
     nextDelayMs: recording ? (sample, intervalMs) => replayDelayMs(sample.timeMs, recording.nextTimeMs(), state.speed, intervalMs) : undefined,
     onError: (error) => {
@@ -182,8 +186,9 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
     }
     if (state.selectedPid === null || !rowPids.includes(state.selectedPid)) state = { ...state, selectedPid: rowPids[0] ?? null };
     term.screen.draw(renderFrame({
-      // The panels look back at most HISTORY_ON_SCREEN samples; the detail panel over the whole history.
-      sample: latest, history: sampler.history(state.detailPid === null ? HISTORY_ON_SCREEN : undefined), report, rows: ordered.rows, viewerUid: viewer?.uid ?? null, state,
+      // The panels look back at most HISTORY_ON_SCREEN samples; the detail panel over the whole history, on one
+      // time axis (about a sample a second, as the older part of the history is kept).
+      sample: latest, history: state.detailPid === null ? sampler.history(HISTORY_ON_SCREEN) : thinnedToPeriod(sampler.history(), HISTORY_THIN_EVERY_MS), report, rows: ordered.rows, viewerUid: viewer?.uid ?? null, state,
       columns: term.columns(), height: term.rows(), color: ctx.color, onShown: live ? onShown : undefined,
       steps: state.detailPid === null ? undefined : { [state.detailPid]: companion[state.detailPid]?.steps },
     }));

@@ -6,10 +6,12 @@
  * Each is installed once and reused while its stamp (a hash of its requirements file) matches, so a warm run
  * costs one file read.
  *
- * Each environment takes 5–6 GB (only CUDA builds of torch are on the package index), so pip runs without its
- * download cache: a cache would hold the same wheels a second time, and two environments plus their cached wheels
- * do not fit on a disk with 15 GB free. The environment itself is what is kept and reused. A failed download is
- * tried again (the package index sometimes drops a multi-GB transfer); a full disk is not.
+ * Each requirements file pins every package and is installed with `--no-deps`, so an environment is the same on
+ * every machine; when the file changes the environment is built again from nothing. Each takes 4–5 GB (only CUDA
+ * builds of torch are on the package index), so pip runs without its download cache (it would hold the same
+ * wheels a second time), and venv-place.ts decides where the environment and pip's downloads go when the disk is
+ * short. A failed download is tried again (the package index sometimes drops a multi-GB transfer); a full disk
+ * is not.
  *
  * When an install cannot run (no network, no `venv` module, no space) the step does not stop the rest of the
  * suite: it records why, with the end of pip's own message and the free space, in `<folder>/.gpumem-install-error`,
@@ -18,9 +20,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describeRoom, downloadsInRam, placeEnvironment, RAM_DIR, roomFor } from './venv-place.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // A first install downloads torch and its CUDA wheels (a few GB): generous, but bounded so CI never hangs.
@@ -45,10 +48,11 @@ interface StepResult {
   noSpace: boolean;
 }
 
-function runStep(args: string[]): StepResult {
+function runStep(args: string[], tmpDir?: string): StepResult {
   // stderr is captured (and echoed after) so that the reason reaches the error file, not only the console.
   const r = spawnSync(args[0]!, args.slice(1), {
     cwd: ROOT,
+    env: tmpDir ? { ...process.env, TMPDIR: tmpDir } : process.env,
     stdio: ['ignore', 'inherit', 'pipe'],
     timeout: INSTALL_TIMEOUT_MS,
     maxBuffer: 64 * 1024 * 1024,
@@ -69,24 +73,14 @@ const pause = (ms: number): void => {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 };
 
-/** Free space, in GB with one decimal, of the file system that holds `dir`. */
-function freeGb(dir: string): string {
-  try {
-    const s = statfsSync(dir);
-    return `${((s.bavail * s.bsize) / 1e9).toFixed(1)} GB free`;
-  } catch {
-    return 'free space unknown';
-  }
-}
-
 /** pip install, tried again after a failed download; the last problem, or null once it succeeded. */
-function pipInstall(python: string, requirementsPath: string): string | null {
-  const args = [python, '-m', 'pip', 'install', '--disable-pip-version-check', '--no-cache-dir', '-q', '-r', requirementsPath];
+function pipInstall(python: string, requirementsPath: string, tmpDir?: string): string | null {
+  const args = [python, '-m', 'pip', 'install', '--disable-pip-version-check', '--no-cache-dir', '--no-deps', '-q', '-r', requirementsPath];
   let problem: string | null = null;
   for (let attempt = 1; attempt <= PIP_TRIES; attempt++) {
-    const r = runStep(args);
+    const r = runStep(args, tmpDir);
     if (r.problem === null) return null;
-    problem = `${r.problem}; ${freeGb(ROOT)} on the disk of the checkout; try ${attempt} of ${PIP_TRIES}`;
+    problem = `${r.problem}; ${describeRoom(roomFor(ROOT))}; try ${attempt} of ${PIP_TRIES}`;
     if (r.noSpace) return problem;
     if (attempt < PIP_TRIES) {
       process.stderr.write(`python test environment: ${problem}; trying again\n`);
@@ -96,35 +90,72 @@ function pipInstall(python: string, requirementsPath: string): string | null {
   return problem;
 }
 
+/** Sizes of an environment, measured on a fresh install: what it keeps, and pip's downloads while installing. */
+export interface VenvSize {
+  installedGb: number;
+  downloadGb: number;
+}
+
+/** Removes a folder, or only the link when it is a symlink (and then the RAM folder it points to). */
+function removeEnvironment(dir: string): void {
+  let link: string | null = null;
+  try {
+    if (lstatSync(dir).isSymbolicLink()) link = readlinkSync(dir);
+  } catch {
+    return; // nothing there
+  }
+  rmSync(dir, { recursive: true, force: true });
+  if (link?.startsWith(`${RAM_DIR}/gpumem-`)) rmSync(link, { recursive: true, force: true });
+}
+
 /**
- * An environment in `folder` (relative to the repository root) holding the packages of `requirements`
- * (a path relative to the root as well).
+ * An environment in `folder` (relative to the repository root) holding exactly the packages of `requirements`
+ * (a path relative to the root as well). GPUMEM_TEST_VENV_PLACE=disk|ram overrides where a new one goes.
  */
-export function pythonVenv(folder: string, requirements: string): PythonVenv {
+export function pythonVenv(folder: string, requirements: string, size: VenvSize): PythonVenv {
   const dir = join(ROOT, folder);
   const requirementsPath = join(ROOT, requirements);
   const python = join(dir, 'bin', 'python');
   const stamp = join(dir, '.gpumem-requirements.sha256');
   const errorFile = join(dir, '.gpumem-install-error');
-  const howTo = `python3 -m venv ${folder} && ${folder}/bin/pip install -r ${requirements}`;
+  const howTo = `python3 -m venv ${folder} && ${folder}/bin/pip install --no-deps -r ${requirements}`;
   const hash = (): string => createHash('sha256').update(readFileSync(requirementsPath)).digest('hex');
   const ready = (): boolean => existsSync(python) && existsSync(stamp) && readFileSync(stamp, 'utf8') === hash();
+  // One RAM folder per checkout and environment, so two checkouts never share (or delete) each other's.
+  const ramTarget = join(RAM_DIR, `gpumem-${basename(folder)}-${createHash('sha256').update(ROOT).digest('hex').slice(0, 8)}`);
+
+  /** Makes an empty `dir` (or a link to an empty RAM folder); the problem, or null. */
+  const prepare = (place: 'disk' | 'ram'): string | null => {
+    removeEnvironment(dir);
+    if (place === 'disk') return runStep(['python3', '-m', 'venv', dir]).problem;
+    rmSync(ramTarget, { recursive: true, force: true });
+    const problem = runStep(['python3', '-m', 'venv', ramTarget]).problem;
+    if (problem === null) symlinkSync(ramTarget, dir);
+    return problem;
+  };
 
   return {
     async build() {
       if (ready()) return;
-      rmSync(stamp, { force: true });
-      rmSync(errorFile, { force: true });
-      process.stderr.write(`python test environment: installing ${requirements} into ${folder}/ (once; ${freeGb(ROOT)})\n`);
-      const problem =
-        (existsSync(python) ? null : runStep(['python3', '-m', 'venv', dir]).problem) ?? pipInstall(python, requirementsPath);
-      if (problem) {
-        mkdirSync(dir, { recursive: true });
-        writeFileSync(errorFile, problem);
-        process.stderr.write(`python test environment: ${problem}\n  tests that need ${folder}/ will fail; install by hand: ${howTo}\n`);
-        return;
+      const room = roomFor(ROOT);
+      const forced = process.env.GPUMEM_TEST_VENV_PLACE;
+      const place = forced === 'ram' || forced === 'disk' ? forced : placeEnvironment(room, size.installedGb, size.downloadGb);
+      const tmpDir = downloadsInRam(room, size.downloadGb, place, size.installedGb) ? mkdtempSync(join(RAM_DIR, 'gpumem-pip-')) : undefined;
+      const why = forced ? 'GPUMEM_TEST_VENV_PLACE' : 'the disk is short';
+      const where = place === 'ram' ? `${ramTarget} (memory: ${why}), linked from ${folder}/` : `${folder}/`;
+      process.stderr.write(`python test environment: installing ${requirements} into ${where} (once; ${describeRoom(room)})\n`);
+      try {
+        const problem = prepare(place) ?? pipInstall(python, requirementsPath, tmpDir);
+        if (problem) {
+          mkdirSync(dir, { recursive: true });
+          writeFileSync(errorFile, problem);
+          process.stderr.write(`python test environment: ${problem}\n  tests that need ${folder}/ will fail; install by hand: ${howTo}\n`);
+          return;
+        }
+        writeFileSync(stamp, hash());
+      } finally {
+        if (tmpDir) rmSync(tmpDir, { recursive: true, force: true });
       }
-      writeFileSync(stamp, hash());
     },
     require() {
       if (ready()) return python;
@@ -134,8 +165,9 @@ export function pythonVenv(folder: string, requirements: string): PythonVenv {
   };
 }
 
-const current = pythonVenv('.venv', 'python/requirements-test.txt');
-const older = pythonVenv('.venv-torch2old', 'python/requirements-test-old.txt');
+// Sizes measured on fresh installs of the two requirements files (du of the folder; sum of the wheels).
+const current = pythonVenv('.venv', 'python/requirements-test.txt', { installedGb: 4.8, downloadGb: 2.7 });
+const older = pythonVenv('.venv-torch2old', 'python/requirements-test-old.txt', { installedGb: 4.6, downloadGb: 2.5 });
 
 /** The current-torch environment `.venv/`. */
 export const VENV_DIR = join(ROOT, '.venv');

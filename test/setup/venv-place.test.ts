@@ -3,12 +3,17 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { downloadsInRam, memAvailableGb, placeEnvironment, type Room } from './venv-place.js';
+import { downloadsInRam, memAvailableGb, mountAllowsExec, placeEnvironment, type Room } from './venv-place.js';
 
 // The sizes of the older-torch environment as measured: 4.6 GB kept, 2.5 GB of downloads while installing.
 const NEED = 4.6;
 const DOWNLOAD = 2.5;
-const room = (diskFreeGb: number, ramDirFreeGb: number, memAvailableGb: number): Room => ({ diskFreeGb, ramDirFreeGb, memAvailableGb });
+const room = (diskFreeGb: number, ramDirFreeGb: number, memAvailableGb: number, ramDirExecutable = true): Room => ({
+  diskFreeGb,
+  ramDirFreeGb,
+  memAvailableGb,
+  ramDirExecutable,
+});
 
 describe('placeEnvironment', () => {
   it('keeps the environment in the checkout while the disk holds it, downloads going to memory', () => {
@@ -31,6 +36,11 @@ describe('placeEnvironment', () => {
     expect(placeEnvironment(room(2.9, 24, 16), NEED, DOWNLOAD)).toBe('disk');
     expect(placeEnvironment(room(2.9, 0.06, 24), NEED, DOWNLOAD)).toBe('disk'); // a container's default 64 MB /dev/shm
   });
+
+  it('never puts an environment on a noexec mount (torch could not load its libraries), only downloads', () => {
+    expect(placeEnvironment(room(2.9, 24, 24, false), NEED, DOWNLOAD)).toBe('disk');
+    expect(downloadsInRam(room(5.7, 24, 24, false), DOWNLOAD, 'disk', NEED)).toBe(true);
+  });
 });
 
 describe('memAvailableGb', () => {
@@ -42,5 +52,18 @@ describe('memAvailableGb', () => {
     writeFileSync(file, 'MemTotal:       25165824 kB\n');
     expect(memAvailableGb(file)).toBe(0);
     expect(memAvailableGb(join(dir, 'absent'))).toBe(0);
+  });
+});
+
+describe('mountAllowsExec', () => {
+  it('reads the options of the longest mount point holding the folder', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gpumem-mounts-'));
+    const file = join(dir, 'mounts');
+    writeFileSync(file, '/dev/vda / ext4 rw,relatime 0 0\nshm /dev/shm tmpfs rw,nosuid,nodev,noexec,size=65536k 0 0\n');
+    expect(mountAllowsExec('/dev/shm', file)).toBe(false);
+    expect(mountAllowsExec('/dev/shmx', file)).toBe(true); // under /, not under /dev/shm
+    writeFileSync(file, '/dev/vda / ext4 rw,noexec 0 0\ntmpfs /dev/shm tmpfs rw,relatime,size=24684084k 0 0\n');
+    expect(mountAllowsExec('/dev/shm', file)).toBe(true);
+    expect(mountAllowsExec('/dev/shm', join(dir, 'absent'))).toBe(false);
   });
 });

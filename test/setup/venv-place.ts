@@ -19,6 +19,8 @@ export interface Room {
   diskFreeGb: number;
   ramDirFreeGb: number;
   memAvailableGb: number;
+  /** False when the RAM folder is mounted noexec (a container's default): torch's libraries could not be loaded. */
+  ramDirExecutable: boolean;
 }
 
 /** Free GB of the file system holding `dir`; 0 when it cannot be read. */
@@ -41,8 +43,31 @@ export function memAvailableGb(meminfo = '/proc/meminfo'): number {
   }
 }
 
+/** Whether the mount holding `dir` (the longest mount point above it in `mounts`) allows executing. */
+export function mountAllowsExec(dir: string, mounts = '/proc/mounts'): boolean {
+  let best = '';
+  let exec = false;
+  try {
+    for (const line of readFileSync(mounts, 'utf8').split('\n')) {
+      const [, point, , options] = line.split(' ');
+      if (!point || !options || !(dir === point || dir.startsWith(point.endsWith('/') ? point : `${point}/`))) continue;
+      if (point.length < best.length) continue;
+      best = point;
+      exec = !options.split(',').includes('noexec');
+    }
+  } catch {
+    return false;
+  }
+  return exec;
+}
+
 export function roomFor(checkout: string): Room {
-  return { diskFreeGb: freeGbOf(checkout), ramDirFreeGb: freeGbOf(RAM_DIR), memAvailableGb: memAvailableGb() };
+  return {
+    diskFreeGb: freeGbOf(checkout),
+    ramDirFreeGb: freeGbOf(RAM_DIR),
+    memAvailableGb: memAvailableGb(),
+    ramDirExecutable: mountAllowsExec(RAM_DIR),
+  };
 }
 
 /** Whether memory can hold `gb` more and still leave the suite what it needs. */
@@ -51,11 +76,12 @@ const ramHolds = (room: Room, gb: number): boolean =>
 
 /**
  * 'disk' when the checkout's disk holds an environment of `needGb`, else 'ram' when memory holds it together
- * with pip's downloads, else 'disk' all the same: the install then fails and says why.
+ * with pip's downloads (and the RAM folder allows loading libraries), else 'disk' all the same: the install then
+ * fails and says why. Downloads are only written and read, so noexec does not matter for them.
  */
 export function placeEnvironment(room: Room, needGb: number, downloadGb: number): 'disk' | 'ram' {
   if (room.diskFreeGb >= needGb + DISK_MARGIN_GB) return 'disk';
-  return ramHolds(room, needGb + downloadGb) ? 'ram' : 'disk';
+  return room.ramDirExecutable && ramHolds(room, needGb + downloadGb) ? 'ram' : 'disk';
 }
 
 /** Whether pip's downloads of `downloadGb` go to RAM (given where the environment itself goes). */
@@ -65,4 +91,4 @@ export function downloadsInRam(room: Room, downloadGb: number, place: 'disk' | '
 
 export const describeRoom = (r: Room): string =>
   `${r.diskFreeGb.toFixed(1)} GB free on the disk of the checkout, ${r.ramDirFreeGb.toFixed(1)} GB in ${RAM_DIR}, ` +
-  `${r.memAvailableGb.toFixed(1)} GB of memory available`;
+  `${r.memAvailableGb.toFixed(1)} GB of memory available${r.ramDirExecutable ? '' : ` (${RAM_DIR} is noexec)`}`;

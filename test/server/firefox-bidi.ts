@@ -68,6 +68,16 @@ export class Firefox {
     return (r.result as { value?: unknown }).value;
   }
 
+  /** Chooses local files in the `<input type=file>` that `selector` finds, as a person picking them would. */
+  async setFiles(context: string, selector: string, files: string[]): Promise<void> {
+    const r = await this.send('script.evaluate', {
+      expression: `document.querySelector(${JSON.stringify(selector)})`, target: { context }, awaitPromise: false, resultOwnership: 'root',
+    });
+    const sharedId = (r.result as { sharedId?: string } | undefined)?.sharedId;
+    if (r.type !== 'success' || !sharedId) throw new Error(`no element ${selector}: ${JSON.stringify(r)}`);
+    await this.send('input.setFiles', { context, element: { sharedId }, files });
+  }
+
   /** Ends the BiDi session and kills Firefox with all its content processes. */
   async close(): Promise<void> {
     await Promise.race([this.send('session.end', {}).catch(() => undefined), new Promise((r) => setTimeout(r, 2000))]);

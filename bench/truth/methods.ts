@@ -14,6 +14,8 @@ export interface TruthCase {
   model: {
     name: string; config: string | null; params?: number; hidden: number; layers: number; heads: number;
     kvHeads?: number; intermediate: number; vocab: number; attention?: string; loraRank?: number;
+    /** The MLP's kind when known only by its shape (`--mlp`): SwiGLU when absent. */
+    mlp?: 'gelu' | 'swiglu';
   };
   batch: number; accumulation: number; seq: number | null; precision: string; optimizer: string;
   checkpointing: string; optimizerImpl?: string; gpu: string; cuda: string; metric: Metric; valueBytes: number; heldOut: boolean;
@@ -60,7 +62,8 @@ export function configArgs(c: TruthCase): string[] {
   const args = m.config
     ? [m.config]
     : ['--params', String(m.params), '--layers', String(m.layers), '--hidden', String(m.hidden), '--heads', String(m.heads),
-       '--kv-heads', String(m.kvHeads ?? m.heads), '--intermediate', String(m.intermediate), '--vocab', String(m.vocab)];
+       '--kv-heads', String(m.kvHeads ?? m.heads), '--intermediate', String(m.intermediate), '--vocab', String(m.vocab),
+       ...(m.mlp ? ['--mlp', m.mlp] : [])];
   args.push('--batch', String(c.batch), '--precision', c.precision, '--optimizer', c.optimizer, '--checkpointing', c.checkpointing);
   if (c.seq) args.push('--seq', String(c.seq));
   if (m.attention) args.push('--attention', m.attention);

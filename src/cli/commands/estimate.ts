@@ -17,7 +17,7 @@ import { runTracedEstimate } from './estimate-trace-run.js';
 
 type Opts = EstimateOptions;
 
-const SHAPE_KEYS: ReadonlyArray<keyof ShapeHints & keyof EstimateOptions> = ['layers', 'hidden', 'heads', 'kvHeads', 'intermediate', 'vocab', 'seq'];
+const SHAPE_KEYS: ReadonlyArray<Exclude<keyof ShapeHints, 'mlp'> & keyof EstimateOptions> = ['layers', 'hidden', 'heads', 'kvHeads', 'intermediate', 'vocab', 'seq'];
 
 /** Whether the run's PyTorch release (--torch-version) is older than major.minor; false when none is given. */
 function releaseBefore(o: Opts, major: number, minor: number): boolean {
@@ -120,6 +120,7 @@ export const run: CommandHandler<EstimateOptions> = async (ctx) => {
     const v = o[key];
     if (v !== undefined) hints[key] = v;
   }
+  if (o.mlp !== undefined) hints.mlp = o.mlp;
   if (ctx.args.positionals.length > 1) {
     throw new GpumemError('USAGE', `one model at a time; got ${ctx.args.positionals.length}`, { hint: 'see gpumem estimate --help' });
   }

@@ -1,4 +1,5 @@
 /** Options of `gpumem estimate` (format: cli/spec.ts). */
+import type { MlpKind } from '../../core/estimate/architectures.js';
 import type { AttentionImpl, Checkpointing, OptimizerImpl, OptimizerKind, Precision, Sharding } from '../../core/estimate/setup.js';
 import { defineCommand } from '../spec.js';
 import { JSON_TABLE, SOURCE_TABLE, type JsonOption, type SourceOptions } from './shared.js';
@@ -11,6 +12,7 @@ export interface EstimateOptions extends JsonOption, SourceOptions {
   kvHeads: number | undefined;
   intermediate: number | undefined;
   vocab: number | undefined;
+  mlp: MlpKind | undefined;
   seq: number | undefined;
   batch: number;
   precision: Precision;
@@ -61,7 +63,8 @@ export const ESTIMATE = defineCommand<EstimateOptions>({
     hidden: { ...SIZE, description: 'with --params: hidden size' },
     heads: { ...SIZE, description: 'with --params: attention heads (default hidden/128)' },
     kvHeads: { ...SIZE, description: 'with --params: key/value heads for GQA (default = heads)' },
-    intermediate: { ...SIZE, description: 'with --params: MLP width (default 8·hidden/3 rounded up to 256, SwiGLU)' },
+    intermediate: { ...SIZE, description: 'with --params: MLP width (default 8·hidden/3 rounded up to 256 for SwiGLU, 4·hidden for GeLU)' },
+    mlp: { type: 'string', value: 'KIND', choices: ['swiglu', 'gelu'], description: 'with --params: SwiGLU MLP and RMSNorm (Llama, Mistral, Qwen; the default), or GeLU MLP and LayerNorm (GPT-2, GPT-NeoX, Pythia, StableLM-Alpha, phi)' },
     vocab: { ...SIZE, description: 'with --params: vocabulary size (default 32000)' },
     seq: { ...SIZE, description: 'sequence length (default: the config\'s maximum); for a traced command, what {seq} becomes (without it and with --gpu, the longest that fits is searched)' },
     batch: { ...SIZE, short: 'b', default: 1, description: 'micro-batch size per GPU' },

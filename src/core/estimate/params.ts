@@ -1,9 +1,11 @@
 /**
- * `--params 7B` plus optional `--layers/--hidden/--heads/--kv-heads/--intermediate/--vocab`: a model known
- * only by its size, shaped as a modern decoder (SwiGLU, RMSNorm, no dropout) when the shape is given.
+ * `--params 7B` plus optional `--layers/--hidden/--heads/--kv-heads/--intermediate/--vocab/--mlp`: a model known
+ * only by its size, shaped as a decoder without dropout when the shape is given: a modern one (SwiGLU MLP,
+ * RMSNorm) by default, or with `--mlp gelu` one whose MLP is two matrices around a GeLU, with LayerNorm (GPT-2,
+ * GPT-NeoX/Pythia/StableLM-Alpha, phi-1/1.5/2, Falcon).
  */
 import { GpumemError } from '../errors.js';
-import type { TransformerShape } from './architectures.js';
+import type { MlpKind, TransformerShape } from './architectures.js';
 import type { ModelInput } from './setup.js';
 
 const SUFFIX: Record<string, number> = { '': 1, k: 1e3, m: 1e6, b: 1e9, g: 1e9, t: 1e12 };
@@ -29,18 +31,21 @@ export interface ShapeHints {
   intermediate?: number;
   vocab?: number;
   seq?: number;
+  mlp?: MlpKind;
 }
 
 /**
  * Builds a ModelInput for `--params`. Without `layers` and `hidden` there is no shape (activations then need
- * --activation-bytes-per-sample). Intermediate defaults to Llama's rule: 8h/3 rounded up to a multiple of 256.
+ * --activation-bytes-per-sample). Intermediate defaults to Llama's rule for SwiGLU (8h/3 rounded up to a multiple
+ * of 256), and to 4h for a GeLU MLP (GPT-2's, and the rule those families keep).
  */
 export function modelFromParams(params: number, hints: ShapeHints): ModelInput {
   let shape: TransformerShape | null = null;
   if (hints.layers !== undefined && hints.hidden !== undefined) {
     const h = hints.hidden;
     const heads = hints.heads ?? Math.max(1, Math.round(h / 128));
-    const f = hints.intermediate ?? Math.ceil((8 * h) / 3 / 256) * 256;
+    const mlp = hints.mlp ?? 'swiglu';
+    const f = hints.intermediate ?? (mlp === 'gelu' ? 4 * h : Math.ceil((8 * h) / 3 / 256) * 256);
     shape = {
       family: 'decoder',
       layers: hints.layers,
@@ -50,8 +55,9 @@ export function modelFromParams(params: number, hints: ShapeHints): ModelInput {
       headDim: h / heads,
       intermediate: f,
       vocab: hints.vocab ?? 32000,
-      mlp: 'swiglu',
-      norm: 'rmsnorm',
+      mlp,
+      // The GeLU families normalise with LayerNorm, the SwiGLU ones with RMSNorm: the two come together.
+      norm: mlp === 'gelu' ? 'layernorm' : 'rmsnorm',
       dropout: 0,
       outputWidth: hints.vocab ?? 32000,
       maxPositions: hints.seq ?? 2048,

@@ -69,6 +69,23 @@ describe('gpumem estimate (CLI)', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect((await gpumem('--params', '7B', '--gpu', 'Z80')).code).toBe(2);
     expect((await gpumem(join(tmp, 'missing.safetensors'))).code).toBe(2);
+    const mlp = await gpumem('--params', '1.4B', '--layers', '24', '--hidden', '2048', '--mlp', 'relu');
+    expect(mlp.code).toBe(2);
+    expect(mlp.stderr).toMatch(/error: .*--mlp/);
+  });
+
+  it('--mlp gelu shapes a model known by its size as a GeLU block: phi-1.5 under LoRA saves fewer activations', async () => {
+    // phi-1.5's shape (hidden 2048, 24 layers, MLP 8192 around a GeLU), LoRA r=8 in bf16 at 1044 tokens.
+    const phi = ['--params', '1418270720', '--layers', '24', '--hidden', '2048', '--heads', '32', '--intermediate', '8192',
+      '--vocab', '51200', '--lora-rank', '8', '--precision', 'bf16', '--seq', '1044', '--json'];
+    type Peak = { peak: { breakdown: { activationsBytes: number } } };
+    const swiglu = JSON.parse((await gpumem(...phi)).stdout) as Peak;
+    const gelu = JSON.parse((await gpumem(...phi, '--mlp', 'gelu')).stdout) as Peak;
+    // Frozen fc1/fc2 keep only the GeLU input (s·f at 2 bytes) where a SwiGLU block keeps gate, up and SiLU(gate);
+    // LayerNorm keeps a 16-bit input where RMSNorm keeps a float32 one and a float32 rsqrt per token.
+    const perLayer = 2 * (2 * 1044 * 8192) + 2 * (4 - 2) * 1044 * 2048 + 2 * 4 * 1044;
+    const finalNorm = 4 * 1044 * 2048;
+    expect(swiglu.peak.breakdown.activationsBytes - gelu.peak.breakdown.activationsBytes).toBe(24 * perLayer + finalNorm);
   });
 
   it('a zero, negative or fractional shape size, LoRA rank or parameter count is a usage error, not nonsense bytes', async () => {

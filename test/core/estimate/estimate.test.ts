@@ -74,6 +74,16 @@ describe('activations (Korthikanti et al. 2022)', () => {
     const s = 1024;
     expect(layerBytes(GPT2.shape, s, 2, 'eager', true)).toBe(s * 768 * (34 + (5 * 12 * s) / 768));
   });
+  it('--params with --mlp gelu is shaped as GPT-2 is (4h GeLU MLP, LayerNorm), so its layers save the same bytes', () => {
+    const shaped = modelFromParams(P, { layers: 12, hidden: 768, heads: 12, vocab: 50257, mlp: 'gelu' }).shape!;
+    expect(shaped).toMatchObject({ mlp: 'gelu', norm: 'layernorm', intermediate: 3072 });
+    const noDropout = { ...GPT2.shape, dropout: 0 };
+    for (const attention of ['sdpa', 'eager'] as const) {
+      expect(layerBytes(shaped, 1024, 2, attention, true)).toBe(layerBytes(noDropout, 1024, 2, attention, true));
+    }
+    // The default stays the modern decoder: SwiGLU at 8h/3 rounded up to 256, RMSNorm.
+    expect(modelFromParams(P, { layers: 12, hidden: 768 }).shape).toMatchObject({ mlp: 'swiglu', norm: 'rmsnorm', intermediate: 2048 });
+  });
   it('SDPA drops the s² term for a fp32 log-sum-exp; selective recompute matches 34sbh', () => {
     expect(layerBytes(GPT2.shape, 1024, 2, 'sdpa', true)).toBe(1024 * 768 * 34 + 4 * 12 * 1024);
     expect(layerBytes(GPT2.shape, 1024, 2, 'eager', false)).toBe(1024 * 768 * 34);

@@ -6,6 +6,7 @@ import time
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
+from ._backward_modes import keep_mode_in_backward
 from ._cuda_kernels import install_cuda_autocast_policy
 from ._devices import CudaToCpuMode, patch_torch_cuda
 from ._phases import StepState, install_hooks
@@ -44,6 +45,7 @@ class Tracer:
         self.stack.enter_context(self.fake)
         self.stack.enter_context(self.recorder)
         self.stack.enter_context(CudaToCpuMode(self.recorder, self.release))
+        keep_mode_in_backward(self.stack, lambda: CudaToCpuMode(self.recorder, self.release))
 
     def _allow_module_moves(self):
         # Module.to swaps fake parameters in place, which refuses tensors the fake mode's memo refers to

@@ -83,7 +83,14 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
       expandableSegments: optionExists('expandable_segments', runTorch),
     });
     // Checkpointing changes what the program keeps, so it is numbered by tracing the program once more with it.
-    const checkpointed = await traceOnce(argv, true);
+    // That second trace only prices one fix: when it fails, the estimate and the other fixes still stand.
+    let checkpointed: Awaited<ReturnType<typeof traceOnce>>;
+    try {
+      checkpointed = await traceOnce(argv, true);
+    } catch (e) {
+      if (!(e instanceof GpumemError)) throw e;
+      return { ...report, fixes, notes: [...report.notes, `activation checkpointing not numbered: ${e.message}`] };
+    }
     const ckpt = checkpointingFix(checkpointed.trace, checkpointed.nvidiaSmiBytes, report.fit.budgetBytes);
     return { ...report, fixes: insertFix(fixes, ckpt) };
   };

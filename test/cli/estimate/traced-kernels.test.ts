@@ -13,8 +13,9 @@ import { requireTestPython } from '../../setup/python-venv.js';
 
 const ROOT = join(__dirname, '../../..');
 const SCRIPT = join(ROOT, 'test/fixtures/estimate/trace/cuda_kernels.py');
+const CHECKPOINTED = join(ROOT, 'test/fixtures/estimate/trace/checkpoint_dropout.py');
 
-function trace(torchVersion: string | null): StepTrace {
+function trace(torchVersion: string | null, script = SCRIPT, args: string[] = []): StepTrace {
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-kernels-'));
   try {
     const out = join(dir, 'trace.ndjson');
@@ -24,7 +25,7 @@ function trace(torchVersion: string | null): StepTrace {
       GPUMEM_ESTIMATE_TRACE: out, GPUMEM_ESTIMATE_STEPS: '2',
       ...(torchVersion ? { GPUMEM_ESTIMATE_TORCH_VERSION: torchVersion } : {}),
     };
-    const r = spawnSync(requireTestPython(), [SCRIPT], { env, encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(requireTestPython(), [script, ...args], { env, encoding: 'utf8', timeout: 120_000 });
     expect(r.status, r.stderr).toBe(0);
     return parseStepTrace(readFileSync(out, 'utf8'));
   } finally {
@@ -79,4 +80,20 @@ describe('tracer stand-ins for CUDA kernels (real torch)', () => {
       }
     }
   });
+
+  it.each([['non-reentrant', []], ['reentrant', ['--reentrant']]])(
+    'checkpointing (%s) recomputes dropout as CUDA would: a bool mask again in backward, no float noise',
+    (_, args) => {
+      // Autograd runs recomputation with no torch-function mode: the tracer puts its own back for it. Before, the
+      // non-reentrant variant stopped with CheckpointError (float32 noise recomputed where a bool mask was saved).
+      const t = trace(null, CHECKPOINTED, args);
+      expect(t.error).toBeNull();
+      const step = allocs(t, 1);
+      const masks = (phase: string): number[] =>
+        step.filter((a) => a.phase === phase && a.op === 'native_dropout' && a.dtype === 'bool').map((a) => a.bytes);
+      expect(masks('forward')).toEqual([8 * 256, 8 * 256, 8 * 256, 8 * 256]);
+      expect(masks('backward')).toEqual([8 * 256, 8 * 256, 8 * 256, 8 * 256]);
+      expect(step.some((a) => a.op === 'bernoulli' || a.op === 'bernoulli_' || (a.op === 'empty_like' && a.dtype === 'float32'))).toBe(false);
+    },
+  );
 });

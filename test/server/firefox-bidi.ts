@@ -68,6 +68,16 @@ export class Firefox {
     return (r.result as { value?: unknown }).value;
   }
 
+  /** Evaluates `expression` until `check` passes or `timeoutMs` ends; returns the last value as a string. */
+  async poll(context: string, expression: string, check: (v: string) => boolean, timeoutMs = 10_000): Promise<string> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const value = String(await this.evaluate(context, expression));
+      if (check(value) || Date.now() > until) return value;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
   /** Chooses local files in the `<input type=file>` that `selector` finds, as a person picking them would. */
   async setFiles(context: string, selector: string, files: string[]): Promise<void> {
     const r = await this.send('script.evaluate', {

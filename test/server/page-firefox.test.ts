@@ -3,41 +3,17 @@
  * Content-Security-Policy: the fake driver's live numbers appear and update, a hostile command line shows as
  * text, nothing is logged as an error and no request leaves the origin.
  */
-import { existsSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { writeScenario } from '../fake-nvml/scenario.js';
-import { FIREFOX } from '../setup/chromium.js';
-import { Firefox } from './firefox-bidi.js';
-import { HOSTILE, startHarness, type Harness } from './harness.js';
+import { firefoxSuite } from './firefox-suite.js';
+import { HOSTILE } from './harness.js';
 
-let h: Harness;
-let ff: Firefox | undefined;
-
-beforeAll(async () => {
-  if (!existsSync(FIREFOX)) throw new Error(`${FIREFOX} is missing; install it with: sudo apt-get install -y firefox-esr`);
-  h = await startHarness({ intervalMs: 200 });
-  ff = await Firefox.launch(15_000);
-}, 30_000);
-
-afterAll(async () => {
-  await ff?.close();
-  await h?.close();
-});
-
-/** Polls an expression in the page until check passes; returns the last value. */
-async function poll(context: string, expression: string, check: (v: string) => boolean, timeoutMs = 10_000): Promise<string> {
-  const until = Date.now() + timeoutMs;
-  let value = '';
-  for (;;) {
-    value = String(await ff!.evaluate(context, expression));
-    if (check(value) || Date.now() > until) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const suite = firefoxSuite({ intervalMs: 200 });
 
 describe('the page in Firefox', () => {
   it('shows live GPUs and processes, updates them, and shows a hostile command line as text', async () => {
-    const f = ff!;
+    const { h, ff: f } = suite;
+    const poll = f.poll.bind(f);
     await f.send('session.subscribe', { events: ['log.entryAdded', 'network.beforeRequestSent'] });
     const { context } = await f.send('browsingContext.create', { type: 'tab' }) as { context: string };
     await f.send('browsingContext.navigate', { context, url: `${h.base}/#token=${h.token}`, wait: 'complete' });

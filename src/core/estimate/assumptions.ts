@@ -7,6 +7,7 @@
  */
 import { MiB } from '../units.js';
 import { EAGER_CONTEXT_HIGH_BYTES, EAGER_CONTEXT_LOW_BYTES, type ModuleLoading } from './context.js';
+import type { TransformerShape } from './architectures.js';
 import type { Environment } from './estimate.js';
 import type { TrainingSetup } from './setup.js';
 
@@ -49,4 +50,14 @@ export function configAssumptions(setup: TrainingSetup, env: Environment, peakBy
   const low = contextGiven ? peakBytes : peakBytes - env.contextBytes + Math.min(lowContext, env.contextBytes);
   const high = contextGiven ? peakBytes : peakBytes - env.contextBytes + Math.max(highContext, env.contextBytes);
   return { assumptions: a, peakRangeBytes: { lowBytes: low, highBytes: high } };
+}
+
+/**
+ * What `--params` with `--layers/--hidden` shapes the model as, every value spelled out: the ones not given are
+ * defaults (heads hidden/128, vocab 32000, the MLP width of the --mlp kind), and the vocabulary alone sizes the
+ * logits.
+ */
+export function paramsShapeAssumption(s: TransformerShape): string {
+  const mlp = s.mlp === 'gelu' ? 'GeLU MLP, LayerNorm' : 'SwiGLU MLP, RMSNorm';
+  return `shaped from --params as a decoder: ${s.layers} layers, hidden ${s.hidden}, ${s.heads} heads (${s.kvHeads} key/value), MLP width ${s.intermediate} (${mlp}), vocabulary ${s.vocab}, no dropout; values not given are defaults (--heads, --kv-heads, --intermediate, --vocab, --mlp replace them)`;
 }

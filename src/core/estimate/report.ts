@@ -2,7 +2,8 @@
  * The `gpumem estimate --json` document (schema in docs/estimate.md; bump ESTIMATE_SCHEMA_VERSION on any
  * incompatible change) and the one function that builds it from a model, a setup and an optional budget.
  */
-import { configAssumptions } from './assumptions.js';
+import type { TransformerShape } from './architectures.js';
+import { configAssumptions, paramsShapeAssumption } from './assumptions.js';
 import type { ModuleLoading } from './context.js';
 import { fitWithAccumulation, type AccumulationPlan } from './batch.js';
 import { estimateMemory, type Environment, type PhaseTotal } from './estimate.js';
@@ -154,7 +155,12 @@ export function buildEstimateReport(req: ReportRequest): EstimateReport {
     accumulation,
     stages,
     unfreeze,
-    ...configAssumptions(setup, env, estimate.peak.totalBytes, req.contextGiven ?? false, req.moduleLoading ?? 'lazy'),
+    ...withShape(configAssumptions(setup, env, estimate.peak.totalBytes, req.contextGiven ?? false, req.moduleLoading ?? 'lazy'), req.source === 'params' ? model.shape : null),
     notes,
   };
+}
+
+/** The assumptions, led by the shape a `--params` model was given (read from no file, so it is a guess too). */
+function withShape<T extends { assumptions: string[] }>(a: T, shape: TransformerShape | null): T {
+  return shape ? { ...a, assumptions: [paramsShapeAssumption(shape), ...a.assumptions] } : a;
 }

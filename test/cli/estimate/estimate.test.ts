@@ -78,7 +78,7 @@ describe('gpumem estimate (CLI)', () => {
     // phi-1.5's shape (hidden 2048, 24 layers, MLP 8192 around a GeLU), LoRA r=8 in bf16 at 1044 tokens.
     const phi = ['--params', '1418270720', '--layers', '24', '--hidden', '2048', '--heads', '32', '--intermediate', '8192',
       '--vocab', '51200', '--lora-rank', '8', '--precision', 'bf16', '--seq', '1044', '--json'];
-    type Peak = { peak: { breakdown: { activationsBytes: number } } };
+    type Peak = { peak: { breakdown: { activationsBytes: number } }; assumptions: string[] };
     const swiglu = JSON.parse((await gpumem(...phi)).stdout) as Peak;
     const gelu = JSON.parse((await gpumem(...phi, '--mlp', 'gelu')).stdout) as Peak;
     // Frozen fc1/fc2 keep only the GeLU input (s·f at 2 bytes) where a SwiGLU block keeps gate, up and SiLU(gate);
@@ -86,6 +86,11 @@ describe('gpumem estimate (CLI)', () => {
     const perLayer = 2 * (2 * 1044 * 8192) + 2 * (4 - 2) * 1044 * 2048 + 2 * 4 * 1044;
     const finalNorm = 4 * 1044 * 2048;
     expect(swiglu.peak.breakdown.activationsBytes - gelu.peak.breakdown.activationsBytes).toBe(24 * perLayer + finalNorm);
+    // The shape is a guess like any default, so it leads the assumptions, every value spelled out.
+    expect(gelu.assumptions[0]).toMatch(/^shaped from --params as a decoder: 24 layers, hidden 2048, 32 heads \(32 key\/value\), MLP width 8192 \(GeLU MLP, LayerNorm\), vocabulary 51200, no dropout;/);
+    expect(swiglu.assumptions[0]).toContain('(SwiGLU MLP, RMSNorm)');
+    const shapeless = JSON.parse((await gpumem('--params', '7B', '--json')).stdout) as Peak;
+    expect(shapeless.assumptions.some((a) => a.startsWith('shaped from'))).toBe(false);
   });
 
   it('a zero, negative or fractional shape size, LoRA rank or parameter count is a usage error, not nonsense bytes', async () => {

@@ -7,7 +7,8 @@
  * costs one file read.
  *
  * Each requirements file pins every package and is installed with `--no-deps`, so an environment is the same on
- * every machine; when the file changes the environment is built again from nothing. Each takes 4–5 GB (only CUDA
+ * every machine; when the file changes the environment is built again from nothing (one made by hand, without a
+ * stamp, is completed in place instead). Each takes 4–5 GB (only CUDA
  * builds of torch are on the package index), so pip runs without its download cache (it would hold the same
  * wheels a second time), and venv-place.ts decides where the environment and pip's downloads go when the disk is
  * short. A failed download is tried again (the package index sometimes drops a multi-GB transfer); a full disk
@@ -137,15 +138,19 @@ export function pythonVenv(folder: string, requirements: string, size: VenvSize)
   return {
     async build() {
       if (ready()) return;
+      // An environment without a stamp was made by hand (the command `require()` suggests) or cut short: pip
+      // completes it in place. One whose stamp differs was made from another requirements file, and one our own
+      // install failed on may sit where there is no room: both are built anew.
+      const adopt = existsSync(python) && !existsSync(stamp) && !existsSync(errorFile);
       const room = roomFor(ROOT);
       const forced = process.env.GPUMEM_TEST_VENV_PLACE;
       const place = forced === 'ram' || forced === 'disk' ? forced : placeEnvironment(room, size.installedGb, size.downloadGb);
       const tmpDir = downloadsInRam(room, size.downloadGb, place, size.installedGb) ? mkdtempSync(join(RAM_DIR, 'gpumem-pip-')) : undefined;
       const why = forced ? 'GPUMEM_TEST_VENV_PLACE' : 'the disk is short';
-      const where = place === 'ram' ? `${ramTarget} (memory: ${why}), linked from ${folder}/` : `${folder}/`;
+      const where = adopt ? `the existing ${folder}/` : place === 'ram' ? `${ramTarget} (memory: ${why}), linked from ${folder}/` : `${folder}/`;
       process.stderr.write(`python test environment: installing ${requirements} into ${where} (once; ${describeRoom(room)})\n`);
       try {
-        const problem = prepare(place) ?? pipInstall(python, requirementsPath, tmpDir);
+        const problem = (adopt ? null : prepare(place)) ?? pipInstall(python, requirementsPath, tmpDir);
         if (problem) {
           mkdirSync(dir, { recursive: true });
           writeFileSync(errorFile, problem);

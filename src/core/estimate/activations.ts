@@ -134,7 +134,8 @@ export function layerBytes(
     bytes += 2 * (autocast ? 4 : p) * s * h; // two LayerNorm inputs (the float32 residual stream under autocast)
     bytes += on(t.attnIn) * p * s * h + p * s * qd + 2 * p * s * kd + attnOutput * p * s * qd; // QKV input, Q, K, V, out-proj input
     bytes += mask * s * h; // attention output dropout mask
-    bytes += on(t.mlpIn) * p * s * h + (1 + on(t.mlpOut)) * p * s * f + mask * s * h; // MLP input, GeLU input and output, dropout mask
+    // MLP input, what the GeLU keeps (its input, or gelu_new's four tensors), its output for a training fc2, dropout mask
+    bytes += on(t.mlpIn) * p * s * h + ((shape.geluSaves ?? 1) + on(t.mlpOut)) * p * s * f + mask * s * h;
   } else {
     // HF eager RMSNorm keeps its fp32 up-cast input and, when its weight trains, the normalised value (float32
     // in fp32 and under autocast, where the residual stream is float32; else 16-bit).

@@ -20,6 +20,12 @@ export interface TransformerShape {
   intermediate: number;
   vocab: number;
   mlp: MlpKind;
+  /**
+   * MLP-wide tensors the GeLU keeps for backward: 1 for PyTorch's kernel (`gelu`, `gelu_pytorch_tanh`); 4 for
+   * transformers' `gelu_new`, written as Python arithmetic (pow keeps x, tanh its output, the last product both of
+   * its factors). Absent: 1.
+   */
+  geluSaves?: number;
   norm: 'layernorm' | 'rmsnorm';
   /** Dropout probability used in training (masks cost 1 byte per element when > 0). */
   dropout: number;
@@ -118,7 +124,9 @@ function buildGpt2(b: Builder, c: Config, where: string): TransformerShape {
   norm(b, 'transformer.ln_f', h, true);
   // lm_head is tied to wte in GPT2LMHeadModel, so it adds no parameters.
   const dropout = num(c, 'resid_pdrop') ?? 0.1;
-  return { family: 'gpt2', layers: L, hidden: h, heads: a, kvHeads: a, headDim: h / a, intermediate: f, vocab: V, mlp: 'gelu', norm: 'layernorm', dropout, outputWidth: V, maxPositions: P };
+  // GPT2Config's default activation is transformers' Python `gelu_new`.
+  const geluSaves = geluSavesOf(c.activation_function ?? 'gelu_new');
+  return { family: 'gpt2', layers: L, hidden: h, heads: a, kvHeads: a, headDim: h / a, intermediate: f, vocab: V, mlp: 'gelu', geluSaves, norm: 'layernorm', dropout, outputWidth: V, maxPositions: P };
 }
 
 function buildBert(b: Builder, c: Config, arch: string, where: string): TransformerShape {
@@ -229,6 +237,11 @@ function buildVit(b: Builder, c: Config, arch: string, where: string): Transform
   }
   const dropout = num(c, 'hidden_dropout_prob') ?? 0;
   return { family: 'vit', layers: L, hidden: h, heads: a, kvHeads: a, headDim: h / a, intermediate: f, vocab: 0, mlp: 'gelu', norm: 'layernorm', dropout, outputWidth, maxPositions: tokens };
+}
+
+/** Tensors a transformers activation keeps (TransformerShape.geluSaves): 4 for the Python `gelu_new`, else 1. */
+function geluSavesOf(name: unknown): number {
+  return name === 'gelu_new' ? 4 : 1;
 }
 
 function labelCount(c: Config): number {

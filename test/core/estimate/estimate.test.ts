@@ -16,6 +16,8 @@ import {
 } from '../../../src/core/estimate/index.js';
 
 const GPT2 = modelFromConfig({ model_type: 'gpt2', n_embd: 768, n_layer: 12, n_head: 12, vocab_size: 50257, n_positions: 1024, resid_pdrop: 0.1 });
+// The block of the paper (Megatron's fused GeLU); transformers' GPT-2 defaults to the Python gelu_new instead.
+const FUSED = modelFromConfig({ model_type: 'gpt2', n_embd: 768, n_layer: 12, n_head: 12, vocab_size: 50257, n_positions: 1024, resid_pdrop: 0.1, activation_function: 'gelu_pytorch_tanh' }).shape;
 const gpt2: ModelInput = { label: 'gpt2', tensors: GPT2.tensors, totalParams: 124_439_808, shape: GPT2.shape };
 const P = 124_439_808;
 const zeroEnv = { contextBytes: 0, workspaceBytes: 0, fragmentation: 0 };
@@ -72,12 +74,15 @@ describe('model states (reference §4.1)', () => {
 describe('activations (Korthikanti et al. 2022)', () => {
   it('a GPT-2 layer at 16 bits with dropout and eager attention is sbh(34 + 5as/h)', () => {
     const s = 1024;
-    expect(layerBytes(GPT2.shape, s, 2, 'eager', true)).toBe(s * 768 * (34 + (5 * 12 * s) / 768));
+    expect(layerBytes(FUSED, s, 2, 'eager', true)).toBe(s * 768 * (34 + (5 * 12 * s) / 768));
   });
-  it('--params with --mlp gelu is shaped as GPT-2 is (4h GeLU MLP, LayerNorm), so its layers save the same bytes', () => {
+  it("transformers' default gelu_new keeps three MLP-wide tensors more than PyTorch's GeLU kernel", () => {
+    expect(layerBytes(GPT2.shape, 1024, 2, 'sdpa', true) - layerBytes(FUSED, 1024, 2, 'sdpa', true)).toBe(3 * 2 * 1024 * 3072);
+  });
+  it('--params with --mlp gelu is shaped as a GPT-2 block with PyTorch\'s GeLU kernel (4h MLP, LayerNorm): the same bytes per layer', () => {
     const shaped = modelFromParams(P, { layers: 12, hidden: 768, heads: 12, vocab: 50257, mlp: 'gelu' }).shape!;
     expect(shaped).toMatchObject({ mlp: 'gelu', norm: 'layernorm', intermediate: 3072 });
-    const noDropout = { ...GPT2.shape, dropout: 0 };
+    const noDropout = { ...FUSED, dropout: 0 };
     for (const attention of ['sdpa', 'eager'] as const) {
       expect(layerBytes(shaped, 1024, 2, attention, true)).toBe(layerBytes(noDropout, 1024, 2, attention, true));
     }
@@ -85,8 +90,8 @@ describe('activations (Korthikanti et al. 2022)', () => {
     expect(modelFromParams(P, { layers: 12, hidden: 768 }).shape).toMatchObject({ mlp: 'swiglu', norm: 'rmsnorm', intermediate: 2048 });
   });
   it('SDPA drops the s² term for a fp32 log-sum-exp; selective recompute matches 34sbh', () => {
-    expect(layerBytes(GPT2.shape, 1024, 2, 'sdpa', true)).toBe(1024 * 768 * 34 + 4 * 12 * 1024);
-    expect(layerBytes(GPT2.shape, 1024, 2, 'eager', false)).toBe(1024 * 768 * 34);
+    expect(layerBytes(FUSED, 1024, 2, 'sdpa', true)).toBe(1024 * 768 * 34 + 4 * 12 * 1024);
+    expect(layerBytes(FUSED, 1024, 2, 'eager', false)).toBe(1024 * 768 * 34);
   });
   it('batch scales activations linearly; full checkpointing keeps only layer inputs', () => {
     const a = estimateMemory(gpt2, setup({ batch: 1, seq: 512, precision: 'amp-bf16' }), zeroEnv);

@@ -32,9 +32,8 @@ describe('GPT-2 activation functions, config mode against the traced step', () =
   it('gelu_new over gelu_pytorch_tanh: 3 more MLP-wide float32 tensors per layer, in both modes', async () => {
     const python = requireTestPython();
     const [newGelu, kernel] = [configFile('gelu_new'), configFile('gelu_pytorch_tanh')];
-    const [tracedNew, tracedKernel] = await Promise.all(
-      [newGelu, kernel].map((f) => traced(['--', python, join(SCRIPTS, 'train_gpt2_config.py'), f])),
-    );
+    const run = (f: string) => traced(['--', python, join(SCRIPTS, 'train_gpt2_config.py'), f]);
+    const [tracedNew, tracedKernel] = await Promise.all([run(newGelu), run(kernel)]);
     const tracedDiff = tracedNew.byCategory.activations! - tracedKernel.byCategory.activations!;
     expect(tracedDiff).toBe(4 * 3 * 4 * 512 * 1024); // layers × tensors × fp32 bytes × tokens × MLP width
     expect((await configActivations(newGelu)) - (await configActivations(kernel))).toBe(tracedDiff);

@@ -36,6 +36,7 @@ function setupFrom(o: Opts): TrainingSetup {
     freeze: o.freeze ?? [],
     loraRank: o.loraRank ?? 0,
     loraModules: o.loraModules ?? DEFAULT_SETUP.loraModules,
+    loraDropout: o.loraDropout,
     checkpointing: o.checkpointing,
     ema: o.ema,
     sharding: o.sharding,

@@ -21,6 +21,7 @@ export interface EstimateOptions extends JsonOption, SourceOptions {
   freeze: string[] | undefined;
   loraRank: number | undefined;
   loraModules: string[] | undefined;
+  loraDropout: number;
   checkpointing: Checkpointing;
   attention: AttentionImpl;
   ema: boolean;
@@ -74,6 +75,7 @@ export const ESTIMATE = defineCommand<EstimateOptions>({
     freeze: { type: 'list', value: 'PREFIX', description: 'module prefixes that do not train (repeatable or comma-separated)' },
     loraRank: { ...SIZE, value: 'R', description: 'train LoRA adapters of rank R instead of the weights' },
     loraModules: { type: 'list', value: 'NAME', description: 'modules LoRA adapts (default q_proj,v_proj)' },
+    loraDropout: { type: 'number', value: 'P', min: 0, max: 1, maxExclusive: true, default: 0, noun: 'a probability', description: "PEFT's lora_dropout: each adapter keeps its own dropped copy of its input and a mask" },
     checkpointing: { type: 'string', value: 'MODE', choices: ['none', 'selective', 'full'], default: 'none', description: 'activation (gradient) checkpointing' },
     attention: { type: 'string', value: 'IMPL', choices: ['sdpa', 'eager'], default: 'sdpa', description: 'attention kernel: SDPA/flash keeps no s² scores, eager does' },
     ema: { type: 'boolean', description: 'keep an EMA copy of the weights on the GPU' },

@@ -82,7 +82,8 @@ function savedFraction(model: ModelInput, setup: TrainingSetup): number {
 /**
  * Which linear layers keep their input for backward. Autograd saves a matmul's input only when its weight needs a
  * gradient (checked on AddmmBackward0: a frozen Linear saves no input), so with LoRA — base weights frozen —
- * only the inputs the adapters read are kept, plus each adapter's rank-r middle tensor.
+ * only the inputs the adapters read are kept, plus each adapter's rank-r middle tensor. With PEFT's lora_dropout
+ * each adapter reads its own dropped copy instead (kept with its bool mask), and the shared input is not kept.
  */
 export interface LinearTraining {
   attnIn: boolean;
@@ -94,18 +95,25 @@ export interface LinearTraining {
   /** Adapted matrices and their rank (0 without LoRA). */
   adapters: number;
   rank: number;
+  /** Adapters per input (attention input, attention output, MLP input, MLP output): copies under dropout. */
+  perInput?: { attnIn: number; attnOut: number; mlpIn: number; mlpOut: number };
+  /** The adapters drop their input (PEFT lora_dropout > 0). */
+  dropout?: boolean;
 }
 
 export const FULL_TRAINING: LinearTraining = { attnIn: true, attnOut: true, mlpIn: true, mlpOut: true, norms: true, adapters: 0, rank: 0 };
 
 /** LinearTraining for LoRA of rank `rank` on the modules named (last name component, as --lora-modules). */
-export function loraTraining(modules: readonly string[], rank: number): LinearTraining {
+export function loraTraining(modules: readonly string[], rank: number, dropout = 0): LinearTraining {
   const has = (names: readonly string[]): number => modules.filter((m) => names.includes(m)).length;
   const attnIn = has(['q_proj', 'k_proj', 'v_proj', 'query', 'key', 'value', 'c_attn', 'qkv_proj', 'Wqkv']);
   const attnOut = has(['o_proj', 'out_proj']);
   const mlpIn = has(['gate_proj', 'up_proj', 'fc1', 'c_fc']);
   const mlpOut = has(['down_proj', 'fc2']);
-  return { attnIn: attnIn > 0, attnOut: attnOut > 0, mlpIn: mlpIn > 0, mlpOut: mlpOut > 0, norms: false, adapters: attnIn + attnOut + mlpIn + mlpOut, rank };
+  return {
+    attnIn: attnIn > 0, attnOut: attnOut > 0, mlpIn: mlpIn > 0, mlpOut: mlpOut > 0, norms: false,
+    adapters: attnIn + attnOut + mlpIn + mlpOut, rank, perInput: { attnIn, attnOut, mlpIn, mlpOut }, dropout: dropout > 0,
+  };
 }
 
 /**
@@ -127,21 +135,27 @@ export function layerBytes(
   const mask = shape.dropout > 0 ? 1 : 0;
   const t = trains;
   const on = (x: boolean): number => (x ? 1 : 0);
-  // SDPA saves its output for backward; eager attention's output is kept only by a training out-projection.
-  const attnOutput = attention === 'sdpa' || t.attnOut ? 1 : 0;
+  // SDPA saves its output for backward; eager attention's output is kept only by a training out-projection
+  // (with dropping adapters, by none: each keeps its own copy).
+  const attnOutput = attention === 'sdpa' || (t.attnOut && !t.dropout) ? 1 : 0;
+  // What the matmuls reading one input keep of it: the input itself, once, when any of them trains; with dropping
+  // adapters, each adapter's dropped copy (p bytes) and its bool mask (1 byte) instead.
+  const n = t.perInput;
+  const input = (trains: boolean, adapters: number | undefined): number => (t.dropout ? (adapters ?? 0) * (p + 1) : on(trains) * p);
   let bytes = t.adapters * p * s * t.rank; // each adapter's x·Aᵀ, kept for B's gradient
+  bytes += input(false, n?.attnOut) * s * qd; // the out-projection adapters' copies (none without dropout)
   if (shape.mlp === 'gelu') {
     bytes += 2 * (autocast ? 4 : p) * s * h; // two LayerNorm inputs (the float32 residual stream under autocast)
-    bytes += on(t.attnIn) * p * s * h + p * s * qd + 2 * p * s * kd + attnOutput * p * s * qd; // QKV input, Q, K, V, out-proj input
+    bytes += input(t.attnIn, n?.attnIn) * s * h + p * s * qd + 2 * p * s * kd + attnOutput * p * s * qd; // QKV input, Q, K, V, out-proj input
     bytes += mask * s * h; // attention output dropout mask
     // MLP input, what the GeLU keeps (its input, or gelu_new's four tensors), its output for a training fc2, dropout mask
-    bytes += on(t.mlpIn) * p * s * h + ((shape.geluSaves ?? 1) + on(t.mlpOut)) * p * s * f + mask * s * h;
+    bytes += input(t.mlpIn, n?.mlpIn) * s * h + (shape.geluSaves ?? 1) * p * s * f + input(t.mlpOut, n?.mlpOut) * s * f + mask * s * h;
   } else {
     // HF eager RMSNorm keeps its fp32 up-cast input and, when its weight trains, the normalised value (float32
     // in fp32 and under autocast, where the residual stream is float32; else 16-bit).
     bytes += 2 * (4 + (t.norms ? (p === 4 || autocast ? 4 : p) : 0)) * s * h + 2 * 4 * s; // + each norm's fp32 rsqrt per token
-    bytes += on(t.attnIn) * p * s * h + p * s * qd + 2 * p * s * kd + attnOutput * p * s * qd; // QKV input, Q (post-RoPE), K, V, o_proj input
-    bytes += on(t.mlpIn) * p * s * h + (3 + on(t.mlpOut)) * p * s * f; // gate/up input; gate, up, SiLU(gate), product
+    bytes += input(t.attnIn, n?.attnIn) * s * h + p * s * qd + 2 * p * s * kd + attnOutput * p * s * qd; // QKV input, Q (post-RoPE), K, V, o_proj input
+    bytes += input(t.mlpIn, n?.mlpIn) * s * h + 3 * p * s * f + input(t.mlpOut, n?.mlpOut) * s * f; // gate/up input; gate, up, SiLU(gate); product
   }
   if (attention === 'eager') {
     // softmax out, dropout mask + out; under autocast a float32 softmax out, the mask and the 16-bit copy the value
@@ -159,7 +173,7 @@ function transformer(model: ModelInput, shape: TransformerShape, setup: Training
   const s = setup.seq ?? shape.maxPositions;
   const selective = setup.checkpointing === 'selective';
   const autocast = setup.precision === 'amp-bf16' || setup.precision === 'amp-fp16';
-  const trains = setup.loraRank > 0 ? loraTraining(setup.loraModules, setup.loraRank) : FULL_TRAINING;
+  const trains = setup.loraRank > 0 ? loraTraining(setup.loraModules, setup.loraRank, setup.loraDropout) : FULL_TRAINING;
   const full = layerBytes(shape, s, p, setup.attention, true, autocast, setup.softmaxKeepsInput, trains);
   const perLayer =
     // Full checkpointing keeps each block's input: the residual stream, float32 under autocast.

@@ -31,6 +31,8 @@ export interface TrainingSetup {
   loraRank: number;
   /** Module names LoRA adapts (last name component, e.g. q_proj, v_proj). */
   loraModules: string[];
+  /** PEFT's lora_dropout: each adapter drops its own copy of its input (0 = the input itself, shared). */
+  loraDropout: number;
   checkpointing: Checkpointing;
   ema: boolean;
   sharding: Sharding;
@@ -61,6 +63,7 @@ export const DEFAULT_SETUP: TrainingSetup = {
   freeze: [],
   loraRank: 0,
   loraModules: ['q_proj', 'v_proj'],
+  loraDropout: 0,
   checkpointing: 'none',
   ema: false,
   sharding: 'none',

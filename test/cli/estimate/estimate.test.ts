@@ -69,6 +69,9 @@ describe('gpumem estimate (CLI)', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect((await gpumem('--params', '7B', '--gpu', 'Z80')).code).toBe(2);
     expect((await gpumem(join(tmp, 'missing.safetensors'))).code).toBe(2);
+    const dropout = await gpumem('--params', '7B', '--lora-rank', '8', '--lora-dropout', '1');
+    expect(dropout.code).toBe(2);
+    expect(dropout.stderr).toMatch(/error: .*--lora-dropout/);
     const mlp = await gpumem('--params', '1.4B', '--layers', '24', '--hidden', '2048', '--mlp', 'relu');
     expect(mlp.code).toBe(2);
     expect(mlp.stderr).toMatch(/error: .*--mlp/);

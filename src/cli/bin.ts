@@ -1,12 +1,34 @@
-#!/usr/bin/env node
-/** Entry point of the `gpumem` executable: the only module that ends the process or sets its exit status. */
-import { brokenPipeEndsGpumem } from './broken-pipe.js';
-import { main } from './main.js';
+#!/bin/sh
+//bin/true; exec node --inspect-port=192.0.2.1:9229 "$0" "$@"
+/**
+ * Entry point of the `gpumem` executable: the only module that ends the process or sets its exit status.
+ *
+ * The two lines above are read by the shell and by JavaScript alike: the shell runs /bin/true, then starts
+ * Node with its inspector aimed at an address no host owns (signal-guard.ts says why); JavaScript sees a
+ * comment. The
+ * signal guard is installed before anything else is loaded; the commands come in by a dynamic import after it.
+ */
+// Straight to the file, not through supervise/index.ts: nothing else may load before the guard is in place.
+import { guardDebuggerSignals } from '../supervise/signal-guard.js';
 
-// `gpumem status --watch | head`: the reader went away (see broken-pipe.ts for supervised runs).
-for (const stream of [process.stdout, process.stderr]) {
+guardDebuggerSignals();
+
+const { onOutputFailure } = await import('./broken-pipe.js');
+const { main } = await import('./main.js');
+const { writeSync } = await import('node:fs');
+
+// `gpumem status --watch | head`, or a log on a full disk: see broken-pipe.ts for what each failure means.
+for (const [name, stream, otherFd] of [['stdout', process.stdout, 2], ['stderr', process.stderr, 1]] as const) {
   stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (brokenPipeEndsGpumem(error)) process.exit(0);
+    const action = onOutputFailure(name, error);
+    if (action.line) {
+      try {
+        writeSync(otherFd, action.line);
+      } catch {
+        // Both streams fail: nothing is left to say it on; the exit status still tells.
+      }
+    }
+    if (action.exitCode !== null) process.exit(action.exitCode);
   });
 }
 

@@ -2,6 +2,7 @@
  * The only place gpumem decides its exit status. Handlers return an Outcome; errors carry a code; this
  * module turns either into a number. Documented in --help and docs/cli.md from EXIT_CODE_DOCS.
  */
+import { constants } from 'node:os';
 import { isGpumemError } from '../core/errors.js';
 
 export const EXIT = {
@@ -22,17 +23,24 @@ export type Outcome =
 
 export const EXIT_CODE_DOCS: ReadonlyArray<{ code: string; meaning: string }> = [
   { code: '0', meaning: 'success; nothing found' },
-  { code: '1', meaning: 'findings or OOMs found, or an action failed (also: an internal error, printed with its stack)' },
+  { code: '1', meaning: 'findings or OOMs found, or an action failed (also: gpumem\'s own output could not be written, e.g. a full disk; an internal error, printed with its stack)' },
   { code: '2', meaning: 'usage error: bad option, argument or input file' },
   { code: '3', meaning: 'no GPU access: no NVIDIA driver, NVML or nvidia-smi could not be used' },
   { code: '126/127', meaning: '`run`/`pipeline`: the command was found but could not be executed (126) or was not found (127), as in a shell; the run is recorded as not-started' },
   { code: '128+n', meaning: '`run`/`pipeline`: the child was killed by signal n; otherwise the child\'s own exit code is passed on' },
 ];
 
-const SIGNAL_NUMBERS: Record<string, number> = {
-  SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGILL: 4, SIGTRAP: 5, SIGABRT: 6, SIGBUS: 7, SIGFPE: 8, SIGKILL: 9,
-  SIGUSR1: 10, SIGSEGV: 11, SIGUSR2: 12, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15,
-};
+/** 128 + the signal's number on this system (every signal, SIGXCPU, SIGSYS and SIGPWR included), as a shell gives. */
+export function exitCodeForSignal(signal: string): number {
+  const n = (constants.signals as Record<string, number | undefined>)[signal];
+  // Node reports only signals the system knows, so n is always found; 128 alone would still say "a signal".
+  return 128 + (n ?? 0);
+}
+
+/** gpumem's own stdout or stderr could not be written (a full disk): the command could not do its job. */
+export function exitCodeForOutputFailure(): number {
+  return EXIT.FINDINGS;
+}
 
 export function exitCodeForOutcome(outcome: Outcome): number {
   switch (outcome.kind) {
@@ -42,7 +50,7 @@ export function exitCodeForOutcome(outcome: Outcome): number {
     case 'failure':
       return EXIT.FINDINGS;
     case 'child':
-      if (outcome.signal) return 128 + (SIGNAL_NUMBERS[outcome.signal] ?? 0);
+      if (outcome.signal) return exitCodeForSignal(outcome.signal);
       return outcome.code ?? EXIT.FINDINGS;
   }
 }

@@ -7,7 +7,7 @@ import { appendAll } from '../core/arrays.js';
 import { formatBytes } from '../core/units.js';
 import { isGpumemError } from '../core/errors.js';
 import { underUsedFinding, type RunFinding } from '../core/run/utilization.js';
-import { startChild } from './child.js';
+import { startChild, type RunningChild } from './child.js';
 import { verifyCleanup } from './cleanup.js';
 import { Monitor } from './monitor.js';
 import { notStartedAttempt } from './not-started.js';
@@ -36,9 +36,12 @@ export interface AttemptArgs {
   log: (line: string) => void;
   intervalMs: number;
   graceMs: number;
-  setCurrent: (c: { interrupt(sig: NodeJS.Signals, graceMs: number): void } | null) => void;
+  setCurrent: (c: CurrentChild | null) => void;
   interrupted: () => NodeJS.Signals | null;
 }
+
+/** What the run's signal handlers may do to the attempt's child. */
+export type CurrentChild = Pick<RunningChild, 'pid' | 'interrupt' | 'signalLeader'>;
 
 export async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   const { o, now, log } = a;

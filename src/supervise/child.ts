@@ -30,6 +30,8 @@ export interface RunningChild {
   interrupt(sig: NodeJS.Signals, graceMs: number): void;
   /** Sends a signal to the whole group; errors (group gone) are ignored. */
   signalGroup(sig: NodeJS.Signals): void;
+  /** Passes a signal to the command itself, not its group; false when it is gone. */
+  signalLeader(sig: NodeJS.Signals): boolean;
   /** Waits (bounded) for the output pipes to close, then detaches them: orphans may hold them open. */
   drain(timeoutMs: number): Promise<void>;
   /** The last `tailBytes` of output. */
@@ -105,6 +107,15 @@ export async function startChild(options: ChildOptions): Promise<RunningChild> {
       }
     },
     signalGroup,
+    signalLeader(sig) {
+      if (done) return false;
+      try {
+        process.kill(pid, sig);
+        return true;
+      } catch {
+        return false;
+      }
+    },
     async drain(timeoutMs) {
       for (const t of timers.splice(0)) clearTimeout(t);
       let timer: NodeJS.Timeout | undefined;

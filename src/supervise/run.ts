@@ -13,8 +13,15 @@ import { checkFree, describePreflight } from './preflight.js';
 import { RUN_SCHEMA_VERSION, type AttemptReport, type GpuPeak, type RunReport } from './report.js';
 import { initialBatchPlan, nextBatchPlan, substitute, type BatchPlan } from './retry.js';
 import { startWatchdog } from './watchdog.js';
+import type { CurrentChild } from './attempt.js';
 
 const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+/**
+ * Passed on to the command and nothing more: they ask the training to do something (Lightning requeues a Slurm
+ * job on SIGUSR1), not to stop. Only the command itself gets them, not its group: a DataLoader worker or a rank
+ * has no handler and would die of one, and the scheduler meant the process it started.
+ */
+const PASSED_ON: NodeJS.Signals[] = ['SIGUSR1', 'SIGUSR2'];
 
 /**
  * Runs a command under supervision and resolves with its report once the child and its whole tree are
@@ -61,7 +68,7 @@ export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
   const tree = { marker: `GPUMEM_RUN_MARK=${markValue}`, adopter, exclude: new Set(watchdog?.pid ? [watchdog.pid] : []) };
 
   let interruptedBy: NodeJS.Signals | null = null;
-  let current: { interrupt(sig: NodeJS.Signals, graceMs: number): void } | null = null;
+  let current: CurrentChild | null = null;
   const onSignal = (sig: NodeJS.Signals): void => {
     interruptedBy ??= sig;
     log(`received ${sig}; forwarding to the child's process group (then SIGTERM, then SIGKILL, ${graceMs} ms apart)`);
@@ -70,6 +77,14 @@ export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
   const handlers = new Map<NodeJS.Signals, () => void>();
   if (o.forwardSignals) for (const sig of FORWARDED) {
     const h = (): void => onSignal(sig);
+    handlers.set(sig, h);
+    process.on(sig, h);
+  }
+  if (o.forwardSignals) for (const sig of PASSED_ON) {
+    const h = (): void => {
+      const passed = current?.signalLeader(sig) === true;
+      log(passed ? `received ${sig}; passed it on to the command (pid ${current?.pid})` : `received ${sig}; no command is running to pass it on to`);
+    };
     handlers.set(sig, h);
     process.on(sig, h);
   }

@@ -9,9 +9,13 @@
  * started no earlier than that group's leader (so a recycled group id is never signalled).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { INSPECTOR_NOWHERE } from './signal-guard.js';
 
 /** The watchdog program, run with `node -e` so it needs no file of its own. Arguments: marker, grace ms. */
 const SCRIPT = String.raw`
+// First: SIGUSR1 must not start Node's debugger here either (signal-guard.ts), and SIGUSR2 must not end the guard.
+process.on('SIGUSR1', () => {});
+process.on('SIGUSR2', () => {});
 const fs = require('node:fs');
 const [marker, graceText] = process.argv.slice(1);
 const graceMs = Number(graceText);
@@ -92,7 +96,7 @@ export function startWatchdog(marker: string, graceMs: number, env: Readonly<Rec
   let child: ChildProcess | null = null;
   try {
     // Its environment is gpumem's own, without the marker: it must never find itself or be a member.
-    child = spawn(process.execPath, ['-e', SCRIPT, marker, String(graceMs)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true, env: { ...env } });
+    child = spawn(process.execPath, [INSPECTOR_NOWHERE, '-e', SCRIPT, marker, String(graceMs)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true, env: { ...env } });
     child.on('error', () => undefined);
     child.stdin?.on('error', () => undefined);
     child.unref();

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DIR } from '../core/snapshot/fixtures.js';
+import { fakeH100, fakeNvmlEnv, writeScenario } from '../fake-nvml/scenario.js';
 import { asUser, expectNoHang, expectNoStackTrace, gpumem, secondUser, tempDir, type CliResult } from './harness.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/doctor-example.ndjson', import.meta.url));
@@ -79,6 +80,21 @@ describe.skipIf(!other.user)(`a link planted by another user in sticky /tmp${oth
     const r = await gpumem(['record', '--replay', EXAMPLE, '--out', theirs, '--interval', '50', '--duration', '1']);
     expectRefused(r, 'record --out over another user\'s file', /refusing to write .*theirs\.ndjson: it belongs to uid \d+, not to uid 0/);
     expect(readFileSync(theirs, 'utf8')).toBe('their data');
+  });
+
+  it('run --snapshot-on-oom with the history in sticky /tmp: a planted runs link gets a warning, the job runs, nothing lands where it points', async () => {
+    const scenario = join(tmp.dir, 'scenario.txt');
+    writeScenario(scenario, { driverVersion: '590.44.01', cudaVersion: 13010, devices: [fakeH100(0)] });
+    const theirs = join(tmp.dir, 'their-folder');
+    mkdirSync(theirs);
+    chmodSync(theirs, 0o777);
+    asUser(other.user!, `ln -s '${theirs}' '${join(sticky, 'runs')}'`);
+    const r = await gpumem(['run', '--snapshot-on-oom', '--interval-ms', '20', '--cleanup-timeout-ms', '200', '--db', join(sticky, 'h.db'), '--', process.execPath, '-e', 'process.exit(4)'], { env: fakeNvmlEnv('590', scenario), timeoutMs: 30_000 });
+    expectNoHang(r, 'run with a planted runs link');
+    expectNoStackTrace(r, 'run with a planted runs link');
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/warning: cannot create the run folder .*: refusing to use .*sticky\/runs: it is a symbolic link; running without --snapshot-on-oom/);
+    expect(readdirSync(theirs)).toEqual([]);
   });
 
   it('--db naming another user\'s link is refused before anything is written', async () => {

@@ -23,12 +23,15 @@ def write_snapshot(torch, directory, pid, index):
 
     Protocol 4 is pinned because PyTorch's own viewer cannot read protocol 5 (the Python 3.14 default).
     The file appears under its final name only when complete (write to a temporary name, then rename).
+    The temporary is created with O_EXCL|O_NOFOLLOW and mode 0600: a name that already exists, a symbolic
+    link above all, is refused rather than written through (docs/output-files.md).
     """
     snapshot = torch.cuda.memory._snapshot()
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, "oom-snapshot-%d-%d.pickle" % (pid, index))
     partial = path + ".partial"
-    with open(partial, "wb") as handle:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    with os.fdopen(os.open(partial, flags, 0o600), "wb") as handle:
         pickle.dump(snapshot, handle, protocol=4)
     os.replace(partial, path)
     return path

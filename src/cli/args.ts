@@ -5,6 +5,7 @@
  * typed values it need not check again.
  */
 import { GpumemError } from '../core/errors.js';
+import { printable } from '../core/text.js';
 import { parseByteSize } from '../core/units.js';
 import type { CommandSpec, NumberRules, OptionSpec, ParsedArgs } from './spec.js';
 import { GLOBAL_OPTIONS } from './table.js';
@@ -37,6 +38,7 @@ export function parseArgs<O = Record<string, unknown>>(spec: CommandSpec<O>, arg
       }
       const value = inline ?? argv[++i];
       if (value === undefined) throw usage(`${rawName} needs a value (${option.value ?? 'VALUE'})`, spec);
+      if (inline === undefined && 'path' in option && option.path && value.startsWith('-')) throw optionAsPath(rawName, value, spec);
       raw.set(option, readValue(option, value, raw.get(option)));
       continue;
     }
@@ -137,6 +139,14 @@ function checkNumber(option: NumberRules & { default?: number }, flag: string, t
       : both ? `in ${option.minExclusive ? '(' : '['}${min}, ${max}${option.maxExclusive ? ')' : ']'}` : min !== undefined ? `of at least ${min}` : `of at most ${max}`;
     throw new GpumemError('BAD_OPTION_VALUE', `${flag}: ${n} is not ${option.noun ?? 'a number'} ${words}`, { hint: `e.g. ${flag} ${example}` });
   }
+}
+
+/** A path option followed by what looks like an option or stdin's "-": taking it as the file name would swallow it. */
+function optionAsPath(rawName: string, value: string, spec: CommandSpec): GpumemError {
+  const shown = printable(value);
+  return new GpumemError('USAGE', `${rawName} needs a file name, but the next argument "${shown}" looks like an option`, {
+    hint: `put the file name right after ${rawName}; for a file whose name starts with "-", write ${rawName}=${shown} or ${rawName} ./${shown} (see gpumem ${spec.name} --help)`,
+  });
 }
 
 function usage(message: string, spec: CommandSpec): GpumemError {

@@ -93,6 +93,12 @@ export function mainHelp(version: string): string {
   return lines.join('\n') + '\n';
 }
 
+/** The path options of every command, once each, as `--name` in backticks. */
+function pathOptionNames(): string {
+  const names = new Set(COMMANDS.flatMap((c) => c.options.filter((o) => 'path' in o && o.path).map((o) => `\`--${o.name}\``)));
+  return [...names].join(', ');
+}
+
 /** docs/cli.md, generated; never edit it by hand. */
 export function docsMarkdown(): string {
   const out = [
@@ -101,6 +107,8 @@ export function docsMarkdown(): string {
     '<!-- Generated from src/cli/table.ts by `npm run docs`; do not edit by hand. -->',
     '',
     'Running `gpumem` with no command runs `gpumem doctor`.',
+    '',
+    `An option whose value is a path (${pathOptionNames()}) does not take a next argument that starts with \`-\` as its value, so \`--html --json\` is refused rather than writing a file named \`--json\`; name such a file as \`--html=-x.html\` or \`--html ./-x.html\`. How files are written (never through a link, never over an input): [output-files.md](output-files.md).`,
     '',
     '## Exit status',
     '',

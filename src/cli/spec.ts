@@ -61,6 +61,11 @@ export interface StringOption<S extends string = string> extends OptionBase {
   /** Allowed values; the interface's type is then their union. */
   choices?: readonly S[];
   default?: S;
+  /**
+   * The value is a file path: a following argument that starts with "-" is refused rather than taken as the
+   * path (`--html --json` would write a file named `--json`); `--html=-x` or `--html ./-x` name such a file.
+   */
+  path?: boolean;
 }
 
 /** Given several times and/or comma-separated; empty items are dropped. */

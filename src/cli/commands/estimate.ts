@@ -14,6 +14,7 @@ import type { EstimateOptions } from '../options/estimate.js';
 import { loadModel } from './estimate-model.js';
 import { renderEstimate } from './estimate-render.js';
 import { runTracedEstimate } from './estimate-trace-run.js';
+import { refuseOutputOverInputs } from '../output-file.js';
 
 type Opts = EstimateOptions;
 
@@ -96,6 +97,18 @@ async function liveGpu(ctx: CommandContext<Opts>, o: Opts, margin: number): Prom
   }
 }
 
+/**
+ * Every file an estimate may read, for --html not to overwrite: the model, the recording and driver, the
+ * --entry module, and each argument of the traced command (and each `--opt=VALUE`'s value) that names a file.
+ */
+function estimateInputs(ctx: CommandContext<Opts>): string[] {
+  const o = ctx.args.options;
+  const args = ctx.args.rest.flatMap((a) => (a.includes('=') ? [a, a.slice(a.indexOf('=') + 1)] : [a]));
+  const entryModule = o.entry?.split(':')[0];
+  const entryFiles = entryModule ? [`${entryModule.replace(/\./g, '/')}.py`, `${entryModule.replace(/\./g, '/')}/__init__.py`] : [];
+  return [...ctx.args.positionals, ...args, ...entryFiles, o.replay, o.nvmlLib].filter((p): p is string => p !== undefined);
+}
+
 export const run: CommandHandler<EstimateOptions> = async (ctx) => {
   const o = ctx.args.options;
   const margin = o.margin / 100;
@@ -103,6 +116,7 @@ export const run: CommandHandler<EstimateOptions> = async (ctx) => {
   releaseBefore(o, 0, 0);
   const { budget, generation, name } = await resolveGpu(ctx, o, margin);
   contextFor(o, generation);
+  if (o.html !== undefined) refuseOutputOverInputs('--html', o.html, estimateInputs(ctx), ctx.cwd);
   if (ctx.args.rest.length > 0 || o.entry !== undefined) {
     const fits = await runTracedEstimate(ctx, o, {
       budget,

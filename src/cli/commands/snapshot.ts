@@ -9,7 +9,7 @@ import { analyseSnapshot, snapshotAnalysisJson, toJsonText } from '../../orchest
 import type { CommandHandler } from '../context.js';
 import type { SnapshotOptions } from '../options/files.js';
 import { renderSnapshotHtml } from '../render/snapshot-html.js';
-import { writeUserFile } from '../output-file.js';
+import { refuseOutputOverInputs, writeUserFile } from '../output-file.js';
 import { renderDiffText, renderSnapshotText } from '../render/snapshot-text.js';
 import { readSnapshotFile } from '../../sources/snapshot-file.js';
 import { renderSimulationText } from '../render/snapshot-simulation.js';
@@ -43,6 +43,7 @@ export const run: CommandHandler<SnapshotOptions> = async (ctx) => {
     });
   }
   const file = positionals[0] as string;
+  if (options.html !== undefined) refuseOutputOverInputs('--html', options.html, [file], ctx.cwd);
   const snapshot = readSnapshotFile(at(file));
   const requestBytes = options.request ?? null;
   const analysis = analyseSnapshot(snapshot, { top, requestBytes, whatIfs: options.whatIf ?? [], simulate: options.simulate, torchVersion: options.torchVersion ?? null });

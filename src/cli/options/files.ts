@@ -49,7 +49,7 @@ export const SNAPSHOT = defineCommand<SnapshotOptions>({
   ],
   options: {
     ...JSON_TABLE,
-    html: { type: 'string', value: 'OUT', description: 'also write a self-contained HTML report (timeline as inline SVG, no network)' },
+    html: { type: 'string', path: true, value: 'OUT', description: 'also write a self-contained HTML report (timeline as inline SVG, no network)' },
     top: { type: 'number', value: 'N', integer: true, min: 1, default: 10, description: 'how many allocation sites to list' },
     request: { type: 'bytes', value: 'BYTES', description: 'could a request of this size be served from reserved memory? (e.g. 600MiB)' },
     whatIf: { type: 'list', wholeValues: true, value: 'SETTINGS', description: "replay the trace through the allocator simulation under these PYTORCH_CUDA_ALLOC_CONF settings (e.g. 'expandable_segments:True')" },

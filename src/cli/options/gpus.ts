@@ -70,7 +70,7 @@ export const RECORD = defineCommand<RecordOptions>({
   description:
     'Writes a versioned NDJSON recording: a header line (format, version, host, note), then one sample (all GPUs and their processes with host facts) per line. Stops after --duration or at Ctrl-C; every sample written before is kept. See docs/recording.md.',
   options: {
-    out: { short: 'o', type: 'string', value: 'FILE', description: 'the recording to write (replaced if it exists)' },
+    out: { short: 'o', type: 'string', path: true, value: 'FILE', description: 'the recording to write (a file of yours there is replaced; a link or another user\'s file is refused)' },
     interval: { type: 'number', value: 'MS', integer: true, min: 10, max: MAX_MS, default: 1000, description: 'time between samples, in milliseconds' },
     duration: { type: 'number', value: 'S', min: 0, max: 31_536_000, noun: 'a number of seconds', description: 'stop after this many seconds (default: until Ctrl-C)' },
     note: { type: 'string', value: 'TEXT', description: 'free text stored in the header (what was running)' },

@@ -20,8 +20,8 @@ export interface SourceOptions {
 /** Where GPU state comes from; shared by every command that reads the GPUs. */
 export const SOURCE_TABLE = {
   source: { type: 'string', value: 'KIND', choices: ['auto', 'nvml', 'smi'], default: 'auto', description: 'read the GPUs through NVML, nvidia-smi, or NVML with nvidia-smi as fallback' },
-  replay: { type: 'string', value: 'FILE', description: 'read GPU state from a recording made by `gpumem record` instead of the GPUs' },
-  nvmlLib: { type: 'string', value: 'PATH', description: 'path of libnvidia-ml.so.1 to load (also GPUMEM_NVML_LIB)' },
+  replay: { type: 'string', path: true, value: 'FILE', description: 'read GPU state from a recording made by `gpumem record` instead of the GPUs' },
+  nvmlLib: { type: 'string', path: true, value: 'PATH', description: 'path of libnvidia-ml.so.1 to load (also GPUMEM_NVML_LIB)' },
 } satisfies OptionTable<SourceOptions>;
 
 export interface JsonOption {
@@ -37,7 +37,7 @@ export interface HistoryOptions {
 }
 
 export const DB_TABLE = {
-  db: { type: 'string', value: 'PATH', description: 'run history database (default $XDG_DATA_HOME/gpumem/history.db)' },
+  db: { type: 'string', path: true, value: 'PATH', description: 'run history database (default $XDG_DATA_HOME/gpumem/history.db)' },
 } satisfies OptionTable<HistoryOptions>;
 
 /** The PyTorch companion under `gpumem run` and `gpumem pipeline` (docs/companion.md). */

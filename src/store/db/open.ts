@@ -3,11 +3,12 @@
  * last committed state intact; readers never block the writer), in the XDG data directory unless a path is
  * given, migrated to the current schema on open.
  */
-import { mkdirSync } from 'node:fs';
+import { lstatSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { GpumemError } from '../../core/errors.js';
+import { printable } from '../../core/text.js';
 import { migrate } from './migrations.js';
 
 export type Db = Database.Database;
@@ -20,6 +21,7 @@ export function defaultDbPath(env: Readonly<Record<string, string | undefined>>)
 
 /** Opens (creating when needed) and migrates the database at `path`. Errors become STORE_ERROR with a hint. */
 export function openHistory(path: string): Db {
+  refuseForeignLink(path);
   try {
     mkdirSync(dirname(path), { recursive: true });
     const db = new Database(path);
@@ -40,4 +42,23 @@ export function openHistory(path: string): Db {
       cause: error,
     });
   }
+}
+
+/**
+ * A history path that is a symbolic link another user made (planted in a shared folder such as /tmp) is
+ * refused: SQLite would follow it and write the history, and its -wal and -shm files, where that user
+ * chose. A link of one's own is the user's choice and is followed.
+ */
+function refuseForeignLink(path: string): void {
+  const uid = process.getuid?.();
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch {
+    return;
+  }
+  if (uid === undefined || !st.isSymbolicLink() || st.uid === uid) return;
+  throw new GpumemError('INPUT_UNSAFE', `refusing to open the run history at ${printable(path)}: it is a symbolic link owned by uid ${st.uid}, not by uid ${uid}`, {
+    hint: 'another user may have planted it; choose a history file of your own with --db PATH',
+  });
 }

@@ -3,11 +3,12 @@
  * facts it is the first to need, is written with a single append, so a recorder killed mid-run leaves every
  * earlier sample readable.
  */
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
 import { hostname, platform, release } from 'node:os';
 import { GpumemError } from '../../core/errors.js';
 import type { Sample } from '../../core/types.js';
 import { detectContainer } from '../../sources/procfs/index.js';
+import { createNewFile } from '../new-file.js';
 import { HOST_FACTS_KEY, RECORDING_FORMAT, RECORDING_VERSION, createHostFactsEncoder, type RecordingHeader, type RecordingHostInfo } from '../../sources/replay/index.js';
 
 export interface RecordingWriter {
@@ -34,14 +35,16 @@ export function currentHostInfo(): RecordingHostInfo {
 }
 
 /**
- * Creates (truncates) `path` and writes the header line. Throws GpumemError('INPUT_UNREADABLE') when the
- * file cannot be created, naming the path and the system's reason.
+ * Creates `path` (replacing a regular file of the user's, never writing through a link: store/new-file.ts)
+ * and writes the header line. Throws GpumemError('INPUT_UNSAFE') for a link or another user's file there,
+ * and GpumemError('INPUT_UNREADABLE') when the file cannot be created, naming the path and the system's reason.
  */
 export function createRecordingWriter(path: string, options: RecordingWriterOptions = {}): RecordingWriter {
   let fd: number | null;
   try {
-    fd = openSync(path, 'w');
+    fd = createNewFile(path, { label: '--out' });
   } catch (error) {
+    if (error instanceof GpumemError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     throw new GpumemError('INPUT_UNREADABLE', `${path}: cannot create recording (${code ?? String(error)})`, {
       hint: 'choose a writable path for --out', cause: error,

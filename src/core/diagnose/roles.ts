@@ -56,8 +56,7 @@ function roleOf(
   companion: Readonly<Record<number, LiveCompanionProcess>>,
 ): ProcessRole {
   const argv = r.host?.cmdline ?? null;
-  if (isKernelCommand(argv)) return 'kernel';
-  if (r.ppid === null || r.ppid === r.pid) return 'main';
+  if (r.ppid === null || r.ppid === r.pid) return isKernelCommand(argv) ? 'kernel' : 'main';
   const parentOnGpu = gpuHosts.has(r.ppid);
   const parent = gpuHosts.get(r.ppid) ?? ancestors[r.ppid] ?? null;
   const parentArgv = parent?.cmdline ?? null;
@@ -66,7 +65,9 @@ function roleOf(
   const namesOwnRank = ownRank !== null && ownRank !== rankOf(parent?.cudaEnv);
   const trainingLoop = (companion[r.pid]?.steps ?? null) !== null;
   const mpChild = isMultiprocessingChild(argv) || sameArgv(argv, parentArgv);
+  // Before the kernel check: a notebook's fork DataLoader workers carry the kernel's own argv.
   if (mpChild && parentOnGpu && !namesOwnRank && !trainingLoop) return 'worker';
+  if (isKernelCommand(argv)) return 'kernel';
   if (namesOwnRank) return 'rank';
   if (mpChild && !parentOnGpu && parent !== null && isPythonCommand(parentArgv, parent.exe)) return 'rank';
   return 'main';

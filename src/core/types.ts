@@ -113,6 +113,10 @@ export interface CudaEnv {
   CUDA_DEVICE_ORDER?: string;
   PYTORCH_CUDA_ALLOC_CONF?: string;
   PYTORCH_ALLOC_CONF?: string;
+  /** The rank environment a distributed launcher sets: a process's role in its job. */
+  RANK?: string;
+  LOCAL_RANK?: string;
+  WORLD_SIZE?: string;
 }
 
 export type GpuProcessKind = 'compute' | 'graphics' | 'compute+graphics';

@@ -1,12 +1,11 @@
 /** `gpumem kill`: end stale GPU processes safely (docs/kill.md). */
-import type { Sample } from '../../core/types.js';
 import { createInterface } from 'node:readline';
 import { GpumemError } from '../../core/errors.js';
 import { formatBytes, formatDuration } from '../../core/units.js';
 import { printable } from '../../core/text.js';
 import { openSourceFromContext } from '../open-source.js';
-import { executeKill, gpuProofReason, isEmptyCriteria, unknownGpus, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillRow } from '../../supervise/index.js';
-import { readProcStat, testDevicePrefixProblem } from '../../sources/index.js';
+import { cpuActivity, executeKill, groupJobs, gpuProofReason, isEmptyCriteria, readJobs, unknownGpus, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillJob, type KillRow } from '../../supervise/index.js';
+import { testDevicePrefixProblem } from '../../sources/index.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import type { KillOptions } from '../options/gpus.js';
 import { painter, table, trimTo } from '../render/style.js';
@@ -63,25 +62,21 @@ export function testDevicePrefix(ctx: CommandContext): string | undefined {
   return prefix;
 }
 
-/** How long --orphans watches candidates for CPU time before calling them orphans. */
-const ORPHAN_WINDOW_MS = 1000;
+/**
+ * How long a filtered selection watches CPU time before calling anything idle or orphaned: a job started with
+ * nohup or setsid that still computes has parent 1 too, and a DataLoader worker shows 0 % SM while it works.
+ */
+const ACTIVITY_WINDOW_MS = 1000;
 
 /**
- * An orphan is a process whose launcher is gone AND that does nothing: a nohup or setsid job that still
- * computes has parent 1 too. Reads the CPU time of each parent-1 GPU process twice, ORPHAN_WINDOW_MS apart;
- * a process whose CPU time grew, that the GPU reports busy, or whose ticks cannot be read is active.
+ * CPU activity of every member of every job on the GPUs (workers included), read twice ACTIVITY_WINDOW_MS
+ * apart; only filters need it: pids the user named are ended as named.
  */
-async function orphanActivity(sample: Sample): Promise<(pid: number) => boolean> {
-  const candidates = sample.processes.filter((p) => p.host?.ppid === 1);
-  const before = new Map(candidates.map((p) => [p.pid, readProcStat(p.pid)?.cpuTicks ?? null]));
-  if (candidates.length > 0) await new Promise((resolve) => setTimeout(resolve, ORPHAN_WINDOW_MS));
-  const active = new Set<number>();
-  for (const p of candidates) {
-    const start = before.get(p.pid) ?? null;
-    const end = readProcStat(p.pid)?.cpuTicks ?? null;
-    if (start === null || end === null || end !== start || (p.smUtilPct ?? 0) > 0) active.add(p.pid);
-  }
-  return (pid) => active.has(pid);
+async function jobActivity(c: KillCriteria, jobs: ReadonlyMap<number, KillJob>): Promise<((pid: number) => boolean) | undefined> {
+  if (c.pids.length > 0) return undefined;
+  const members = new Set<number>();
+  for (const job of jobs.values()) for (const pid of job.members) members.add(pid);
+  return cpuActivity(members, ACTIVITY_WINDOW_MS);
 }
 
 export const run: CommandHandler<KillOptions> = async (ctx) => {
@@ -103,9 +98,12 @@ export const run: CommandHandler<KillOptions> = async (ctx) => {
       throw new GpumemError('USAGE', `no GPU ${missing.map(printable).join(', ')} on this machine`, { hint: have ? `its GPUs are ${have} (gpumem status lists them)` : 'no GPU is visible (gpumem status)' });
     }
     const killOptions = { devicePrefix: testDevicePrefix(ctx) };
-    const activeInWindow = c.orphans ? await orphanActivity(sample) : undefined;
+    // A recording's pids are not this machine's processes: its jobs come from its rows alone, and nothing in
+    // it can be watched, so no job in it is proven idle.
+    const jobs = o.replay !== undefined ? groupJobs(sample, {}, new Map()) : readJobs(sample);
+    const activeInWindow = o.replay !== undefined ? undefined : await jobActivity(c, jobs);
     const rows = selectTargets(sample, c, {
-      activeInWindow,
+      activeInWindow, jobs,
       uid: process.getuid?.() ?? -1, protectedPids: protectedPids(process.pid), allUsers: o.allUsers, nowMs: Date.now(),
       gpuProof: (pid) => gpuProofReason(pid, killOptions),
     });

@@ -106,7 +106,7 @@ export const KILL = defineCommand<KillOptions>({
     zombieHolders: { type: 'boolean', description: 'processes that hold GPU memory while a zombie or while stopped (T)' },
     user: { type: 'string', value: 'NAME', description: 'processes of this user (others than you need root and --all-users)' },
     olderThan: { type: 'string', value: 'DURATION', description: 'processes started longer ago than this (e.g. 30m, 2h, 1d)' },
-    idle: { type: 'boolean', description: 'processes with 0% SM utilisation in the sample' },
+    idle: { type: 'boolean', description: 'jobs idle as a whole: every GPU process at 0% SM and no member of the job (DataLoader workers included) using the CPU in a one-second check; an idle job is selected whole, a job with any busy member not at all' },
     yes: { short: 'y', type: 'boolean', description: 'do not ask' },
     dryRun: { type: 'boolean', description: 'only show what would be done' },
     allUsers: { type: 'boolean', description: 'allow other users\' processes (root only)' },

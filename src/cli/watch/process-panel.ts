@@ -38,8 +38,40 @@ const COMPARE: Record<Exclude<WatchState['sort'], 'memory'>, (a: ProcessView, b:
 const row = (view: ProcessView, depth: number): ProcessRow => ({ view, pid: view.pid, depth });
 
 /**
- * The rows in display order: trees by total memory (a launcher's line first, then members by depth and
- * memory) or flat by the sort key.
+ * A tree's members, each directly under its own parent (a worker under its rank, not under whichever rank
+ * sorts last): parents before children, siblings by memory. A member whose parent is not a member starts a
+ * branch at `baseDepth`; a cycle in bad /proc data cannot loop, since each member is placed once.
+ */
+function depthFirst(members: readonly ProcessView[], baseDepth: number): ProcessRow[] {
+  const pids = new Set(members.map((m) => m.pid));
+  const children = new Map<number, ProcessView[]>();
+  const tops: ProcessView[] = [];
+  for (const m of members) {
+    const list = m.ppid !== null && m.ppid !== m.pid && pids.has(m.ppid) ? children.get(m.ppid) : tops;
+    if (list) list.push(m);
+    else children.set(m.ppid as number, [m]);
+  }
+  const out: ProcessRow[] = [];
+  const done = new Set<ProcessView>();
+  const expanded = new Set<number>();
+  const visit = (v: ProcessView, depth: number): void => {
+    if (done.has(v)) return;
+    done.add(v);
+    out.push(row(v, depth));
+    // A pid on two GPUs has two rows: its children follow the first of them.
+    if (expanded.has(v.pid)) return;
+    expanded.add(v.pid);
+    for (const c of (children.get(v.pid) ?? []).sort(byMemory)) visit(c, depth + 1);
+  };
+  for (const t of [...tops].sort(byMemory)) visit(t, baseDepth);
+  // Members only reachable through a cycle: shown flat rather than lost.
+  for (const m of [...members].sort(byMemory)) visit(m, baseDepth);
+  return out;
+}
+
+/**
+ * The rows in display order: trees by total memory (a launcher's line first, then each member under its
+ * parent, siblings by memory) or flat by the sort key.
  */
 export function orderRows(report: DiagnoseReport, state: WatchState): ProcessRow[] {
   const views = report.processes.filter((v) => matchesFilter(v, state.filter));
@@ -57,21 +89,11 @@ export function orderRows(report: DiagnoseReport, state: WatchState): ProcessRow
     const members: ProcessView[] = [];
     for (const pid of tree.pids) for (const v of viewsByPid.get(pid) ?? []) if (!placed.has(v)) members.push(v);
     if (members.length === 0) continue;
-    const ppidOf = new Map(members.map((m) => [m.pid, m.ppid]));
-    const depthOf = (v: ProcessView): number => {
-      let depth = 0;
-      let ppid = v.ppid;
-      // Walk up through members only; a cycle in bad /proc data stops at the member count.
-      while (ppid !== null && ppidOf.has(ppid) && depth < members.length) {
-        depth++;
-        ppid = ppidOf.get(ppid) ?? null;
-      }
-      return depth + (tree.launcher ? 1 : 0);
-    };
     if (tree.launcher) rows.push({ view: null, pid: tree.rootPid, depth: 0, launcher: tree });
-    const withDepth = members.map((view) => row(view, depthOf(view))).sort((a, b) => a.depth - b.depth || byMemory(a.view as ProcessView, b.view as ProcessView));
-    for (const r of withDepth) placed.add(r.view as ProcessView);
-    rows.push(...withDepth);
+    for (const r of depthFirst(members, tree.launcher ? 1 : 0)) {
+      placed.add(r.view as ProcessView);
+      rows.push(r);
+    }
   }
   for (const v of views.filter((x) => !placed.has(x)).sort(byMemory)) rows.push(row(v, 0));
   return rows;

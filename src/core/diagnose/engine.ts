@@ -45,7 +45,7 @@ export function buildContext(input: DiagnoseInput): RuleContext {
   for (let i = samples.length - 1; i >= 0; i--) {
     for (const p of (samples[i] as Sample).processes) if (p.host?.visible === true && !lastSeen.has(p.pid)) lastSeen.set(p.pid, p.host);
   }
-  const views = buildProcessViews(samples).map((v): ProcessView => {
+  const views = buildProcessViews(samples, input.ancestors, input.companion).map((v): ProcessView => {
     if (v.visible) return v;
     const seen = lastSeen.get(v.pid);
     if (seen) return { ...v, gone: true, user: seen.user, uid: seen.uid, ppid: seen.ppid, command: seen.cmdline?.join(' ') ?? v.command };
@@ -54,8 +54,8 @@ export function buildContext(input: DiagnoseInput): RuleContext {
   const trees = buildTrees(views, input.ancestors);
   const ranked = views.map((v): ProcessView => {
     const tree = treeOf(trees, v.pid);
-    // A direct child of a launcher that holds real memory is one of its ranks.
-    if (v.role === 'main' && tree?.launcher && v.ppid === tree.rootPid && !v.contextOnly) return { ...v, role: 'rank' };
+    // A direct child of a launcher (a custom one too: a Python parent of several GPU processes) is one of its ranks.
+    if (v.role === 'main' && tree?.launcher && v.ppid === tree.rootPid) return { ...v, role: 'rank' };
     return v;
   });
   return {

@@ -1,12 +1,14 @@
 /**
  * Per-process facts for the latest sample of a window: which GPU, how much, who, how old, what state,
- * how busy over the window, whether it only holds a CUDA context, and its role (main, worker, rank, kernel).
+ * how busy over the window, its role (main, worker, rank, kernel; see roles.ts) and whether it only holds
+ * a CUDA context (a worker that did no GPU work).
  */
+import type { LiveCompanionProcess } from '../companion/live.js';
 import { maxOf } from '../arrays.js';
-import type { Device, GpuProcess, Sample } from '../types.js';
-import { commandText, isKernelCommand } from './classify.js';
-import { THRESHOLDS } from './thresholds.js';
-import type { ProcessRole, ProcessUtil, ProcessView } from './types.js';
+import type { Device, GpuProcess, HostFacts, Sample } from '../types.js';
+import { commandText } from './classify.js';
+import { assignRoles } from './roles.js';
+import type { ProcessUtil, ProcessView } from './types.js';
 
 /** The index of the device a process row is on: its own gpuIndex, else the device with its uuid. */
 export function deviceIndexOf(row: GpuProcess, devices: readonly Device[]): number | null {
@@ -96,21 +98,26 @@ function cpuTicksInWindow(row: GpuProcess, samples: readonly Sample[]): number |
   return null;
 }
 
-/** Builds the view of every process row in the latest sample of the window. */
-export function buildProcessViews(samples: readonly Sample[]): ProcessView[] {
+/**
+ * Builds the view of every process row in the latest sample of the window. `ancestors` (the non-GPU parents'
+ * /proc facts) and `companion` are evidence for the roles; without them a role rests on the rows alone.
+ */
+export function buildProcessViews(
+  samples: readonly Sample[],
+  ancestors: Readonly<Record<number, HostFacts>> = {},
+  companion: Readonly<Record<number, LiveCompanionProcess>> = {},
+): ProcessView[] {
   const latest = samples[samples.length - 1] as Sample;
-  const gpuPids = new Set(latest.processes.map((p) => p.pid));
+  const roles = assignRoles(latest.processes.map((p) => ({ pid: p.pid, ppid: p.host?.ppid ?? null, host: p.host })), ancestors, companion);
   return latest.processes.map((row) => {
     const host = row.host;
     const gpuIndex = deviceIndexOf(row, latest.devices);
     const util = measureUtil(row, gpuIndex, samples);
     const usedBytes = row.usedBytes;
-    const contextOnly =
-      usedBytes !== null && usedBytes > 0 && usedBytes <= THRESHOLDS.contextOnlyMaxBytes && (util === null || util.maxPct === 0);
     const ppid = host?.ppid ?? null;
-    const kernel = isKernelCommand(host?.cmdline ?? null);
-    const childOfGpuProcess = ppid !== null && gpuPids.has(ppid) && ppid !== row.pid;
-    const role: ProcessRole = kernel ? 'kernel' : childOfGpuProcess ? (contextOnly ? 'worker' : 'rank') : 'main';
+    const role = roles.get(row.pid) ?? 'main';
+    // Only a worker is known to need nothing but its context; a small main process is a small job.
+    const contextOnly = role === 'worker' && usedBytes !== null && usedBytes > 0 && (util === null || util.maxPct === 0);
     return {
       row,
       pid: row.pid,

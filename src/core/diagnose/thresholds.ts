@@ -6,10 +6,11 @@ import { GiB, MiB } from '../units.js';
 
 export const THRESHOLDS = {
   /**
-   * A CUDA context costs roughly 300–600 MiB on current drivers (more with lazy loading off). A process at or
-   * below this, doing no work, holds a context and little else.
+   * alloc-conf speaks only of processes holding more than this: a CUDA context costs roughly 300–600 MiB on
+   * current drivers, and below a GiB there is too little PyTorch memory for fragmentation to matter. Not a
+   * role: what a process is comes from its process tree (roles.ts), never from its size.
    */
-  contextOnlyMaxBytes: 1 * GiB,
+  allocConfMinBytes: 1 * GiB,
   /** Below this the gap between the device's used total and its processes is driver bookkeeping (tens of MiB on an H100). */
   residualMinBytes: 256 * MiB,
   /** A GPU at or above this fraction of its total (used + reserved) leaves too little headroom for an allocation spike. */

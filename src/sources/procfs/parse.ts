@@ -115,9 +115,11 @@ export function parsePasswd(text: string): Map<number, string> {
   return users;
 }
 
-const CUDA_KEYS = ['CUDA_VISIBLE_DEVICES', 'CUDA_DEVICE_ORDER', 'PYTORCH_CUDA_ALLOC_CONF', 'PYTORCH_ALLOC_CONF'] as const;
+// RANK / LOCAL_RANK / WORLD_SIZE are what torchrun, accelerate and deepspeed give each rank: evidence of a
+// process's role in its job (docs/live-jobs.md).
+const CUDA_KEYS = ['CUDA_VISIBLE_DEVICES', 'CUDA_DEVICE_ORDER', 'PYTORCH_CUDA_ALLOC_CONF', 'PYTORCH_ALLOC_CONF', 'RANK', 'LOCAL_RANK', 'WORLD_SIZE'] as const;
 
-/** The CUDA-relevant variables of a NUL-separated /proc/PID/environ. */
+/** The CUDA-relevant variables of a NUL-separated /proc/PID/environ, with the rank environment. */
 export function parseCudaEnv(environ: string): CudaEnv {
   const env: CudaEnv = {};
   for (const entry of environ.split('\0')) {

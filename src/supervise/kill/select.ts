@@ -4,9 +4,12 @@
  * refused (never signalled) for pid 1, gpumem itself or its ancestors, another user's process without root
  * and --all-users, a pid not visible in our namespace, one whose start time is unknown (no reuse check), or
  * one the caller cannot prove is a GPU user here (no NVIDIA device open: a container's look-alike pid).
+ * A running job is one unit (jobs.ts): --idle matches only a job that is idle as a whole, and filters that
+ * match part of a live job refuse that part.
  */
 import { GpumemError } from '../../core/errors.js';
 import type { GpuProcess, Sample } from '../../core/types.js';
+import type { KillJob } from './jobs.js';
 
 export interface KillCriteria {
   pids: number[];
@@ -28,10 +31,13 @@ export interface Caller {
   /** Why `pid` cannot be proven to be the GPU process the driver reports, or null (see gpuProofReason). */
   gpuProof: (pid: number) => string | null;
   /**
-   * For --orphans: true when the process ran on the CPU or the GPU during the check window (or that could
-   * not be read). Such a process is a live job whose launcher went away (nohup, setsid), not an orphan.
+   * True when the process ran on the CPU during the check window (or that could not be read). For --orphans
+   * such a process is a live job whose launcher went away (nohup, setsid), not an orphan; for --idle and the
+   * live-job rule it makes its whole job live. Absent: not measured, so no job is proven idle.
    */
   activeInWindow?: (pid: number) => boolean;
+  /** The job of each GPU pid (jobs.ts). Absent: each process counts as a job of its own. */
+  jobs?: ReadonlyMap<number, KillJob>;
 }
 
 export interface KillRow {
@@ -72,8 +78,23 @@ function matches(p: GpuProcess, c: KillCriteria, sample: Sample, nowMs: number):
   if (c.zombieHolders && h?.state !== 'Z' && h?.state !== 'T' && h?.state !== 't') return false;
   if (c.user !== null && h?.user !== c.user) return false;
   if (c.olderThanMs !== null && (h?.startTimeMs == null || nowMs - h.startTimeMs < c.olderThanMs)) return false;
-  if (c.idle && p.smUtilPct !== 0) return false;
   return true;
+}
+
+/** The job of `p`: from the caller's grouping, else the process alone. */
+function jobOf(p: GpuProcess, caller: Caller): KillJob {
+  return caller.jobs?.get(p.pid) ?? { rootPid: p.pid, members: [p.pid], gpuPids: [p.pid] };
+}
+
+/**
+ * Whether a job is live: any of its GPU processes is busy or has no per-process figure, or any member
+ * (workers included) ran on the CPU in the window, or no window was measured. Idle is the whole job's
+ * verdict: 0 % SM of one process says nothing about a DataLoader worker's parent.
+ */
+function jobLive(job: KillJob, sample: Sample, caller: Caller): boolean {
+  if (!caller.activeInWindow) return true;
+  if (sample.processes.some((q) => job.gpuPids.includes(q.pid) && q.smUtilPct !== 0)) return true;
+  return job.members.some((pid) => caller.activeInWindow?.(pid) === true);
 }
 
 function refusal(p: GpuProcess, caller: Caller): string | null {
@@ -101,15 +122,31 @@ export function unknownGpus(sample: Sample, gpus: readonly string[]): string[] {
 }
 
 /**
+ * Why selecting `p` by filters would end part of a running job, or null: the filters matched some of the
+ * job's GPU processes but not all, and the job is live. Named pids are the user's explicit choice.
+ */
+function piecemeal(p: GpuProcess, matchedPids: ReadonlySet<number>, sample: Sample, caller: Caller): string | null {
+  const job = jobOf(p, caller);
+  const rest = job.gpuPids.filter((pid) => !matchedPids.has(pid));
+  if (rest.length === 0 || !jobLive(job, sample, caller)) return null;
+  return `part of the running job of pid ${job.rootPid} (GPU pids ${job.gpuPids.join(', ')}); ${rest.join(', ')} ${rest.length === 1 ? 'does' : 'do'} not match, ` +
+    'and a running job is never ended in part — name its pids to end them';
+}
+
+/**
  * Builds the rows: one per (pid, GPU) that matches. Pids given explicitly but not on any GPU are refused
  * rows of their own, so the user hears about them.
  */
 export function selectTargets(sample: Sample, c: KillCriteria, caller: Caller): KillRow[] {
   const rows: KillRow[] = [];
-  for (const p of sample.processes) {
-    if (!matches(p, c, sample, caller.nowMs)) continue;
-    if (c.orphans && caller.activeInWindow?.(p.pid) === true) continue;
-    const refused = refusal(p, caller);
+  const matched = sample.processes.filter((p) => {
+    if (!matches(p, c, sample, caller.nowMs)) return false;
+    if (c.orphans && (caller.activeInWindow?.(p.pid) === true || (p.smUtilPct ?? 0) > 0)) return false;
+    return !c.idle || !jobLive(jobOf(p, caller), sample, caller);
+  });
+  const matchedPids = new Set(matched.map((p) => p.pid));
+  for (const p of matched) {
+    const refused = refusal(p, caller) ?? (c.pids.length === 0 ? piecemeal(p, matchedPids, sample, caller) : null);
     rows.push({
       pid: p.pid, startTicks: p.host?.startTicks ?? null, gpuUuid: p.gpuUuid,
       gpuIndex: p.gpuIndex ?? sample.devices.find((d) => d.uuid === p.gpuUuid)?.index ?? null,

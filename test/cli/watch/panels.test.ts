@@ -28,8 +28,9 @@ const reportOf = (s: Sample) => diagnose({ samples: [s], viewer: { uid: 1000, us
 describe('process panel', () => {
   it('puts the launcher on a line of its own above its ranks and their workers; only GPU rows are selectable', () => {
     const rows = orderRows(reportOf(job(5_000_000, 30)), initialState(false));
-    expect(rows.map((r) => [r.pid, r.depth, r.view === null])).toEqual([[100, 0, true], [101, 1, false], [102, 1, false], [103, 2, false]]);
-    expect(selectablePids(rows)).toEqual([101, 102, 103]);
+    // Worker 103 belongs to rank 101: it is drawn under 101, before rank 102.
+    expect(rows.map((r) => [r.pid, r.depth, r.view === null])).toEqual([[100, 0, true], [101, 1, false], [103, 2, false], [102, 1, false]]);
+    expect(selectablePids(rows)).toEqual([101, 103, 102]);
   });
 
   it('shows CPU % and RSS per row; 80 columns drop the age, 120 show it, no line is wider than the terminal', () => {

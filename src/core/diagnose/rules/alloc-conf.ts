@@ -14,7 +14,7 @@ export const allocConf: Rule = {
   check(ctx) {
     const rows = ctx.processes.filter((v) => {
       const env = v.row.host?.cudaEnv;
-      if (!env || v.role === 'worker' || (v.usedBytes ?? 0) <= THRESHOLDS.contextOnlyMaxBytes) return false;
+      if (!env || v.role === 'worker' || (v.usedBytes ?? 0) <= THRESHOLDS.allocConfMinBytes) return false;
       if (!isPythonCommand(v.row.host?.cmdline ?? null, v.row.host?.exe ?? null)) return false;
       return env.PYTORCH_CUDA_ALLOC_CONF === undefined && env.PYTORCH_ALLOC_CONF === undefined;
     });

@@ -2,7 +2,7 @@ import { formatBytes } from '../../units.js';
 import { treeOf } from '../trees.js';
 import type { Finding, ProcessView, Rule } from '../types.js';
 import { describeRows, pidsOf, shortCommand, sumBytes } from './helpers.js';
-import { activityOf } from './orphans.js';
+import { subtreeActivity, subtreeOf } from './orphans.js';
 
 /** Two or more processes running the same command on one GPU: a second copy of a job, or ranks that all chose the same GPU. */
 export const duplicateInstances: Rule = {
@@ -27,8 +27,10 @@ export const duplicateInstances: Rule = {
       const total = sumBytes(rows);
       // Which copy was meant cannot be known; a command is suggested only for copies that did not run on the
       // CPU or GPU during the window, so it never ends the copy that is doing the work.
-      const idle = pidsOf(rows.filter((v) => activityOf(v) === 'idle'));
+      // A copy is idle only with everything under it (its workers): ending it ends them, so they are named too.
+      const idle = pidsOf(rows.filter((v) => subtreeActivity(ctx, v.pid) === 'idle'));
       const spare = idle.length === pids.length ? idle.slice(1) : idle;
+      const ends = pidsOf(spare.flatMap((pid) => subtreeOf(ctx, pid)));
       findings.push({
         id: this.id,
         severity: 'warning',
@@ -44,8 +46,8 @@ export const duplicateInstances: Rule = {
         },
         fix: sameLauncher
           ? `each rank must select its own GPU: call torch.cuda.set_device(int(os.environ["LOCAL_RANK"])) before any CUDA work; the extra ranks hold ${formatBytes(total - (rows[0]?.usedBytes ?? 0))} on GPU ${gpu}`
-          : `${spare.length > 0 ? `pid${spare.length === 1 ? '' : 's'} ${spare.join(', ')} did not run on the CPU or GPU during the window: \`gpumem kill ${spare.join(' ')}\` ends ${spare.length === 1 ? 'it' : 'them'}; otherwise end` : 'no copy is known to have been idle during the window: end'} the copies you did not mean to start (together they hold ${formatBytes(total)}); start one run per GPU with \`gpumem run --gpus N -- …\``,
-        ...(sameLauncher || spare.length === 0 ? {} : { command: `gpumem kill ${spare.join(' ')}` }),
+          : `${spare.length > 0 ? `pid${spare.length === 1 ? '' : 's'} ${spare.join(', ')} did not run on the CPU or GPU during the window: \`gpumem kill ${ends.join(' ')}\` ends ${spare.length === 1 ? 'it' : 'them'}; otherwise end` : 'no copy is known to have been idle during the window: end'} the copies you did not mean to start (together they hold ${formatBytes(total)}); start one run per GPU with \`gpumem run --gpus N -- …\``,
+        ...(sameLauncher || spare.length === 0 ? {} : { command: `gpumem kill ${ends.join(' ')}` }),
       });
     }
     return findings;

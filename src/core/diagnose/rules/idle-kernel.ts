@@ -1,6 +1,8 @@
 import { formatBytes, formatDuration } from '../../units.js';
 import { THRESHOLDS } from '../thresholds.js';
 import type { Finding, Rule } from '../types.js';
+import { pidsOf } from './helpers.js';
+import { subtreeOf } from './orphans.js';
 
 /** Jupyter/IPython kernels holding GPU memory while doing nothing over the window. */
 export const idleKernel: Rule = {
@@ -14,6 +16,10 @@ export const idleKernel: Rule = {
       const idle = util !== null && util.samples >= THRESHOLDS.minUtilSamples && util.idleWholeWindow;
       if (!idle) continue;
       const owner = v.user ?? 'unknown user';
+      // Ending a kernel ends its DataLoader workers too: the command names them all, and is given only when
+      // none of them ran on the CPU (a cell may be preprocessing a data set while the GPU waits).
+      const tree = subtreeOf(ctx, v.pid);
+      const busy = tree.some((m) => (m.cpuTicksInWindow ?? 0) > 0 || (m.util?.maxPct ?? 0) > 0);
       findings.push({
         id: this.id,
         severity: 'warning',
@@ -26,8 +32,7 @@ export const idleKernel: Rule = {
           details: { user: v.user, idleMs: util.idleMs, ageMs: v.ageMs, utilBasis: util.basis },
         },
         fix: `in the notebook: del the tensors/models, then torch.cuda.empty_cache(); or shut the kernel down (Kernel → Shut Down) to return all ${formatBytes(v.usedBytes)}`,
-        // A kernel idle on the GPU may still be computing on the CPU (preprocessing a data set): no command then.
-        ...((v.cpuTicksInWindow ?? 0) > 0 ? {} : { command: `gpumem kill ${v.pid}` }),
+        ...(busy ? {} : { command: `gpumem kill ${pidsOf(tree).join(' ')}` }),
       });
     }
     return findings;

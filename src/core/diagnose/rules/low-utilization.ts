@@ -1,8 +1,9 @@
 import { maxOf } from '../../arrays.js';
 import { formatBytes, formatDuration, formatPercent } from '../../units.js';
 import { THRESHOLDS } from '../thresholds.js';
-import type { DeviceAccounting, Finding, Rule } from '../types.js';
+import type { DeviceAccounting, Finding, ProcessView, Rule } from '../types.js';
 import { deviceUtilPoints, mean, pidsOf, sumBytes } from './helpers.js';
+import { activityOf, orphanReason } from './orphans.js';
 
 const INPUT_FIX =
   'if the job should be training, it is waiting for input: raise DataLoader num_workers, set pin_memory=True and persistent_workers=True, ' +
@@ -29,8 +30,12 @@ export const lowUtilization: Rule = {
       if (points.length < THRESHOLDS.minUtilSamples) continue;
       const meanPct = mean(points);
       if (meanPct > THRESHOLDS.lowUtilPct) continue;
-      // Kernels, context-only workers and stale or hidden pids have their own findings; this one is about the jobs.
-      const jobs = ctx.processes.filter((v) => v.gpuIndex === acc.gpuIndex && v.role !== 'kernel' && !v.contextOnly && v.visible && !v.gone);
+      // Kernels, context-only workers, stale or hidden pids, zombies, stopped processes and idle orphans have
+      // their own findings; this one is about the jobs. A process is left out only for such evidence, never
+      // for being small: a 500 MiB trainer starved by its input pipeline is the case this rule is for.
+      const leftover = (v: ProcessView): boolean =>
+        v.state === 'Z' || v.state === 'T' || v.state === 't' || (orphanReason(v, ctx) !== null && activityOf(v) !== 'active');
+      const jobs = ctx.processes.filter((v) => v.gpuIndex === acc.gpuIndex && v.role !== 'kernel' && !v.contextOnly && v.visible && !v.gone && !leftover(v));
       if (jobs.length === 0) continue;
       const held = sumBytes(jobs);
       const usedFraction = acc.usedBytes !== null && acc.totalBytes ? acc.usedBytes / acc.totalBytes : null;

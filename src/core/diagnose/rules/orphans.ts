@@ -33,6 +33,36 @@ export function activityOf(v: ProcessView): 'active' | 'idle' | 'unknown' {
   return v.util !== null && cpu === 0 ? 'idle' : 'unknown';
 }
 
+/**
+ * `pid` and the GPU processes below it (its DataLoader workers, its ranks' workers), from the rows' parents:
+ * what ending it ends. Used so that no command ever names part of a job that is running.
+ */
+export function subtreeOf(ctx: RuleContext, pid: number): ProcessView[] {
+  const children = new Map<number, ProcessView[]>();
+  for (const v of ctx.processes) {
+    if (v.ppid === null || v.ppid === v.pid) continue;
+    const list = children.get(v.ppid);
+    if (list) list.push(v);
+    else children.set(v.ppid, [v]);
+  }
+  const seen = new Set<number>([pid]);
+  const out = ctx.processes.filter((v) => v.pid === pid);
+  for (let i = 0; i < out.length; i++) {
+    for (const c of children.get((out[i] as ProcessView).pid) ?? []) {
+      if (seen.has(c.pid)) continue;
+      seen.add(c.pid);
+      out.push(c);
+    }
+  }
+  return out;
+}
+
+/** The activity of a whole subtree: active when any member ran, idle only when every member is known idle. */
+export function subtreeActivity(ctx: RuleContext, pid: number): 'active' | 'idle' | 'unknown' {
+  const kinds = subtreeOf(ctx, pid).map(activityOf);
+  return kinds.includes('active') ? 'active' : kinds.every((k) => k === 'idle') ? 'idle' : 'unknown';
+}
+
 const stopped = (v: ProcessView): boolean => v.state === 'T' || v.state === 't';
 
 /**

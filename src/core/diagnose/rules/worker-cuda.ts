@@ -10,7 +10,8 @@ export const workerCuda: Rule = {
   check(ctx) {
     const byParent = new Map<number, ProcessView[]>();
     for (const v of ctx.processes) {
-      if (v.role !== 'worker' || v.ppid === null) continue;
+      // A worker that did GPU work (augmentation on the GPU) is using what it holds, not just carrying a context.
+      if (v.role !== 'worker' || !v.contextOnly || v.ppid === null) continue;
       byParent.set(v.ppid, [...(byParent.get(v.ppid) ?? []), v]);
     }
     const findings: Finding[] = [];
@@ -21,7 +22,7 @@ export const workerCuda: Rule = {
       findings.push({
         id: this.id,
         severity: 'warning',
-        title: `${pids.length} worker${pids.length === 1 ? '' : 's'} of pid ${parent} hold ${formatBytes(total)} of CUDA context`,
+        title: `${pids.length} worker${pids.length === 1 ? '' : 's'} of pid ${parent} hold ${formatBytes(total)} of GPU memory, a CUDA context each`,
         evidence: {
           summary: `children of pid ${parent} on GPU ${gpusOf(rows).join(', ')}: ${rows.map((r) => `pid ${r.pid} ${formatBytes(r.usedBytes)}`).join(', ')}; none did GPU work in the window`,
           pids,

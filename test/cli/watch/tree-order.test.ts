@@ -1,0 +1,30 @@
+/** The live view's trees: each DataLoader worker is drawn under its own rank, not under whichever rank sorts last. */
+import { describe, expect, it } from 'vitest';
+import { diagnose } from '../../../src/core/diagnose/index.js';
+import { orderRows, processPanel } from '../../../src/cli/watch/process-panel.js';
+import { initialState } from '../../../src/cli/watch/state.js';
+import { device, GiB, host, MiB, proc, sample } from '../../core/diagnose/build.js';
+
+const plain = (_c: unknown, text: string): string => text;
+const TORCHRUN = host(100, { ppid: 1, cmd: ['/usr/bin/python3', '/usr/bin/torchrun', '--nproc-per-node', '2', 'train.py'] });
+const SPAWN = ['/usr/bin/python3', '-c', 'from multiprocessing.spawn import spawn_main; spawn_main(tracker_fd=5, pipe_handle=7)', '--multiprocessing-fork'];
+
+describe('watch: launcher → rank → worker', () => {
+  it('puts every worker right under its own rank, siblings by memory', () => {
+    // Rank 101 holds more than rank 102; worker 105 (of 101) is the smallest worker, 103 (of 102) the largest.
+    const s = sample(5_000_000, [device(0, 30 * GiB), device(1, 30 * GiB)], [
+      proc(101, 0, 20 * GiB, { ppid: 100 }),
+      proc(102, 1, 19 * GiB, { ppid: 100 }),
+      proc(103, 1, 4 * GiB, { ppid: 102, cmd: SPAWN }),
+      proc(104, 0, 3 * GiB, { ppid: 101, cmd: SPAWN }),
+      proc(105, 0, 300 * MiB, { ppid: 101, cmd: SPAWN }),
+    ]);
+    const report = diagnose({ samples: [s], viewer: null, pidNamespace: 'host', ancestors: { 100: TORCHRUN } }, []);
+    const rows = orderRows(report, initialState(false));
+    expect(rows.map((r) => [r.pid, r.depth])).toEqual([[100, 0], [101, 1], [104, 2], [105, 2], [102, 1], [103, 2]]);
+    const lines = processPanel(rows, s, [s], initialState(false), 120, 20, plain);
+    const at = (pid: number) => lines.findIndex((l) => new RegExp(`^ +${pid} `).test(l));
+    expect(at(103)).toBe(at(102) + 1);
+    expect(at(104)).toBe(at(101) + 1);
+  });
+});

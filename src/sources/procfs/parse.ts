@@ -116,7 +116,7 @@ export function parsePasswd(text: string): Map<number, string> {
 }
 
 // RANK / LOCAL_RANK / WORLD_SIZE are what torchrun, accelerate and deepspeed give each rank: evidence of a
-// process's role in its job (docs/live-jobs.md).
+// process's role in its job (docs/guarantees.md, "Live jobs").
 const CUDA_KEYS = ['CUDA_VISIBLE_DEVICES', 'CUDA_DEVICE_ORDER', 'PYTORCH_CUDA_ALLOC_CONF', 'PYTORCH_ALLOC_CONF', 'RANK', 'LOCAL_RANK', 'WORLD_SIZE'] as const;
 
 /** The CUDA-relevant variables of a NUL-separated /proc/PID/environ, with the rank environment. */

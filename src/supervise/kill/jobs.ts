@@ -2,7 +2,7 @@
  * Jobs, as `gpumem kill` sees them: a running job is one unit — the process tree from its launcher (or its
  * topmost GPU-holding process) down, DataLoader workers included whether or not they hold GPU memory. 0 % SM
  * is normal for a worker, and for a rank waiting on its input, so "idle" is a verdict on the whole job, and a
- * running job is never ended piecemeal (docs/live-jobs.md).
+ * running job is never ended piecemeal (docs/guarantees.md, "Live jobs").
  */
 import { buildContext } from '../../core/diagnose/index.js';
 import type { HostFacts, Sample } from '../../core/types.js';

@@ -75,7 +75,13 @@ export async function endProcesses(
     alive = alive.filter((t) => isSameProcess(t, options.procRoot));
   }
   for (const t of pending) {
-    if (!alive.includes(t)) results.set(t.pid, { pid: t.pid, outcome: 'terminated', detail: 'ended after SIGTERM' });
+    if (alive.includes(t)) continue;
+    // Gone during the grace period; its pid may already be another process's, which was never signalled.
+    const reused = readProcStat(t.pid, { procRoot: options.procRoot })?.startTicks;
+    const detail = reused !== undefined && reused !== t.startTicks
+      ? `ended after SIGTERM; pid ${t.pid} already belongs to another process, which was left alone`
+      : 'ended after SIGTERM';
+    results.set(t.pid, { pid: t.pid, outcome: 'terminated', detail });
   }
   for (const t of alive) {
     // Re-check right before KILL: the grace period is long enough for a pid to be reused.

@@ -18,6 +18,7 @@ const WHAT_IFS = [
   'expandable_segments:True', 'expandable_segments:False', 'garbage_collection_threshold:0.5', 'max_split_size_mb:128',
   'max_split_size_mb:256', 'garbage_collection_threshold:0.8', 'expandable_segments:True,max_split_size_mb:64', 'roundup_power2_divisions:4',
 ];
+const QUERY = new URLSearchParams([['simulate', '1'], ...WHAT_IFS.map((w): [string, string] => ['whatIf', w])]).toString();
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-serve-worker-'));
 const big = join(dir, 'big.pickle');
 let h: Harness;
@@ -56,7 +57,7 @@ function upload(base: string, token: string, query: string, body: Buffer): { sen
 
 describe('snapshot analysis in a worker thread', () => {
   it('/metrics answers while a what-if replay of a 23 MB trace runs, before the upload is answered', async () => {
-    const query = new URLSearchParams([['simulate', '1'], ...WHAT_IFS.map((w) => ['whatIf', w])]).toString();
+    const query = QUERY;
     const order: string[] = [];
     const up = upload(h.base, h.token, query, readFileSync(big));
     const done = up.answer.then((a) => {
@@ -77,7 +78,7 @@ describe('snapshot analysis in a worker thread', () => {
   }, 120_000);
 
   it('an analysis over its time budget is stopped with one clear error, its slot given back, and the server goes on', async () => {
-    const query = new URLSearchParams([['simulate', '1'], ...WHAT_IFS.map((w) => ['whatIf', w])]).toString();
+    const query = QUERY;
     const stopped = await upload(slow.base, slow.token, query, readFileSync(big)).answer;
     expect(stopped.status).toBe(503);
     expect(JSON.parse(stopped.body).error).toEqual({

@@ -51,13 +51,14 @@ describe('who may upload', () => {
   });
 
   it('refuses the page header on a request the browser marks as coming from elsewhere', async () => {
-    for (const headers of [
+    const cases: Array<Record<string, string>> = [
       { 'X-Gpumem-Page': '1', 'Sec-Fetch-Site': 'cross-site' },
       { 'X-Gpumem-Page': '1', 'Sec-Fetch-Site': 'same-site' },
       { 'X-Gpumem-Page': '1', Origin: 'http://evil.example' },
       { 'X-Gpumem-Page': '1', Origin: 'null' },
       { 'X-Gpumem-Page': 'yes' },
-    ]) {
+    ];
+    for (const headers of cases) {
       const res = await post(h, headers);
       expect(res.status, JSON.stringify(headers)).toBe(headers['X-Gpumem-Page'] === '1' ? 403 : 401);
     }

@@ -56,7 +56,7 @@ export interface App {
   setBoundAddress(address: string): void;
   /** The bounds on snapshot work (for tests and the log). */
   work: WorkGate;
-  /** Stops the sampler subscription and ends event streams. */
+  /** Stops the sampler subscription, ends event streams and running snapshot analyses. */
   close(): void;
 }
 
@@ -79,9 +79,11 @@ export function createApp(options: AppOptions): App {
   const facts = { readonly: options.token === null };
   const maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
   const work = new WorkGate({ maxJobs: options.work?.maxJobs ?? 2, maxBytes: options.work?.maxBytes ?? maxUploadBytes });
+  const stopping = new AbortController();
   const snapshots: SnapshotContext = {
     token: options.token, maxUploadBytes, gate: work,
     limits: { ...DEFAULT_ANALYSIS_LIMITS, ...options.analysis },
+    stopping: stopping.signal,
     warn: (line) => options.onWarning?.(line),
     onError: (error) => options.onError?.(error),
   };
@@ -149,6 +151,7 @@ export function createApp(options: AppOptions): App {
       });
     },
     close: () => {
+      stopping.abort();
       unsubscribe();
       events.closeAll();
     },

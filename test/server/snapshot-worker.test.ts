@@ -89,6 +89,21 @@ describe('snapshot analysis in a worker thread', () => {
     expect((await fetch(`${slow.base}/metrics`)).status).toBe(200);
   }, 120_000);
 
+  it('a server that stops ends its running analyses (Ctrl-C does not wait for a replay) and answers 503', async () => {
+    const stopping = await startHarness();
+    try {
+      const up = upload(stopping.base, stopping.token, QUERY, readFileSync(big));
+      await up.sent;
+      while (stopping.app.work.running === 0) await sleep(10);
+      stopping.app.close();
+      const answer = await up.answer;
+      expect(answer.status).toBe(503);
+      expect(JSON.parse(answer.body).error.code).toBe('STOPPING');
+    } finally {
+      await stopping.close();
+    }
+  }, 120_000);
+
   it('the page\'s view of an upload comes from the worker too (the real fixture, a what-if)', async () => {
     const res = await fetch(`${h.base}/api/v1/snapshots?whatIf=expandable_segments:True&view=page`, { method: 'POST', body: readFileSync(REAL), headers: { Authorization: `Bearer ${h.token}` } });
     expect(res.status).toBe(200);

@@ -23,5 +23,7 @@ export type AnalysisResult =
   /** Over the time budget or the memory bound; the worker was stopped. */
   | { kind: 'timeout'; limitMs: number }
   | { kind: 'memory'; limitMb: number }
+  /** The server is stopping. */
+  | { kind: 'stopped' }
   /** The worker itself failed (a broken install, not the file): a bug to log with its stack. */
   | { kind: 'crashed'; error: unknown };

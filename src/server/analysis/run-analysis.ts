@@ -29,22 +29,33 @@ function workerSource(): { file: URL } | { eval: string } {
   return { eval: `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source)}); });` };
 }
 
-/** Runs `job` in a fresh worker; the upload's bytes move to the worker (the caller must not touch them after). */
-export function analyseInWorker(job: AnalysisJob, limits: AnalysisLimits = DEFAULT_ANALYSIS_LIMITS): Promise<AnalysisResult> {
+/**
+ * Runs `job` in a fresh worker; the upload's bytes move to the worker (the caller must not touch them after).
+ * `signal` stops it (the server is stopping).
+ */
+export function analyseInWorker(job: AnalysisJob, limits: AnalysisLimits = DEFAULT_ANALYSIS_LIMITS, signal?: AbortSignal): Promise<AnalysisResult> {
   const source = workerSource();
   const transferList = 'bytes' in job.input ? [job.input.bytes.buffer as ArrayBuffer] : [];
-  const options = { workerData: job, transferList, resourceLimits: { maxOldGenerationSizeMb: limits.heapMb }, stdout: false, stderr: false };
+  const options = { workerData: job, transferList, resourceLimits: { maxOldGenerationSizeMb: limits.heapMb } };
   const worker = 'file' in source ? new Worker(source.file, options) : new Worker(source.eval, { ...options, eval: true });
+  // Neither the worker nor its budget keeps gpumem alive: the listening server does, and once Ctrl-C closed it
+  // an analysis still running has nobody left to answer.
+  worker.unref();
   return new Promise((resolve) => {
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const settle = (result: AnalysisResult): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      signal?.removeEventListener('abort', stop);
       resolve(result);
       void worker.terminate();
     };
-    const timer = setTimeout(() => settle({ kind: 'timeout', limitMs: limits.timeMs }), limits.timeMs);
+    const stop = (): void => settle({ kind: 'stopped' });
+    if (signal?.aborted) return stop();
+    signal?.addEventListener('abort', stop);
+    timer = setTimeout(() => settle({ kind: 'timeout', limitMs: limits.timeMs }), limits.timeMs).unref();
     worker.once('message', (result: AnalysisResult) => settle(result));
     worker.once('error', (error: NodeJS.ErrnoException) => {
       settle(error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? { kind: 'memory', limitMb: limits.heapMb } : { kind: 'crashed', error });

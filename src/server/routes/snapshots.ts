@@ -66,6 +66,8 @@ export interface SnapshotContext {
   maxUploadBytes: number;
   gate: WorkGate;
   limits: AnalysisLimits;
+  /** Aborted when the server stops: running analyses are ended. */
+  stopping: AbortSignal;
   /** One line for the server log about a request that failed because of its input. */
   warn: (line: string) => void;
   /** A failure that is not the client's (logged with its stack). */
@@ -86,7 +88,7 @@ function busy(req: IncomingMessage, res: ServerResponse): void {
 
 /** Runs the analysis in a worker and answers; every failure becomes one JSON error (a bug also goes to the log). */
 async function answer(res: ServerResponse, job: AnalysisJob, ctx: SnapshotContext): Promise<void> {
-  const result = await analyseInWorker(job, ctx.limits);
+  const result = await analyseInWorker(job, ctx.limits, ctx.stopping);
   switch (result.kind) {
     case 'ok':
       return send(res, 200, 'application/json; charset=utf-8', result.text, { 'Cache-Control': 'no-store' });
@@ -104,6 +106,8 @@ async function answer(res: ServerResponse, job: AnalysisJob, ctx: SnapshotContex
     case 'memory':
       ctx.warn(`${job.label}: analysis stopped at its ${result.limitMb} MiB memory bound`);
       return sendError(res, 413, 'ANALYSIS_TOO_LARGE', `${job.label}: the analysis needs more than ${result.limitMb} MiB; run gpumem snapshot FILE on the command line`);
+    case 'stopped':
+      return sendError(res, 503, 'STOPPING', 'the server is stopping');
     case 'crashed':
       ctx.onError(result.error);
       return sendError(res, 500, 'INTERNAL', 'internal error (see the server log)');

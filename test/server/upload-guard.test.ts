@@ -46,6 +46,10 @@ describe('who may upload', () => {
     expect((await post(h, { Authorization: `Bearer ${h.token}` })).status).toBe(200);
     // What a browser sends with the page's fetch: same-origin by Sec-Fetch-Site and Origin.
     expect((await post(h, { 'X-Gpumem-Page': '1', 'Sec-Fetch-Site': 'same-origin', Origin: h.base })).status).toBe(200);
+    // Behind a TLS proxy the page's Origin is https and names the proxy; the browser still says same-origin.
+    expect((await post(h, { 'X-Gpumem-Page': '1', 'Sec-Fetch-Site': 'same-origin', Origin: 'https://gpu.example' })).status).toBe(200);
+    // An older browser without Sec-Fetch-Site is judged by Origin.
+    expect((await post(h, { 'X-Gpumem-Page': '1', Origin: h.base })).status).toBe(200);
     // A page opened with a stale token still uploads: the header alone is enough from the page.
     expect((await post(h, { 'X-Gpumem-Page': '1', Authorization: 'Bearer stale-token-0123456789' })).status).toBe(200);
   });
@@ -56,6 +60,7 @@ describe('who may upload', () => {
       { 'X-Gpumem-Page': '1', 'Sec-Fetch-Site': 'same-site' },
       { 'X-Gpumem-Page': '1', Origin: 'http://evil.example' },
       { 'X-Gpumem-Page': '1', Origin: 'null' },
+      { 'X-Gpumem-Page': '1', Origin: 'http://evil.example', 'Sec-Fetch-Site': 'cross-site' },
       { 'X-Gpumem-Page': 'yes' },
     ];
     for (const headers of cases) {

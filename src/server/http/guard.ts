@@ -86,10 +86,13 @@ export const PAGE_HEADER = 'x-gpumem-page';
 export function uploadRefusal(req: IncomingMessage, token: string | null): { status: 401 | 403; code: string; message: string } | null {
   if (token !== null && hasToken(req, token)) return null;
   if (req.headers[PAGE_HEADER] === '1') {
+    // A browser that sends Sec-Fetch-Site says it itself (right behind a TLS proxy too); an older one is judged
+    // by Origin; a request with neither comes from no browser page at all (a script).
     const site = req.headers['sec-fetch-site'];
-    const origin = req.headers.origin;
-    const sameOrigin = origin === undefined || origin.toLowerCase() === `http://${(req.headers.host ?? '').toLowerCase()}`;
-    if ((site === undefined || site === 'same-origin') && sameOrigin) return null;
+    const origin = req.headers.origin?.toLowerCase();
+    const host = (req.headers.host ?? '').toLowerCase();
+    const sameOrigin = site !== undefined ? site === 'same-origin' : origin === undefined || origin === `http://${host}` || origin === `https://${host}`;
+    if (sameOrigin) return null;
     return { status: 403, code: 'CROSS_SITE', message: 'uploads are taken only from this server\'s own page or with the token' };
   }
   const why = req.headers.authorization === undefined ? 'uploads need' : 'wrong token: uploads need';

@@ -7,26 +7,41 @@ import type { AddressInfo } from 'node:net';
 import { EventHub } from './http/events.js';
 import { hasToken, hostAllowed } from './http/guard.js';
 import { sendError, send } from './http/respond.js';
+import { WorkGate, type WorkLimits } from './http/work-gate.js';
+import { DEFAULT_ANALYSIS_LIMITS, type AnalysisLimits } from './analysis/run-analysis.js';
 import { MetricsExporter, wantsOpenMetrics } from './metrics/exporter.js';
-import { killProcess, type KillSettings } from './routes/actions.js';
+import { killProcess, parsePid, type KillSettings } from './routes/actions.js';
 import { LiveStream } from './live-stream.js';
 import { handleApiRead } from './routes/api.js';
 import { handleRunPages } from './routes/run-pages.js';
-import { DEFAULT_MAX_UPLOAD_BYTES, handleRunSnapshots, handleSnapshotUpload } from './routes/snapshots.js';
+import { DEFAULT_MAX_UPLOAD_BYTES, handleRunSnapshots, handleSnapshotUpload, type SnapshotContext } from './routes/snapshots.js';
 import { loadAssets, serveAsset } from './routes/assets.js';
 import type { ServerState } from './state.js';
+import { isGpumemError } from '../core/errors.js';
 
 export interface AppOptions {
   state: ServerState;
-  /** The address the server listens on (decides the Host check). */
+  /**
+   * The address the server listens on, as given; `listen()` replaces it with the address actually bound
+   * (server.address()), which decides the Host check.
+   */
   bindAddress: string;
   /** Token for actions; null turns actions off (--readonly). */
   token: string | null;
   kill: KillSettings;
   /** Largest snapshot upload accepted (default 256 MiB). */
   maxUploadBytes?: number;
+  /**
+   * Snapshot work at once: uploads and analyses running, and upload bytes held (default 2 jobs and the
+   * bytes of one largest upload), so parallel uploads cannot grow memory without bound.
+   */
+  work?: Partial<WorkLimits>;
+  /** Time budget and heap bound of one snapshot analysis (default 60 s, 1024 MiB). */
+  analysis?: Partial<AnalysisLimits>;
   /** Called with errors that are not the client's (logged by the CLI). */
   onError?: (error: unknown) => void;
+  /** Called with one line about a request that failed because of its input (a damaged file or record). */
+  onWarning?: (line: string) => void;
   /**
    * Sampling pace: `intervalMs` while a page is open, `idleIntervalMs` while none is (/metrics and the API
    * read the newest sample either way). Without it the sampler keeps its own interval.
@@ -37,43 +52,63 @@ export interface AppOptions {
 export interface App {
   handle(req: IncomingMessage, res: ServerResponse): void;
   events: EventHub;
-  /** Stops the sampler subscription and ends event streams. */
+  /** Tells the app the address its listener bound (the Host check follows it). */
+  setBoundAddress(address: string): void;
+  /** The bounds on snapshot work (for tests and the log). */
+  work: WorkGate;
+  /** Stops the sampler subscription, ends event streams and running snapshot analyses. */
   close(): void;
 }
 
 /** Builds the request handler and hooks it to the sampler (one event message per new sample). */
 export function createApp(options: AppOptions): App {
   const { state } = options;
+  let bindAddress = options.bindAddress;
   const assets = loadAssets();
   const exporter = new MetricsExporter();
   const { pace } = options;
-  const events = new EventHub(32, pace && ((open) => {
-    const intervalMs = open > 0 ? pace.intervalMs : pace.idleIntervalMs;
-    // A page that opens gets its next sample now, not after the idle wait.
-    if (state.sampler.currentIntervalMs !== intervalMs) state.sampler.setIntervalMs(intervalMs, { restart: open > 0 });
-  }));
+  const events = new EventHub({
+    maxClients: 32,
+    onSizeChange: pace && ((open) => {
+      const intervalMs = open > 0 ? pace.intervalMs : pace.idleIntervalMs;
+      // A page that opens gets its next sample now, not after the idle wait.
+      if (state.sampler.currentIntervalMs !== intervalMs) state.sampler.setIntervalMs(intervalMs, { restart: open > 0 });
+    }),
+  });
   if (pace) state.sampler.setIntervalMs(pace.idleIntervalMs);
   const facts = { readonly: options.token === null };
+  const maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
+  const work = new WorkGate({ maxJobs: options.work?.maxJobs ?? 2, maxBytes: options.work?.maxBytes ?? maxUploadBytes });
+  const stopping = new AbortController();
+  const snapshots: SnapshotContext = {
+    token: options.token, maxUploadBytes, gate: work,
+    limits: { ...DEFAULT_ANALYSIS_LIMITS, ...options.analysis },
+    stopping: stopping.signal,
+    warn: (line) => options.onWarning?.(line),
+    onError: (error) => options.onError?.(error),
+  };
   const stream = new LiveStream(state, events, facts);
   const unsubscribe = state.sampler.subscribe((sample) => stream.broadcast(sample));
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (!hostAllowed(req, options.bindAddress)) {
+    if (!hostAllowed(req, bindAddress)) {
       sendError(res, 421, 'HOST_NOT_ALLOWED', 'this server answers only to localhost names');
       return;
     }
     const url = new URL(req.url ?? '/', 'http://localhost');
     const method = req.method ?? 'GET';
-    const kill = /^\/api\/v1\/processes\/(\d{1,9})\/kill$/.exec(url.pathname);
+    const kill = /^\/api\/v1\/processes\/([^/]*)\/kill$/.exec(url.pathname);
     if (kill) {
       if (method !== 'POST') return sendError(res, 405, 'METHOD', 'use POST');
+      const pid = parsePid(kill[1] as string);
+      if (typeof pid === 'string') return sendError(res, 400, 'BAD_PID', pid);
       if (options.token === null) return sendError(res, 403, 'READONLY', 'this server was started with --readonly');
       if (!hasToken(req, options.token)) return sendError(res, 401, 'TOKEN', 'actions need the token gpumem serve printed: Authorization: Bearer TOKEN');
-      return killProcess(res, Number(kill[1]), state, options.kill);
+      return killProcess(res, pid, state, options.kill);
     }
     if (url.pathname === '/api/v1/snapshots') {
       if (method !== 'POST') return sendError(res, 405, 'METHOD', 'POST the snapshot file as the request body');
-      return handleSnapshotUpload(req, res, url, options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES, (e) => options.onError?.(e));
+      return handleSnapshotUpload(req, res, url, snapshots);
     }
     if (method !== 'GET' && method !== 'HEAD') return sendError(res, 405, 'METHOD', 'only GET here');
     if (url.pathname === '/metrics') {
@@ -83,13 +118,20 @@ export function createApp(options: AppOptions): App {
       return send(res, 200, contentType, body, { 'Cache-Control': 'no-store' });
     }
     if (url.pathname === '/api/v1/events') {
-      if (!events.add(res, stream.first())) {
-        sendError(res, 503, 'TOO_MANY_CLIENTS', 'too many open pages');
-      }
+      events.add(res, stream.first());
       return;
     }
     if (url.pathname.startsWith('/api/')) {
-      if (!handleRunSnapshots(res, url, state) && !handleRunPages(res, url, state) && !handleApiRead(req, res, url, state, facts)) sendError(res, 404, 'NOT_FOUND', 'no such API path');
+      try {
+        if (!handleRunSnapshots(req, res, url, state, snapshots) && !handleRunPages(res, url, state) && !handleApiRead(req, res, url, state, facts)) sendError(res, 404, 'NOT_FOUND', 'no such API path');
+      } catch (error) {
+        const record = storedRecord(url);
+        if (record === null || isGpumemError(error) || res.headersSent) throw error;
+        // A history written by another version, or damaged: the record's fault, not the server's.
+        const reason = error instanceof Error ? error.message : String(error);
+        options.onWarning?.(`${record}: cannot be read from the history (${reason})`);
+        sendError(res, 422, 'RECORD_UNREADABLE', `${record} cannot be read from the history (${reason})`);
+      }
       return;
     }
     if (!serveAsset(res, url.pathname, assets)) sendError(res, 404, 'NOT_FOUND', 'no such page');
@@ -97,6 +139,10 @@ export function createApp(options: AppOptions): App {
 
   return {
     events,
+    work,
+    setBoundAddress: (address) => {
+      bindAddress = address;
+    },
     handle: (req, res) => {
       route(req, res).catch((error: unknown) => {
         options.onError?.(error);
@@ -105,14 +151,26 @@ export function createApp(options: AppOptions): App {
       });
     },
     close: () => {
+      stopping.abort();
       unsubscribe();
       events.closeAll();
     },
   };
 }
 
-/** Listens on `host:port` (port 0: any free one) and resolves with the server and its real port. */
-export function listen(app: App, host: string, port: number): Promise<{ server: Server; port: number }> {
+/** The stored record a history path reads ("run 6", "runs 3 and 4"), or null when the path reads none. */
+function storedRecord(url: URL): string | null {
+  const run = /^\/api\/v1\/(?:page\/)?runs\/(\d{1,12})(?:\/|$)/.exec(url.pathname);
+  if (run) return `run ${run[1]}`;
+  if (url.pathname === '/api/v1/page/compare') return `run ${url.searchParams.get('a')} or ${url.searchParams.get('b')}`;
+  return null;
+}
+
+/**
+ * Listens on `host:port` (port 0: any free one) and resolves with the server, its real port and the address
+ * it bound (the resolver's literal: `127.1` and `localhost` come back as 127.0.0.1, `0:0:0:0:0:0:0:1` as ::1).
+ */
+export function listen(app: App, host: string, port: number): Promise<{ server: Server; port: number; address: string }> {
   const server = createServer((req, res) => app.handle(req, res));
   // A page left open must not keep a dead connection's socket forever.
   server.keepAliveTimeout = 5000;
@@ -120,7 +178,9 @@ export function listen(app: App, host: string, port: number): Promise<{ server: 
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);
-      resolve({ server, port: (server.address() as AddressInfo).port });
+      const bound = server.address() as AddressInfo;
+      app.setBoundAddress(bound.address);
+      resolve({ server, port: bound.port, address: bound.address });
     });
   });
 }

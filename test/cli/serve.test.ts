@@ -42,7 +42,8 @@ describe('gpumem serve', () => {
     });
     expect(r.stdout).toMatch(/^gpumem serve: http:\/\/127\.0\.0\.1:\d+\/ {2}\(metrics http:\/\/127\.0\.0\.1:\d+\/metrics, API http:\/\/127\.0\.0\.1:\d+\/api\/v1\/\)\n/);
     expect(r.stdout).toContain('actions token: abcdefghijklmnop0123');
-    expect(r.stderr).toBe('');
+    // A token on the command line is readable by every local user; the environment variable is not.
+    expect(r.stderr).toBe('gpumem serve: warning: --token is visible to every user of this machine in the process list (/proc/PID/cmdline); set GPUMEM_SERVE_TOKEN instead\n');
     expect(r.code).toBe(0);
   });
 

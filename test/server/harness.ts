@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LiveSampler } from '../../src/orchestrate/index.js';
-import { createApp, listen, ServerState, type App } from '../../src/server/index.js';
+import { createApp, listen, ServerState, type App, type AppOptions } from '../../src/server/index.js';
 import { openSource, type GpuSource } from '../../src/sources/index.js';
 import { writeHistory } from './history-fixture.js';
 import { fakeH100, fakeNvmlLib, writeScenario, type FakeScenario } from '../fake-nvml/scenario.js';
@@ -45,6 +45,8 @@ export interface HarnessOptions {
   dbPath?: string | null | 'fixture';
   /** The app's sampling pace (page open / none open). */
   pace?: { intervalMs: number; idleIntervalMs: number };
+  /** Bounds on snapshot work and analyses, and where the app's one-line warnings go. */
+  app?: Pick<AppOptions, 'work' | 'analysis' | 'maxUploadBytes' | 'onWarning'>;
 }
 
 /** Starts everything; call close() in afterAll. */
@@ -78,7 +80,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const sampler = new LiveSampler(source, { intervalMs: options.intervalMs ?? 100 });
   const state = new ServerState({ sampler, env: { XDG_RUNTIME_DIR: dir }, dbPath, hostname: 'testhost', cacheMs: 200, diagnosisMs: 200 });
   const token = 'test-token-0123456789abcdef';
-  const app = createApp({ state, bindAddress: '127.0.0.1', token: options.readonly ? null : token, kill: { graceMs: 200, killOptions: {} }, ...(options.pace ? { pace: options.pace } : {}) });
+  const app = createApp({ state, bindAddress: '127.0.0.1', token: options.readonly ? null : token, kill: { graceMs: 200, killOptions: {} }, ...(options.pace ? { pace: options.pace } : {}), ...options.app });
   await sampler.start();
   const { server, port } = await listen(app, '127.0.0.1', 0);
   return {

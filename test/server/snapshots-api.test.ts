@@ -14,6 +14,7 @@ const WHAT_IF = 'expandable_segments:False';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const json = async (res: Response): Promise<any> => JSON.parse(await res.text());
 let h: Harness;
+const auth = (): Record<string, string> => ({ Authorization: `Bearer ${h.token}` });
 let dir: string;
 let runId: number;
 
@@ -78,7 +79,7 @@ describe('/api/v1/runs/{id}/snapshots', () => {
 
 describe('POST /api/v1/snapshots', () => {
   it('analyses an uploaded snapshot exactly as the same file from disk', async () => {
-    const res = await fetch(`${h.base}/api/v1/snapshots?whatIf=${encodeURIComponent(WHAT_IF)}`, { method: 'POST', body: readFileSync(REAL) });
+    const res = await fetch(`${h.base}/api/v1/snapshots?whatIf=${encodeURIComponent(WHAT_IF)}`, { method: 'POST', body: readFileSync(REAL), headers: auth() });
     expect(res.status).toBe(200);
     const { source, ...doc } = await json(res);
     expect(source).toEqual({ name: 'upload', sizeBytes: readFileSync(REAL).length });
@@ -87,7 +88,7 @@ describe('POST /api/v1/snapshots', () => {
 
   it('never runs a pickle that names a Python callable', async () => {
     const evil = Buffer.from("\x80\x02cos\nsystem\n(S'touch /tmp/gpumem-pwned'\ntR.", 'latin1');
-    const res = await fetch(`${h.base}/api/v1/snapshots`, { method: 'POST', body: evil });
+    const res = await fetch(`${h.base}/api/v1/snapshots`, { method: 'POST', body: evil, headers: auth() });
     expect(res.status).toBe(400);
     const body = await json(res);
     expect(body.error.code).toBe('INPUT_UNSAFE');
@@ -95,9 +96,9 @@ describe('POST /api/v1/snapshots', () => {
   });
 
   it('refuses an empty body, a GET and an upload over the limit', async () => {
-    expect((await fetch(`${h.base}/api/v1/snapshots`, { method: 'POST', body: '' })).status).toBe(400);
+    expect((await fetch(`${h.base}/api/v1/snapshots`, { method: 'POST', body: '', headers: auth() })).status).toBe(400);
     expect((await fetch(`${h.base}/api/v1/snapshots`)).status).toBe(405);
-    const big = await fetch(`${h.base}/api/v1/snapshots`, { method: 'POST', body: Buffer.alloc(256 * 1024 * 1024 + 1) });
+    const big = await fetch(`${h.base}/api/v1/snapshots`, { method: 'POST', body: Buffer.alloc(256 * 1024 * 1024 + 1), headers: auth() });
     expect(big.status).toBe(413);
   });
 });

@@ -1,5 +1,6 @@
 /** `gpumem serve`: the page, JSON API and /metrics until Ctrl-C (docs/serve.md). */
 import { GpumemError } from '../../core/errors.js';
+import { printable } from '../../core/text.js';
 import { LiveSampler } from '../../orchestrate/index.js';
 import { createApp, isLoopbackAddress, listen, newToken, ServerState } from '../../server/index.js';
 import { defaultDbPath } from '../../store/index.js';
@@ -20,13 +21,19 @@ const RESTAT_EVERY_MS = 10_000;
 
 export const run: CommandHandler<ServeOptions> = async (ctx) => {
   const o = ctx.args.options;
-  const { host, port } = o;
+  const { port } = o;
+  // `[::1]` is how an IPv6 address is written in a URL; the resolver wants it bare.
+  const host = /^\[.*\]$/.test(o.host) ? o.host.slice(1, -1) : o.host;
   const intervalMs = o.interval;
   const given = o.token ?? ctx.env.GPUMEM_SERVE_TOKEN;
   if (given !== undefined && !/^[A-Za-z0-9._~+/=-]{16,256}$/.test(given)) {
     throw new GpumemError('BAD_OPTION_VALUE', '--token: needs 16 to 256 characters of A–Z, a–z, 0–9, ._~+/=-', { hint: 'or leave it out for a random one' });
   }
   const token = o.readonly ? null : (given ?? newToken());
+  if (o.token !== undefined) {
+    // Any local user can read another process's arguments (ps, /proc/PID/cmdline); the environment is private.
+    ctx.stderr.write('gpumem serve: warning: --token is visible to every user of this machine in the process list (/proc/PID/cmdline); set GPUMEM_SERVE_TOKEN instead\n');
+  }
 
   const source = await openSource({ ...sourceOptionsFromContext(ctx), proc: { restatEveryMs: RESTAT_EVERY_MS } });
   const sampler = new LiveSampler(source, {
@@ -42,6 +49,7 @@ export const run: CommandHandler<ServeOptions> = async (ctx) => {
     // A recording plays one sample per read: slowing it while no page is open would slow the replay itself.
     pace: { intervalMs, idleIntervalMs: source.kind === 'replay' ? intervalMs : Math.max(intervalMs, o.idleInterval) },
     onError: (error) => ctx.stderr.write(`gpumem serve: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
+    onWarning: (line) => ctx.stderr.write(`gpumem serve: warning: ${printable(line)}\n`),
   });
   try {
     await sampler.start();
@@ -59,7 +67,8 @@ export const run: CommandHandler<ServeOptions> = async (ctx) => {
     ctx.stdout.write(`gpumem serve: ${base}  (metrics ${base}metrics, API ${base}api/v1/)\n`);
     if (token !== null) ctx.stdout.write(`actions token: ${token}  (page with actions: ${base}#token=${token})\n`);
     else ctx.stdout.write('read-only: processes cannot be ended from the page or the API\n');
-    if (!isLoopbackAddress(host)) {
+    // Decided from the address the listener bound, so every spelling of loopback (127.1, ::ffff:127.0.0.1) counts.
+    if (!isLoopbackAddress(bound.address)) {
       ctx.stderr.write(paint('red', `WARNING: listening on ${host}, not loopback: anyone who can reach this address sees every GPU process, its user and full command line${token === null ? '' : ', and with the token can end processes'}.\n`));
     }
     await untilInterrupted(async (stopped) => {

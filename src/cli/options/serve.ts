@@ -23,7 +23,7 @@ export const SERVE = defineCommand<ServeOptions>({
     interval: { type: 'number', value: 'MS', integer: true, min: 50, max: MAX_MS, default: 2000, description: 'time between GPU samples, in milliseconds (the page updates at this pace; Prometheus scrapes the newest)' },
     idleInterval: { type: 'number', value: 'MS', integer: true, min: 50, max: MAX_MS, default: 10_000, description: 'time between GPU samples while no page is open (never shorter than --interval; a recording plays at --interval); /metrics and the API serve the newest sample' },
     readonly: { type: 'boolean', description: 'no actions: the page and API cannot end processes' },
-    token: { type: 'string', value: 'TEXT', description: 'the action token (default: a random one, printed at start; also GPUMEM_SERVE_TOKEN)' },
+    token: { type: 'string', value: 'TEXT', description: 'the action token (default: a random one, printed at start); prefer GPUMEM_SERVE_TOKEN: every local user can read a command line, so this option prints a warning' },
     ...DB_TABLE,
     ...SOURCE_TABLE,
   },

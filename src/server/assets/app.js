@@ -260,6 +260,13 @@ document.getElementById('compare-form').addEventListener('submit', (event) => {
 });
 
 // Snapshot analysis: a run's snapshot (GET) or a chosen file (POST), with what-if allocator settings.
+// The page header tells the server the upload comes from this page (a page elsewhere cannot send it);
+// the token, when the page was opened with one, is sent too.
+function uploadHeaders() {
+  const headers = { 'Content-Type': 'application/octet-stream', 'X-Gpumem-Page': '1' };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  return headers;
+}
 let snapshotRunPath = null;
 
 function table(head, rows) {
@@ -281,7 +288,7 @@ async function analyseSnapshot() {
   if (!file && !snapshotRunPath) { status.textContent = 'choose a snapshot file, or open one from a run'; return; }
   status.textContent = 'analysing…';
   const res = file
-    ? await fetch(`/api/v1/snapshots?${query}`, { method: 'POST', body: file, headers: { 'Content-Type': 'application/octet-stream' } })
+    ? await fetch(`/api/v1/snapshots?${query}`, { method: 'POST', body: file, headers: uploadHeaders() })
     : await fetch(`${snapshotRunPath}?${query}`);
   const doc = await res.json();
   if (!res.ok) { status.textContent = `error: ${doc.error.message}`; result.replaceChildren(); return; }

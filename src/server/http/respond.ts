@@ -29,9 +29,9 @@ export function sendJson(res: ServerResponse, status: number, doc: unknown): voi
   send(res, status, 'application/json; charset=utf-8', JSON.stringify(doc), { 'Cache-Control': 'no-store' });
 }
 
-/** Sends an error as `{ error: { code, message } }`. */
-export function sendError(res: ServerResponse, status: number, code: string, message: string): void {
-  sendJson(res, status, { error: { code, message } });
+/** Sends an error as `{ error: { code, message } }` (`extra`: more headers, e.g. Retry-After). */
+export function sendError(res: ServerResponse, status: number, code: string, message: string, extra: Record<string, string> = {}): void {
+  send(res, status, 'application/json; charset=utf-8', JSON.stringify({ error: { code, message } }), { 'Cache-Control': 'no-store', ...extra });
 }
 
 /** Starts a server-sent event stream. */

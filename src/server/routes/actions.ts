@@ -5,11 +5,21 @@
  * refused with --readonly and on a recording.
  */
 import type { ServerResponse } from 'node:http';
+import { printable } from '../../core/text.js';
 import type { GpuSource } from '../../sources/index.js';
 import { executeKill, gpuProofReason, protectedPids, selectTargets, type KillOptions } from '../../supervise/index.js';
 import { sendError, sendJson } from '../http/respond.js';
 import type { ServerState } from '../state.js';
 import { SERVE_SCHEMA_VERSION } from './api.js';
+
+/** Linux's largest possible pid (PID_MAX_LIMIT). */
+const PID_MAX_LIMIT = 4_194_304;
+
+/** The pid in a kill path, or why it is not one (a number no process can have is a bad request, not a 404). */
+export function parsePid(text: string): number | string {
+  const pid = /^\d{1,10}$/.test(text) ? Number(text) : NaN;
+  return pid <= PID_MAX_LIMIT ? pid : `not a process id: ${printable(text.slice(0, 40))} (pids are whole numbers up to ${PID_MAX_LIMIT})`;
+}
 
 export interface KillSettings {
   graceMs: number;

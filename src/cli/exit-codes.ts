@@ -18,7 +18,7 @@ export type Outcome =
   | { kind: 'findings' }
   | { kind: 'failure' }
   /** A supervised child ended: its exit code, or the signal that killed it (128+n). */
-  | { kind: 'child'; code: number | null; signal: NodeJS.Signals | null };
+  | { kind: 'child'; code: number | null; signal: NodeJS.Signals | null; cleanupFailed?: boolean };
 
 export const EXIT_CODE_DOCS: ReadonlyArray<{ code: string; meaning: string }> = [
   { code: '0', meaning: 'success; nothing found' },
@@ -27,6 +27,7 @@ export const EXIT_CODE_DOCS: ReadonlyArray<{ code: string; meaning: string }> = 
   { code: '3', meaning: 'no GPU access: no NVIDIA driver, NVML or nvidia-smi could not be used' },
   { code: '126/127', meaning: '`run`/`pipeline`: the command was found but could not be executed (126) or was not found (127), as in a shell; the run is recorded as not-started' },
   { code: '128+n', meaning: '`run`/`pipeline`: the child was killed by signal n; otherwise the child\'s own exit code is passed on' },
+  { code: '1 (run)', meaning: '`run`/`pipeline`: the child exited 0 but a process of the run survived cleanup (the report names it)' },
 ];
 
 const SIGNAL_NUMBERS: Record<string, number> = {
@@ -42,6 +43,8 @@ export function exitCodeForOutcome(outcome: Outcome): number {
     case 'failure':
       return EXIT.FINDINGS;
     case 'child':
+      // Success is not passed on when the run left a process behind: cleanup failed, and scripts must see it.
+      if (outcome.code === 0 && !outcome.signal && outcome.cleanupFailed) return EXIT.FINDINGS;
       if (outcome.signal) return 128 + (SIGNAL_NUMBERS[outcome.signal] ?? 0);
       return outcome.code ?? EXIT.FINDINGS;
   }

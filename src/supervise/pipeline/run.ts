@@ -124,7 +124,8 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineReport> {
     }
     const after = await o.source.readSample();
     const last = run.attempts[run.attempts.length - 1];
-    const leftoverPids = (last?.cleanup.leftovers ?? []).filter((l) => l.outcome === 'skipped' || l.outcome === 'failed').map((l) => l.pid);
+    const unended = (last?.cleanup.leftovers ?? []).filter((l) => l.outcome === 'skipped' || l.outcome === 'failed').map((l) => l.pid);
+    const leftoverPids = [...new Set([...unended, ...(last?.cleanup.survivors ?? []).map((l) => l.pid)])];
     const uuids = run.gpus?.map((g) => g.uuid) ?? before.devices.map((d) => d.uuid).filter((u): u is string => u !== null);
     const gpus = uuids.map((uuid) => {
       const b = usedOf(before, uuid);

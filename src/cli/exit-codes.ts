@@ -25,7 +25,7 @@ export const EXIT_CODE_DOCS: ReadonlyArray<{ code: string; meaning: string }> = 
   { code: '1', meaning: 'findings or OOMs found, or an action failed (also: an internal error, printed with its stack)' },
   { code: '2', meaning: 'usage error: bad option, argument or input file' },
   { code: '3', meaning: 'no GPU access: no NVIDIA driver, NVML or nvidia-smi could not be used' },
-  { code: '126/127', meaning: '`run`/`pipeline`: the command was found but could not be executed (126) or was not found (127), as in a shell; the run is recorded as not-started' },
+  { code: '126/127', meaning: '`run`/`pipeline`/`fit`/`estimate -- CMD`: the command was found but could not be executed (126) or was not found (127), as in a shell; a run is recorded as not-started' },
   { code: '128+n', meaning: '`run`/`pipeline`: the child was killed by signal n; otherwise the child\'s own exit code is passed on' },
   { code: '1 (run)', meaning: '`run`/`pipeline`: the child exited 0 but a process of the run survived cleanup (the report names it)' },
 ];
@@ -52,6 +52,9 @@ export function exitCodeForOutcome(outcome: Outcome): number {
 
 export function exitCodeForError(error: unknown): number {
   if (!isGpumemError(error)) return EXIT.FINDINGS;
+  // A program gpumem was asked to start (estimate -- CMD, fit) and could not: the statuses a shell gives.
+  if (error.code === 'PROGRAM_NOT_FOUND') return 127;
+  if (error.code === 'PROGRAM_NOT_EXECUTABLE') return 126;
   switch (error.errorClass) {
     case 'usage':
     case 'input':

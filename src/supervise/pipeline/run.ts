@@ -5,6 +5,7 @@
  */
 import { GpumemError } from '../../core/errors.js';
 import { formatBytes } from '../../core/units.js';
+import { printable } from '../../core/text.js';
 import type { Sample } from '../../core/types.js';
 import type { GpuSource } from '../../sources/index.js';
 import { chooseGpus } from '../gpus.js';
@@ -106,7 +107,7 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineReport> {
   for (let i = start; i < stages.length; i++) {
     const stage = stages[i] as StageSpec;
     const entry = reports[i] as StageReport;
-    o.log(`stage ${i + 1}/${stages.length} "${stage.name}": ${stage.argv.join(' ')}`);
+    o.log(`stage ${i + 1}/${stages.length} "${printable(stage.name)}": ${printable(stage.argv.join(' '))}`);
     const before = await o.source.readSample();
     entry.runId = o.onStageStart?.(stage) ?? null;
     const run = await superviseRun({
@@ -119,7 +120,7 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineReport> {
     if (run.exit.code !== 0 || run.exit.signal) {
       entry.status = 'failed';
       status = 'failed';
-      o.log(`stage "${stage.name}" failed (${run.exit.signal ?? `exit ${run.exit.code}`}); later stages not run`);
+      o.log(`stage "${printable(stage.name)}" failed (${run.exit.signal ?? `exit ${run.exit.code}`}); later stages not run`);
       break;
     }
     const after = await o.source.readSample();
@@ -143,11 +144,11 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineReport> {
     if (reasons.length > 0) {
       entry.status = 'cleanup-failed';
       status = 'failed';
-      o.log(`cleanup check after "${stage.name}" failed: ${reasons.join('; ')}; later stages not run`);
+      o.log(`cleanup check after "${printable(stage.name)}" failed: ${reasons.join('; ')}; later stages not run`);
       break;
     }
     entry.status = 'ok';
-    o.log(`cleanup check after "${stage.name}" passed: ${gpus.map((g) => `GPU ${g.index} ${formatBytes(g.afterBytes)} used (was ${formatBytes(g.beforeBytes)})`).join(', ')}`);
+    o.log(`cleanup check after "${printable(stage.name)}" passed: ${gpus.map((g) => `GPU ${g.index} ${formatBytes(g.afterBytes)} used (was ${formatBytes(g.beforeBytes)})`).join(', ')}`);
   }
   return {
     schemaVersion: PIPELINE_SCHEMA_VERSION, name: o.spec.name, file: o.file, startedAtMs, durationMs: now() - startedAtMs,

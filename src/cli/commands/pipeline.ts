@@ -63,7 +63,7 @@ export const run: CommandHandler<PipelineOptions> = async (ctx) => {
         if (companion.plugin) plugins.push(companion.plugin);
       },
       onStageStart: (stage) => (db && pipelineId !== null ? historyWrite(ctx, 'starting a stage record', () => beginRun(db, { argv: stage.argv, cwd: ctx.cwd, startedAtMs: Date.now(), pipelineId: pipelineId!, stage: stage.name })) : null),
-      onStageEnd: (runId, run) => db && runId !== null && historyWrite(ctx, 'storing a stage report', () => completeRun(db, runId, run)),
+      onStageEnd: (runId, run, check) => db && runId !== null && historyWrite(ctx, 'storing a stage report', () => completeRun(db, runId, run, check)),
     });
     const json = pipelineReportJson(report);
     if (db && pipelineId !== null) historyWrite(ctx, 'storing the pipeline report', () => completePipeline(db, pipelineId!, report.status, report.durationMs, json));

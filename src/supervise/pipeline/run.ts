@@ -59,9 +59,12 @@ export interface PipelineOptions {
   log: (line: string) => void;
   /** Called once every stage's GPUs resolved, before the first stage: the place to record the pipeline. */
   onReady?: () => void;
-  /** History hooks: a stage starting (returns its run id) and ending. */
+  /**
+   * History hooks: a stage starting (returns its run id) and ending — after its cleanup check, whose verdict
+   * comes along (null when the stage failed and there was nothing to check).
+   */
   onStageStart?: (stage: StageSpec) => number | null;
-  onStageEnd?: (runId: number | null, report: RunReport) => void;
+  onStageEnd?: (runId: number | null, report: RunReport, check: StageCheck | null) => void;
   now?: () => number;
 }
 
@@ -115,9 +118,9 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineReport> {
       retryOom: stage.retryOom, extraEnv: stage.env,
     });
     entry.run = run;
-    o.onStageEnd?.(entry.runId, run);
     exit = run.exit;
     if (run.exit.code !== 0 || run.exit.signal) {
+      o.onStageEnd?.(entry.runId, run, null);
       entry.status = 'failed';
       status = 'failed';
       o.log(`stage "${printable(stage.name)}" failed (${run.exit.signal ?? `exit ${run.exit.code}`}); later stages not run`);
@@ -141,6 +144,7 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineReport> {
       reasons.push(g.deltaBytes === null ? `GPU ${g.index}: memory unreadable` : `GPU ${g.index}: ${formatBytes(g.deltaBytes)} more used than before the stage (tolerance ${formatBytes(o.toleranceBytes)})`);
     }
     entry.check = { leftoverPids, gpus, passed: reasons.length === 0, reason: reasons.length > 0 ? reasons.join('; ') : null };
+    o.onStageEnd?.(entry.runId, run, entry.check);
     if (reasons.length > 0) {
       entry.status = 'cleanup-failed';
       status = 'failed';

@@ -26,8 +26,7 @@ export const EXIT_CODE_DOCS: ReadonlyArray<{ code: string; meaning: string }> = 
   { code: '2', meaning: 'usage error: bad option, argument or input file' },
   { code: '3', meaning: 'no GPU access: no NVIDIA driver, NVML or nvidia-smi could not be used' },
   { code: '126/127', meaning: '`run`/`pipeline`/`fit`/`estimate -- CMD`: the command was found but could not be executed (126) or was not found (127), as in a shell; a run is recorded as not-started' },
-  { code: '128+n', meaning: '`run`/`pipeline`: the child was killed by signal n; otherwise the child\'s own exit code is passed on' },
-  { code: '1 (run)', meaning: '`run`/`pipeline`: the child exited 0 but a process of the run survived cleanup (the report names it)' },
+  { code: '128+n', meaning: '`run`/`pipeline`: the child was killed by signal n; otherwise the child\'s own exit code is passed on (0 becomes 1 when a process of the run survived cleanup; the report names it)' },
 ];
 
 const SIGNAL_NUMBERS: Record<string, number> = {

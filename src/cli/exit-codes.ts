@@ -19,15 +19,15 @@ export type Outcome =
   | { kind: 'findings' }
   | { kind: 'failure' }
   /** A supervised child ended: its exit code, or the signal that killed it (128+n). */
-  | { kind: 'child'; code: number | null; signal: NodeJS.Signals | null };
+  | { kind: 'child'; code: number | null; signal: NodeJS.Signals | null; cleanupFailed?: boolean };
 
 export const EXIT_CODE_DOCS: ReadonlyArray<{ code: string; meaning: string }> = [
   { code: '0', meaning: 'success; nothing found' },
   { code: '1', meaning: 'findings or OOMs found, or an action failed (also: gpumem\'s own output could not be written, e.g. a full disk; an internal error, printed with its stack)' },
   { code: '2', meaning: 'usage error: bad option, argument or input file' },
   { code: '3', meaning: 'no GPU access: no NVIDIA driver, NVML or nvidia-smi could not be used' },
-  { code: '126/127', meaning: '`run`/`pipeline`: the command was found but could not be executed (126) or was not found (127), as in a shell; the run is recorded as not-started' },
-  { code: '128+n', meaning: '`run`/`pipeline`: the child was killed by signal n; otherwise the child\'s own exit code is passed on' },
+  { code: '126/127', meaning: '`run`/`pipeline`/`fit`/`estimate -- CMD`: the command was found but could not be executed (126) or was not found (127), as in a shell; a run is recorded as not-started' },
+  { code: '128+n', meaning: '`run`/`pipeline`: the child was killed by signal n; otherwise the child\'s own exit code is passed on (0 becomes 1 when a process of the run survived cleanup; the report names it)' },
 ];
 
 /** 128 + the signal's number on this system (every signal, SIGXCPU, SIGSYS and SIGPWR included), as a shell gives. */
@@ -50,6 +50,8 @@ export function exitCodeForOutcome(outcome: Outcome): number {
     case 'failure':
       return EXIT.FINDINGS;
     case 'child':
+      // Success is not passed on when the run left a process behind: cleanup failed, and scripts must see it.
+      if (outcome.code === 0 && !outcome.signal && outcome.cleanupFailed) return EXIT.FINDINGS;
       if (outcome.signal) return exitCodeForSignal(outcome.signal);
       return outcome.code ?? EXIT.FINDINGS;
   }
@@ -57,6 +59,9 @@ export function exitCodeForOutcome(outcome: Outcome): number {
 
 export function exitCodeForError(error: unknown): number {
   if (!isGpumemError(error)) return EXIT.FINDINGS;
+  // A program gpumem was asked to start (estimate -- CMD, fit) and could not: the statuses a shell gives.
+  if (error.code === 'PROGRAM_NOT_FOUND') return 127;
+  if (error.code === 'PROGRAM_NOT_EXECUTABLE') return 126;
   switch (error.errorClass) {
     case 'usage':
     case 'input':

@@ -27,6 +27,9 @@ export const ERROR_CODES = {
   // Something we tried to do did not work.
   FAILED: 'failure',
   CHILD_FAILED: 'failure',
+  // A program to run could not be started: exit 127 (not found) or 126 (not executable), as in a shell.
+  PROGRAM_NOT_FOUND: 'failure',
+  PROGRAM_NOT_EXECUTABLE: 'failure',
   PROCESS_CHANGED: 'failure',
   NOT_PERMITTED: 'failure',
   TIMEOUT: 'failure',

@@ -25,6 +25,8 @@ export interface FitLoopOptions {
   probes: [number, number];
   maxBatch: number;
   maxRuns: number;
+  /** Bound on each run: a command that ignores {steps} is ended (TERM, then KILL) and fit stops. */
+  runTimeoutMs: number;
   effectiveBatch: number | null;
   source: GpuSource;
   cwd: string;
@@ -51,15 +53,24 @@ export async function runFitLoop(o: FitLoopOptions): Promise<FitReport> {
   const withSteps = o.argv.map((a) => a.replaceAll('{steps}', String(o.steps)));
   const measure = async (batch: number): Promise<Measurement> => {
     o.onRun?.(batch, o.steps);
+    const limit = new AbortController();
+    const timer = setTimeout(() => limit.abort('SIGTERM'), o.runTimeoutMs);
     const report = await superviseRun({
+      signal: limit.signal,
       argv: withSteps, source: o.source, cwd: o.cwd, env: o.env, gpus: o.gpus, batch, accum: 1, retryOom: 0, subreaper: true,
       extraEnv: { GPUMEM_STEPS: String(o.steps) }, intervalMs: o.intervalMs,
       graceMs: 2000, cleanupTimeoutMs: 10000, stdout: sink(), stderr: sink(), log: () => undefined,
       // Statistics only at the end: the companion is here to count OOMs the program catches itself.
       plugins: o.companion ? [companionPlugin({ rateHz: 0 })] : [],
-    });
+    }).finally(() => clearTimeout(timer));
+    if (limit.signal.aborted) {
+      throw new GpumemError('TIMEOUT', `the run at batch ${batch} did not finish ${o.steps} steps within ${Math.round(o.runTimeoutMs / 1000)} s; it was ended`, {
+        hint: 'the command must stop after {steps} steps (or GPUMEM_STEPS); or raise --run-timeout',
+        details: { batch },
+      });
+    }
     // A program that cannot start will not start with another batch either.
-    if (report.startError !== null) throw new GpumemError('CHILD_FAILED', report.startError, { hint: 'check the program name and PATH' });
+    if (report.startError !== null) throw new GpumemError(report.exit.code === 127 ? 'PROGRAM_NOT_FOUND' : 'PROGRAM_NOT_EXECUTABLE', report.startError, { hint: 'check the program name and PATH' });
     const attempt = report.attempts[report.attempts.length - 1];
     const companion = attempt?.plugins.companion;
     const caught = (companion?.gpus ?? []).some((g) => (g.numOoms ?? 0) > 0);

@@ -5,7 +5,7 @@
 import { formatBytes, formatDuration, formatPercent } from '../core/units.js';
 import type { GpuProcess, Sample } from '../core/types.js';
 import type { Finding } from '../core/diagnose/types.js';
-import type { RunRow } from '../store/index.js';
+import type { PipelineRow, RunRow } from '../store/index.js';
 
 /** The full command line as argv joined by spaces, else the driver's process name. */
 export function commandLine(p: GpuProcess): string {
@@ -60,6 +60,18 @@ export function runsView(rows: readonly RunRow[]): Record<string, unknown>[] {
     duration: r.durationMs === null ? '–' : formatDuration(r.durationMs),
     status: r.status === 'ok' || r.status === 'running' ? r.status : `${r.status} ${r.exitSignal ?? r.exitCode ?? ''}`.trim(),
     peak: formatBytes(r.peakBytes),
-    command: `${r.stage ? `[${r.stage}] ` : ''}${r.argv.join(' ')}`,
+    command: `${r.stage ? `[${r.pipelineId !== null ? `pipeline ${r.pipelineId}: ` : ''}${r.stage}] ` : ''}${r.argv.join(' ')}`,
+  }));
+}
+
+/** Pipelines for the Runs page: outcome and the run id and status of each stage, which the page links to. */
+export function pipelinesView(rows: readonly PipelineRow[]): Record<string, unknown>[] {
+  return rows.map((p) => ({
+    id: p.id,
+    name: p.name ?? p.file,
+    started: new Date(p.startedAtMs).toISOString().replace('T', ' ').slice(0, 19),
+    duration: p.durationMs === null ? '–' : formatDuration(p.durationMs),
+    status: p.status,
+    stages: p.stages.map((s) => ({ runId: s.runId, stage: s.stage ?? '?', status: s.status })),
   }));
 }

@@ -5,6 +5,7 @@
  */
 import { appendAll } from '../core/arrays.js';
 import { formatBytes } from '../core/units.js';
+import { printable } from '../core/text.js';
 import { isGpumemError } from '../core/errors.js';
 import { underUsedFinding, type RunFinding } from '../core/run/utilization.js';
 import { startChild, type RunningChild } from './child.js';
@@ -81,13 +82,13 @@ export async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   let sampleErrors = 0;
   const monitor = new Monitor({
     source: o.source, tree, chosen: a.chosenUuids, intervalMs: a.intervalMs, now, knownPids,
-    onAppeared: (p) => log(`warning: GPU ${p.index}: pid ${p.pid}${p.processName ? ` (${p.processName})` : ''} appeared holding ${formatBytes(p.maxUsedBytes)} during the run and is not one of its processes (another user's job, or a process that escaped the run)`),
+    onAppeared: (p) => log(`warning: GPU ${p.index}: pid ${p.pid}${p.processName ? ` (${printable(p.processName)})` : ''} appeared holding ${formatBytes(p.maxUsedBytes)} during the run and is not one of its processes (another user's job, or a process that escaped the run)`),
     onTick: (tick) => {
       if (tick.treeProcesses.length > 0) holders = tick.treeProcesses.map((p) => p.pid);
       cudaEnv.note(holders);
       for (const plugin of a.plugins) plugin.onTick?.(tick, ctx);
     },
-    onMismatch: (m) => log(`warning: device mismatch: pid ${m.pid} (${m.comm ?? '?'}) holds ${formatBytes(m.usedBytes)} on GPU ${m.index}, which was not chosen — the program bypassed CUDA_VISIBLE_DEVICES (hard-coded device index or set the variable itself)`),
+    onMismatch: (m) => log(`warning: device mismatch: pid ${m.pid} (${printable(m.comm ?? '?')}) holds ${formatBytes(m.usedBytes)} on GPU ${m.index}, which was not chosen — the program bypassed CUDA_VISIBLE_DEVICES (hard-coded device index or set the variable itself)`),
     onError: (error) => { if (sampleErrors++ === 0) log(`warning: reading GPU state failed (${error instanceof Error ? error.message : String(error)}); will keep trying`); },
   });
   monitor.start();
@@ -103,7 +104,9 @@ export async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   a.watchdog?.groupEnded(child.pgid);
   a.setCurrent(null);
   appendAll(ooms, oom.end());
-  for (const l of cleanup.leftovers) log(`leftover pid ${l.pid} (${l.cmdline?.join(' ') ?? l.comm}) holding ${formatBytes(l.gpuBytes)}: ${l.outcome} — ${l.detail}`);
+  for (const l of cleanup.leftovers) log(`leftover pid ${l.pid} (${printable(l.cmdline?.join(' ') ?? l.comm)}) holding ${formatBytes(l.gpuBytes)}: ${l.outcome} — ${l.detail}`);
+  if ((cleanup.leftoversNotListed ?? 0) > 0) log(`${cleanup.leftoversNotListed} more leftover processes ended, not listed`);
+  for (const l of cleanup.survivors ?? []) log(`error: pid ${l.pid} (${printable(l.cmdline?.join(' ') ?? l.comm)}) of the run is still running after cleanup: ${l.detail}`);
   if (!cleanup.memoryReleased) log(`warning: the run's processes still held GPU memory after ${cleanup.waitedMs} ms`);
   for (const h of cleanup.heldByNothing) log(`warning: GPU ${h.index}: ${formatBytes(h.bytes)} is held by no process after the run (was not before)`);
   const plugins: Record<string, unknown> = {};

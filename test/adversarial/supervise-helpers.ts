@@ -9,6 +9,7 @@ import { alive, tempDir } from '../supervise/helpers/claims.js';
 import { expectNoHang, expectNoStackTrace, type CliResult } from './harness.js';
 import { startPump, type Pump } from '../supervise/helpers/pump.js';
 
+// GPUMEM_TEST_BIN runs the cases against another build (to show a case fails on an older one).
 export const BIN = process.env.GPUMEM_TEST_BIN ?? resolve(__dirname, '../../dist/cli/bin.js');
 export const PROCS = resolve(__dirname, '../fixtures/procs');
 

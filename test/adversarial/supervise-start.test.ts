@@ -43,11 +43,11 @@ describe('supervise faults: the program cannot be started', () => {
     expect(await runsIn(w.db, w.env)).toEqual([expect.objectContaining({ status: 'not-started' })]);
   });
 
-  it('fit with a mistyped command stops after the first try with one error line', async () => {
+  it('fit with a mistyped command stops after the first try with one error line, exit 127 like a shell', async () => {
     w = world();
     const r = await gpumem(['fit', '--', 'pyhton-not-a-program', 'train.py', '--bs', '{batch}'], w.env, 10000);
     expectClean(r, 'gpumem fit');
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(127);
     expect(r.stderr.match(/cannot start "pyhton-not-a-program": ENOENT/g)).toHaveLength(1);
   });
 

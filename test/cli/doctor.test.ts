@@ -93,9 +93,13 @@ describe('gpumem doctor', () => {
     expect(lines[0]).toBe('No GPU access on this machine: showing the bundled example recording (examples/doctor-example.ndjson, synthetic), not your GPUs.');
     expect(r.stdout).toContain('[0] NVIDIA H100 80GB HBM3');
     expect(r.stdout).toContain('Findings (9):');
-    const json = JSON.parse((await gpumem(['doctor', '--json'])).stdout) as Doc;
-    expect(json.fallback?.reason).toMatch(/no GPU access/);
-    expect(json.findings).toHaveLength(9);
+  });
+
+  it('doctor --json without GPU access exits 3 and prints no document: the example is for the screen only', async () => {
+    const r = await gpumem(['doctor', '--json']);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^gpumem: error: no GPU access/);
   });
 
   it('diagnose without GPU access exits 3 instead of showing the example', async () => {

@@ -63,7 +63,7 @@ describe('JSON API', () => {
   });
 
   it('runs without a history are an empty list, an unknown run is 404', async () => {
-    expect(await json(await fetch(`${h.base}/api/v1/runs`))).toEqual({ schemaVersion: 1, runs: [] });
+    expect(await json(await fetch(`${h.base}/api/v1/runs`))).toEqual({ schemaVersion: 1, runs: [], pipelines: [] });
     const missing = await fetch(`${h.base}/api/v1/runs/7`);
     expect(missing.status).toBe(404);
     expect((await json(missing)).error.code).toBe('NOT_FOUND');

@@ -110,7 +110,7 @@ describe('gpumem run (CLI, fake NVML driver, real processes)', () => {
     const db = join(tmp.dir, 'no', 'such', 'history.db');
     const list = await gpumem(['runs', '--db', db], {});
     expect(list).toMatchObject({ code: 0, stdout: 'no runs recorded yet (gpumem run -- CMD records one)\n' });
-    expect(JSON.parse((await gpumem(['runs', '--db', db, '--json'], {})).stdout)).toEqual({ schemaVersion: 1, runs: [] });
+    expect(JSON.parse((await gpumem(['runs', '--db', db, '--json'], {})).stdout)).toEqual({ schemaVersion: 1, runs: [], pipelines: [] });
     const show = await gpumem(['runs', 'show', '1', '--db', db], {});
     expect(show.code).toBe(2);
     expect(show.stderr).toMatch(/^gpumem: error: no run 1 in the history\nhint: /);

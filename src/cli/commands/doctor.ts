@@ -2,7 +2,7 @@
  * `gpumem doctor` (also the bare `gpumem`): the status table and the findings in one screen. Live, the
  * table of the first sample is printed at once and the findings when the sampling window ends (on a
  * terminal a progress line on stderr counts the window down meanwhile). Without any GPU access it shows
- * the bundled example recording and says so in its first line.
+ * the bundled example recording and says so in its first line; with --json it does not (exit 3, as diagnose).
  */
 import type { Sample } from '../../core/types.js';
 import { painter } from '../render/style.js';
@@ -46,7 +46,9 @@ export const run: CommandHandler<DiagnoseOptions> = async (ctx) => {
   const early = json ? null : earlyStatus(ctx);
   let diagnosed;
   try {
-    diagnosed = await runDiagnosis(ctx, true, early?.onSample);
+    // The example is for a person's screen only: a JSON document is read by scripts, which must never act on
+    // alice's synthetic torchrun as if it were this machine's, so --json without GPU access exits 3 instead.
+    diagnosed = await runDiagnosis(ctx, !json, early?.onSample);
   } finally {
     early?.done();
   }

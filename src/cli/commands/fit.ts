@@ -29,6 +29,7 @@ export const run: CommandHandler<FitOptions> = async (ctx) => {
       probes: o.probe ?? DEFAULT_FIT_OPTIONS.probes,
       maxBatch: o.maxBatch,
       maxRuns: o.maxRuns,
+      runTimeoutMs: o.runTimeout * 1000,
       effectiveBatch: o.effectiveBatch ?? null,
       source, cwd: ctx.cwd, env: ctx.env,
       onRun: (batch, n) => ctx.stderr.write(`gpumem: fit: running batch ${batch} for ${n} steps\n`),

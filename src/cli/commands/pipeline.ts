@@ -63,7 +63,7 @@ export const run: CommandHandler<PipelineOptions> = async (ctx) => {
         if (companion.plugin) plugins.push(companion.plugin);
       },
       onStageStart: (stage) => (db && pipelineId !== null ? historyWrite(ctx, 'starting a stage record', () => beginRun(db, { argv: stage.argv, cwd: ctx.cwd, startedAtMs: Date.now(), pipelineId: pipelineId!, stage: stage.name })) : null),
-      onStageEnd: (runId, run) => db && runId !== null && historyWrite(ctx, 'storing a stage report', () => completeRun(db, runId, run)),
+      onStageEnd: (runId, run, check) => db && runId !== null && historyWrite(ctx, 'storing a stage report', () => completeRun(db, runId, run, check)),
     });
     const json = pipelineReportJson(report);
     if (db && pipelineId !== null) historyWrite(ctx, 'storing the pipeline report', () => completePipeline(db, pipelineId!, report.status, report.durationMs, json));
@@ -109,7 +109,7 @@ export function renderPipeline(r: PipelineReport, color: boolean): string {
     return [printable(s.name), state, exit, s.run ? formatDuration(s.run.durationMs) : '-', String(s.run?.retries ?? '-'), peaks, after];
   });
   const lines = table([['STAGE', 'STATUS', 'EXIT', 'DURATION', 'RETRIES', 'PEAK (tree)', 'MEMORY AFTER vs BEFORE'], ...rows], ['left', 'left', 'right', 'right', 'right']);
-  const head = paint('bold', `gpumem pipeline ${r.name}: ${r.status === 'ok' ? paint('green', 'ok') : paint('red', 'failed')} in ${formatDuration(r.durationMs)} (cleanup tolerance ${formatBytes(r.toleranceBytes)})`);
+  const head = paint('bold', `gpumem pipeline ${printable(r.name)}: ${r.status === 'ok' ? paint('green', 'ok') : paint('red', 'failed')} in ${formatDuration(r.durationMs)} (cleanup tolerance ${formatBytes(r.toleranceBytes)})`);
   const reasons = r.stages.filter((s) => s.check?.reason).map((s) => `  ${printable(s.name)}: ${printable(s.check?.reason)}`);
   return `${[head, ...lines.map((l) => `  ${l}`), ...reasons].join('\n')}\n`;
 }

@@ -47,7 +47,8 @@ export const run: CommandHandler<RunOptions> = async (ctx) => {
     const stored = db && runId !== null ? historyWrite(ctx, 'storing the report', () => (completeRun(db, runId!, report), runId)) : null;
     if (o.json) ctx.stdout.write(`${JSON.stringify({ ...runReportJson(report), runId: stored, runFolder: companion.runFolder }, null, 2)}\n`);
     else ctx.stderr.write(renderRunReport(report, ctx.stderr.isTTY && ctx.color, stored));
-    return { kind: 'child', code: report.exit.code, signal: report.exit.signal };
+    const survived = report.attempts.some((a) => (a.cleanup.survivors ?? []).length > 0);
+    return { kind: 'child', code: report.exit.code, signal: report.exit.signal, cleanupFailed: survived };
   } finally {
     closeHistory(ctx, db);
     source.close();

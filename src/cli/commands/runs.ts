@@ -2,7 +2,8 @@
 import { GpumemError } from '../../core/errors.js';
 import { formatBytes, formatDuration, formatPercent } from '../../core/units.js';
 import { printable } from '../../core/text.js';
-import { getRun, listRuns, type RunRow } from '../../store/index.js';
+import { getRun, listPipelines, listRuns, type PipelineRow, type RunRow } from '../../store/index.js';
+import { cleanupProblems, type CleanupReport } from '../../core/run/index.js';
 import type { CommandHandler } from '../context.js';
 import type { RunsOptions } from '../options/supervise.js';
 import type { AttemptReport } from '../../supervise/index.js';
@@ -16,7 +17,38 @@ import { RUNS_SCHEMA_VERSION } from '../../store/index.js';
 function exitText(r: RunRow): string {
   if (r.unreadable) return 'unreadable';
   if (r.status === 'running') return 'running / cut off';
-  return r.exitSignal ? r.exitSignal : String(r.exitCode ?? '?');
+  const exit = r.exitSignal ? r.exitSignal : String(r.exitCode ?? '?');
+  return r.status === 'cleanup-failed' ? `${exit}, cleanup failed` : exit;
+}
+
+/** The pipelines, each with its outcome and its stages' run ids (for `gpumem runs show ID`). */
+function renderPipelines(pipelines: readonly PipelineRow[], paint: ReturnType<typeof painter>): string[] {
+  const header = ['PIPELINE', 'STARTED', 'DURATION', 'STATUS', 'STAGES (run id: stage status)', 'NAME'];
+  const body = pipelines.map((p) => [
+    String(p.id), new Date(p.startedAtMs).toISOString().replace('T', ' ').slice(0, 19), formatDuration(p.durationMs),
+    p.status === 'ok' ? paint('green', p.status) : paint('red', p.status === 'running' ? 'running / cut off' : p.status),
+    p.stages.map((s) => `${s.runId}: ${printable(s.stage ?? '?')} ${printable(s.status)}`).join(', ') || '-',
+    trimTo(printable(p.name ?? p.file), 40),
+  ]);
+  return table([header, ...body], ['right', 'left', 'right', 'left', 'left']);
+}
+
+/**
+ * The cleanup verdict of a stored run: a pipeline stage's check when there was one, else its last attempt's
+ * cleanup (survivors, memory still held). Null for older or damaged reports that do not say.
+ */
+function cleanupVerdict(report: unknown): string | null {
+  const rep = report as { cleanupCheck?: { passed?: unknown; reason?: unknown }; attempts?: unknown } | null;
+  const check = rep?.cleanupCheck;
+  if (check && typeof check.passed === 'boolean') {
+    return check.passed ? 'cleanup check between stages: passed' : `cleanup check between stages: FAILED — ${typeof check.reason === 'string' ? printable(check.reason) : 'no reason stored'}`;
+  }
+  const attempts = Array.isArray(rep?.attempts) ? rep.attempts : [];
+  const cleanup = (attempts[attempts.length - 1] as { cleanup?: unknown } | undefined)?.cleanup as CleanupReport | undefined;
+  if (!cleanup || typeof cleanup !== 'object' || typeof cleanup.memoryReleased !== 'boolean') return null;
+  const survivors = Array.isArray(cleanup.survivors) ? cleanup.survivors : [];
+  const problems = cleanupProblems({ ...cleanup, survivors });
+  return problems.length === 0 ? 'cleanup: passed' : `cleanup: FAILED — ${printable(problems.join('; '))}`;
 }
 
 export const run: CommandHandler<RunsOptions> = async (ctx) => {
@@ -41,8 +73,9 @@ export const run: CommandHandler<RunsOptions> = async (ctx) => {
       return { kind: 'ok' };
     }
     const rows = db ? listRuns(db, limit) : [];
+    const pipelines = db ? listPipelines(db, limit) : [];
     if (ctx.args.options.json) {
-      ctx.stdout.write(`${JSON.stringify({ schemaVersion: RUNS_SCHEMA_VERSION, runs: rows }, null, 2)}\n`);
+      ctx.stdout.write(`${JSON.stringify({ schemaVersion: RUNS_SCHEMA_VERSION, runs: rows, pipelines }, null, 2)}\n`);
       return { kind: 'ok' };
     }
     if (rows.length === 0) {
@@ -58,6 +91,7 @@ export const run: CommandHandler<RunsOptions> = async (ctx) => {
       r.unreadable ? `(unreadable row: ${r.unreadable})` : trimTo(printable((r.stage ? `[${r.stage}] ` : '') + r.argv.join(' ')), 60),
     ]);
     ctx.stdout.write(`${table([header, ...body], ['right', 'left', 'right', 'left', 'right', 'left', 'right', 'right', 'right', 'right']).join('\n')}\n`);
+    if (pipelines.length > 0) ctx.stdout.write(`\n${renderPipelines(pipelines, paint).join('\n')}\n`);
     return { kind: 'ok' };
   } finally {
     db?.close();
@@ -95,6 +129,8 @@ function renderShow(r: RunRow, report: unknown, color: boolean): string {
     for (const l of a.cleanup.leftovers) lines.push(`    leftover pid ${l.pid} (${formatBytes(l.gpuBytes)}): ${printable(l.outcome)}`);
     for (const h of a.cleanup.heldByNothing ?? []) lines.push(`    GPU ${h.index}: ${formatBytes(h.bytes)} held by no process after the run`);
   }
+  const verdict = cleanupVerdict(report);
+  if (verdict) lines.push(verdict.includes('FAILED') ? paint('red', `  ${verdict}`) : `  ${verdict}`);
   // Stored reports of this gpumem carry the companion's data under attempts[].plugins.
   lines.push(...renderPytorch((rep?.attempts ?? []) as unknown as Array<Pick<AttemptReport, 'attempt' | 'plugins'>>, paint));
   return `${lines.join('\n')}\n`;

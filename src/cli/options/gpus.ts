@@ -18,7 +18,7 @@ export const DOCTOR = defineCommand<DiagnoseOptions>({
   summary: 'GPU status and findings in one screen (the default command)',
   usage: 'doctor [options]',
   description:
-    'The status table (GPUs, their processes with user, memory, age, utilisation over the window and role) and every finding of `gpumem diagnose`, one line of fix each. Without any GPU access (no driver) it shows the bundled example recording and says so in its first line. See docs/diagnose.md.',
+    'The status table (GPUs, their processes with user, memory, age, utilisation over the window and role) and every finding of `gpumem diagnose`, one line of fix each. Without any GPU access (no driver) it shows the bundled example recording and says so in its first line; with --json it exits 3 instead, so no script reads the example as this machine. See docs/diagnose.md.',
   options: DIAGNOSE_TABLE,
   examples: ['gpumem', 'gpumem doctor --window 10', 'gpumem doctor --replay examples/doctor-example.ndjson'],
   exits: ['1 when there are findings, 0 when there are none'],

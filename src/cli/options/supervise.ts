@@ -105,6 +105,7 @@ export interface FitOptions extends JsonOption, SourceOptions {
   fill: number;
   maxBatch: number;
   maxRuns: number;
+  runTimeout: number;
   effectiveBatch: number | undefined;
   gpus: string;
   intervalMs: number;
@@ -123,6 +124,7 @@ export const FIT = defineCommand<FitOptions>({
     fill: { type: 'number', value: 'PCT', min: 0, minExclusive: true, max: 100, default: 90, noun: 'a percentage', description: 'target: this percent of the GPU\'s free memory at start' },
     maxBatch: { type: 'number', value: 'N', integer: true, min: 1, default: 65536, description: 'never try a larger batch' },
     maxRuns: { type: 'number', value: 'N', integer: true, min: 1, max: 1000, default: 10, description: 'stop after this many runs' },
+    runTimeout: { type: 'number', value: 'S', integer: true, min: 1, max: 86_400, default: 600, description: 'seconds one run may take; a run still going then is ended and fit stops (exit 1)' },
     effectiveBatch: { type: 'number', value: 'N', integer: true, min: 1, description: 'global batch to reach with gradient accumulation' },
     gpus: { type: 'string', value: 'GPU', default: '0', description: 'the GPU to measure on (index or UUID); the command is pinned to it' },
     intervalMs: { type: 'number', value: 'MS', integer: true, min: 1, max: 60_000, default: 100, description: 'memory sampling interval' },

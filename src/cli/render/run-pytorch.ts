@@ -83,8 +83,27 @@ export function renderPytorch(attempts: readonly PytorchAttempt[], paint: Paint)
       if (p.oomsNotKept > 0) out.push(paint('gray', `  companion (pid ${p.pid}): ${p.oomsNotKept} more OOM reports were counted but not kept (the first ${p.ooms.length} are above)`));
       for (const [what, message] of Object.entries(p.companionErrors)) out.push(paint('gray', `  companion (pid ${p.pid}): ${printable(what)} failed: ${printable(message)}`));
     }
+    const notKept = companionOf(a)?.notKept;
+    for (const problem of companionOf(a)?.problems ?? []) out.push(paint('gray', `  companion channel: ${printable(problem)}`));
+    if (notKept) out.push(paint('yellow', `  companion channel${attempts.length > 1 ? ` (attempt ${a.attempt})` : ''}: ${describeNotKept(notKept)}`));
   }
   return out;
+}
+
+/** "412 messages not kept: 1 naming a pid outside the run, 384 over the cap on error messages, …". */
+function describeNotKept(n: NonNullable<CompanionReport['notKept']>): string {
+  const parts = [
+    n.notInRun > 0 ? `${n.notInRun} naming a pid outside the run` : null,
+    ...Object.entries(n.overKindLimit).map(([kind, count]) => `${count} over the cap on ${kind} entries`),
+    n.overTotalBytes > 0 ? `${n.overTotalBytes} over the cap on bytes kept` : null,
+  ].filter((x): x is string => x !== null);
+  const refused = n.notInRun + n.overTotalBytes + Object.values(n.overKindLimit).reduce((s, c) => s + c, 0);
+  const extras = [
+    n.textsCut > 0 ? `${n.textsCut} text${n.textsCut === 1 ? '' : 's'} cut to the length kept` : null,
+    n.problemLines > 0 ? `${n.problemLines} more connection${n.problemLines === 1 ? '' : 's'} with unreadable lines` : null,
+  ].filter((x): x is string => x !== null);
+  const head = refused > 0 ? `${refused} message${refused === 1 ? '' : 's'} not kept (${parts.join(', ')})` : 'every message kept';
+  return extras.length > 0 ? `${head}; ${extras.join('; ')}` : head;
 }
 
 function settingsVerdict(x: OomSettingsAnswer): string {

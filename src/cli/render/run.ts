@@ -66,6 +66,13 @@ export function renderRunReport(report: RunReport, color: boolean, runId: number
   out.push(...renderPytorch(report.attempts, paint));
   const cleanup = last?.cleanup;
   if (cleanup) {
+    const survivors = cleanup.survivors ?? [];
+    if (survivors.length > 0) {
+      out.push(paint('red', `  cleanup failed: ${survivors.length} process${survivors.length === 1 ? '' : 'es'} of the run still running after ${cleanup.rounds ?? 1} round${cleanup.rounds === 1 ? '' : 's'} of ending them`));
+      for (const s of survivors.slice(0, 20)) out.push(paint('red', `    pid ${s.pid} ${printable(s.cmdline?.join(' ').slice(0, 60) ?? s.comm ?? '')}: ${printable(s.detail)}`));
+      if (survivors.length > 20) out.push(paint('red', `    … and ${survivors.length - 20} more`));
+    }
+    if ((cleanup.leftoversNotListed ?? 0) > 0) out.push(paint('gray', `  ${cleanup.leftoversNotListed} more leftover processes were ended but not listed`));
     out.push(cleanup.memoryReleased
       ? `  cleanup: no process of the run holds GPU memory (checked ${formatDuration(cleanup.waitedMs)} after exit)`
       : paint('red', `  cleanup: the run's processes still held GPU memory ${formatDuration(cleanup.waitedMs)} after exit`));

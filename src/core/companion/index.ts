@@ -1,6 +1,7 @@
 /** core/companion: the PyTorch companion's message format, its parser, the per-run state and the memory split. */
 export * from './messages.js';
-export { parseCompanionLine, createLineSplitter, MAX_LINE_CHARS } from './parse.js';
+export { parseCompanionLine, createLineSplitter, MAX_LINE_CHARS, MAX_CUDA_ORDINAL } from './parse.js';
+export { admitCompanionMessage, createCompanionIntake, anyDropped, COMPANION_LIMITS, type CompanionDrops, type CompanionIntake } from './intake.js';
 export {
   applyCompanionMessage,
   createCompanionState,

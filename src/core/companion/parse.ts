@@ -14,8 +14,31 @@ import {
 import { bad, count, countOrNull, flagOrNull, Invalid, list, numberOrNull, obj, text, textOrNull, type Obj } from './parse-fields.js';
 import { stepsMessage } from './parse-steps.js';
 
-/** Lines longer than this are refused (an OOM message with its text is a few KiB). */
-export const MAX_LINE_CHARS = 1 << 20;
+/**
+ * Lines longer than this are refused: the largest message the companion writes (an exception with its
+ * 8000-character text, or statistics of every device) is a few KiB.
+ */
+export const MAX_LINE_CHARS = 128 * 1024;
+
+/** CUDA ordinals above this are refused: no process sees that many devices, and a huge one is a forgery. */
+export const MAX_CUDA_ORDINAL = 1023;
+
+/** Devices listed in one message, at most. */
+const MAX_DEVICES = MAX_CUDA_ORDINAL + 1;
+
+/** A CUDA device ordinal at `o[key]`: a count no larger than MAX_CUDA_ORDINAL. */
+function ordinal(o: Obj, key: string, path: string): number {
+  const v = count(o, key, path);
+  if (v > MAX_CUDA_ORDINAL) bad(`${path}.${key}`, `CUDA device ordinal ${v} is above ${MAX_CUDA_ORDINAL}`);
+  return v;
+}
+
+/** A list of devices at `o[key]`, no longer than MAX_DEVICES. */
+function deviceList(o: Obj, key: string, path: string): unknown[] {
+  const v = list(o, key, path);
+  if (v.length > MAX_DEVICES) bad(`${path}.${key}`, `${v.length} devices listed, more than ${MAX_DEVICES}`);
+  return v;
+}
 
 const STAT_FIELDS = [
   'allocatedBytes', 'reservedBytes', 'activeBytes', 'inactiveSplitBytes', 'requestedBytes',
@@ -24,7 +47,7 @@ const STAT_FIELDS = [
 
 function stats(value: unknown, path: string): AllocatorStats {
   const o = obj(value, path);
-  const out = { device: count(o, 'device', path) } as AllocatorStats;
+  const out = { device: ordinal(o, 'device', path) } as AllocatorStats;
   for (const f of STAT_FIELDS) out[f] = countOrNull(o, f, path);
   return out;
 }
@@ -32,7 +55,7 @@ function stats(value: unknown, path: string): AllocatorStats {
 function identity(value: unknown, path: string): DeviceIdentity {
   const o = obj(value, path);
   return {
-    device: count(o, 'device', path),
+    device: ordinal(o, 'device', path),
     uuid: textOrNull(o, 'uuid', path),
     name: textOrNull(o, 'name', path),
     totalBytes: countOrNull(o, 'totalBytes', path),
@@ -71,15 +94,15 @@ function body(o: Obj, type: string): CompanionMessage | null {
       };
     }
     case 'devices':
-      return { ...base, type, devices: list(o, 'devices', '').map((d, i) => identity(d, `devices[${i}]`)) };
+      return { ...base, type, devices: deviceList(o, 'devices', '').map((d, i) => identity(d, `devices[${i}]`)) };
     case 'stats':
-      return { ...base, type, seq: count(o, 'seq', ''), devices: list(o, 'devices', '').map((d, i) => stats(d, `devices[${i}]`)) };
+      return { ...base, type, seq: count(o, 'seq', ''), devices: deviceList(o, 'devices', '').map((d, i) => stats(d, `devices[${i}]`)) };
     case 'oom': {
       const source = text(o, 'source', '');
       if (source !== 'observer' && source !== 'counter') bad('.source', 'expected "observer" or "counter"');
       return {
         ...base, type, source,
-        device: count(o, 'device', ''),
+        device: ordinal(o, 'device', ''),
         requestedBytes: countOrNull(o, 'requestedBytes', ''),
         deviceLimitBytes: countOrNull(o, 'deviceLimitBytes', ''),
         deviceFreeBytes: countOrNull(o, 'deviceFreeBytes', ''),

@@ -8,6 +8,7 @@ import type { OomMessage } from './messages.js';
 import type { AllocatorAtOom } from './oom-event.js';
 import type { GpuSplit, MemorySplit } from './split.js';
 import type { CompanionState } from './state.js';
+import type { CompanionDrops } from './intake.js';
 import { stepFindings, summariseSteps, type StepSummary } from './steps.js';
 import type { RunFinding } from '../run/utilization.js';
 import type { PytorchGpuSummary } from './summary.js';
@@ -71,6 +72,12 @@ export interface CompanionReport {
   snapshotAnswers?: SnapshotOomAnswer[];
   /** Lines from the channel that could not be read. */
   problems: string[];
+  /**
+   * What the channel sent that was not kept (docs/companion.md, "Limits"): messages naming a pid outside the
+   * run, beyond a per-kind cap or the total, texts cut, and problem lines past the first 32. Absent when
+   * everything was kept, and in reports written before the limits existed.
+   */
+  notKept?: CompanionDrops & { problemLines: number };
 }
 
 /** Builds the report from the state (exported for tests and for `gpumem runs show`). */

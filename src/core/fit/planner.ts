@@ -144,8 +144,14 @@ export async function planFit(measure: Measure, options: FitOptions): Promise<Fi
     };
   };
 
-  // Probes: back off by halving while the small probe itself does not fit.
-  let [b1, b2] = o.probes;
+  // Probes: never above --max-batch (with a limit of 1 there is only batch 1 to run), then back off by
+  // halving while the small probe itself does not fit.
+  let b2 = Math.min(o.probes[1], o.maxBatch);
+  let b1 = Math.min(o.probes[0], Math.max(1, b2 - 1));
+  if (b2 === 1) {
+    const only = await run(1, 'probe', null);
+    return result(only.fits ? 'batch 1 is the largest allowed (--max-batch 1)' : 'even batch 1 does not fit the target', null, null);
+  }
   for (;;) {
     const r = await run(b1, 'probe', null);
     if (r.fits) break;

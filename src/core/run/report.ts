@@ -107,6 +107,30 @@ export interface CleanupReport {
   /** Memory on a GPU that no process accounts for and was not there before the run, beyond the tolerance. */
   heldByNothing: Array<GpuRef & { bytes: number }>;
   toleranceBytes: number;
+  /**
+   * Processes of the run still running when cleanup gave up (bounded rounds and time): the cleanup failed.
+   * Absent in reports stored before it existed.
+   */
+  survivors?: ProcessOutcome[];
+  /** Rounds of scan-and-end it took (0: nothing was left); absent in older reports. */
+  rounds?: number;
+  /** Leftovers ended but not listed (past the first 256); absent when none. */
+  leftoversNotListed?: number;
+}
+
+/**
+ * Why a cleanup failed, one reason each, or an empty list when it passed: a process of the run survived it,
+ * or the run's processes still held GPU memory at the end of the bounded wait.
+ */
+export function cleanupProblems(c: CleanupReport): string[] {
+  const out: string[] = [];
+  const survivors = c.survivors ?? [];
+  if (survivors.length > 0) {
+    const pids = survivors.slice(0, 10).map((s) => s.pid).join(', ');
+    out.push(`${survivors.length} process${survivors.length === 1 ? '' : 'es'} of the run still running (pid ${pids}${survivors.length > 10 ? ', …' : ''})`);
+  }
+  if (!c.memoryReleased) out.push('the run\'s processes still held GPU memory');
+  return out;
 }
 
 export interface ChildExit {

@@ -319,6 +319,18 @@ async function loadRuns() {
     return tr;
   }));
   if (doc.runs.length === 0) tbody.append(row(['', 'no runs recorded yet (gpumem run -- CMD records one)']));
+  // A pipeline is one row above its stages' runs; each stage links to its run.
+  for (const p of [...(doc.pipelines ?? [])].reverse()) {
+    const stages = el('td', null, 'cmd');
+    stages.append(`pipeline ${p.name}: `);
+    p.stages.forEach((s, i) => {
+      const link = el('a', `${s.stage} (run ${s.runId}, ${s.status})`);
+      link.href = '#runs';
+      link.addEventListener('click', (e) => { e.preventDefault(); void showRun(s.runId); });
+      stages.append(...(i > 0 ? [', '] : []), link);
+    });
+    tbody.prepend(row([`p${p.id}`, p.started, p.duration, p.status, '', stages]));
+  }
 }
 
 function route() {

@@ -6,10 +6,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { reportJson } from '../../core/diagnose/report-json.js';
 import { statusJson } from '../../core/status-json.js';
 import type { Sample } from '../../core/types.js';
-import { getRun, listRuns, RUNS_SCHEMA_VERSION } from '../../store/index.js';
+import { getRun, listPipelines, listRuns, RUNS_SCHEMA_VERSION } from '../../store/index.js';
 import { sendError, sendJson } from '../http/respond.js';
 import type { ServerState } from '../state.js';
-import { runsView } from '../view.js';
+import { pipelinesView, runsView } from '../view.js';
 
 /** Schema version of the server's own documents (live series, server facts). */
 export const SERVE_SCHEMA_VERSION = 1;
@@ -61,13 +61,13 @@ export function handleApiRead(req: IncomingMessage, res: ServerResponse, url: UR
     if (limit === null) sendError(res, 400, 'BAD_QUERY', 'limit must be a whole number');
     else {
       const db = state.history();
-      sendJson(res, 200, { schemaVersion: RUNS_SCHEMA_VERSION, runs: db ? listRuns(db, Math.max(1, limit)) : [] });
+      sendJson(res, 200, { schemaVersion: RUNS_SCHEMA_VERSION, runs: db ? listRuns(db, Math.max(1, limit)) : [], pipelines: db ? listPipelines(db, Math.max(1, limit)) : [] });
     }
     return true;
   }
   if (path === '/api/v1/page/runs') {
     const db = state.history();
-    sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.page-runs', runs: runsView(db ? listRuns(db, 50) : []) });
+    sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.page-runs', runs: runsView(db ? listRuns(db, 50) : []), pipelines: pipelinesView(db ? listPipelines(db, 20) : []) });
     return true;
   }
   const run = /^\/api\/v1\/runs\/(\d{1,12})(\/samples)?$/.exec(path);

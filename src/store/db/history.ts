@@ -11,7 +11,7 @@ import type { Db } from './open.js';
 /** The parts of an attempt's report the history keeps (a supervise AttemptReport fits). */
 export type HistoryAttempt = Pick<AttemptReport, 'attempt' | 'argv' | 'batch' | 'durationMs' | 'exit' | 'timeline' | 'ooms'> & {
   peaks: Array<Pick<GpuPeak, 'index' | 'uuid' | 'peakBytes' | 'atMs' | 'chosen'>>;
-  cleanup: { leftovers: Array<Pick<ProcessOutcome, 'pid' | 'cmdline' | 'gpuBytes' | 'outcome' | 'detail'>> };
+  cleanup: { leftovers: Array<Pick<ProcessOutcome, 'pid' | 'cmdline' | 'gpuBytes' | 'outcome' | 'detail'>>; survivors?: Array<Pick<ProcessOutcome, 'pid'>> };
   /**
    * Run plugins' data; the companion's per-GPU PyTorch summary is also stored as pytorch_peaks rows, its
    * split over time as pytorch_samples rows.
@@ -67,17 +67,34 @@ export function beginRun(db: Db, run: { argv: string[]; cwd: string; startedAtMs
   return Number(info.lastInsertRowid);
 }
 
-function statusOf(report: HistoryReport): string {
-  if (report.startError) return 'not-started';
-  return report.exit.signal ? 'signal' : report.exit.code === 0 ? 'ok' : 'failed';
+/** A pipeline's cleanup check after a stage (supervise/pipeline): passed, or why not. */
+export interface StageCheckVerdict {
+  passed: boolean;
+  reason: string | null;
 }
 
-/** Stores the finished run's report and everything in it, in one transaction. */
-export function completeRun(db: Db, id: number, report: HistoryReport): void {
+/**
+ * "cleanup-failed" when the program succeeded but its cleanup did not (a process of the run survived it, or,
+ * for a pipeline stage, the check between stages failed): the exit code is kept beside it, never "ok".
+ */
+function statusOf(report: HistoryReport, check: StageCheckVerdict | null): string {
+  if (report.startError) return 'not-started';
+  if (report.exit.signal) return 'signal';
+  if (report.exit.code !== 0) return 'failed';
+  const survived = report.attempts.some((a) => (a.cleanup.survivors ?? []).length > 0);
+  return survived || (check !== null && !check.passed) ? 'cleanup-failed' : 'ok';
+}
+
+/**
+ * Stores the finished run's report and everything in it, in one transaction. A pipeline stage passes its
+ * cleanup check's verdict, kept in the report as `cleanupCheck` (docs/run.md, "History").
+ */
+export function completeRun(db: Db, id: number, report: HistoryReport, check: StageCheckVerdict | null = null): void {
+  const stored = { ...report, attempts: report.attempts.map((a) => ({ ...a, ooms: a.ooms.map(oomFindingJson) })), ...(check ? { cleanupCheck: { passed: check.passed, reason: check.reason } } : {}) };
   db.transaction(() => {
     db.prepare('UPDATE runs SET gpus_json = ?, duration_ms = ?, status = ?, exit_code = ?, exit_signal = ?, retries = ?, report_json = ? WHERE id = ?').run(
-      report.gpus ? JSON.stringify(report.gpus) : null, report.durationMs, statusOf(report), report.exit.code, report.exit.signal,
-      report.retries, JSON.stringify({ ...report, attempts: report.attempts.map((a) => ({ ...a, ooms: a.ooms.map(oomFindingJson) })) }), id,
+      report.gpus ? JSON.stringify(report.gpus) : null, report.durationMs, statusOf(report, check), report.exit.code, report.exit.signal,
+      report.retries, JSON.stringify(stored), id,
     );
     const env = db.prepare('INSERT INTO env_decisions (run_id, name, value, previous, action, reason) VALUES (?, ?, ?, ?, ?, ?)');
     for (const d of report.env) env.run(id, d.name, d.value, d.previous, d.action, d.reason);
@@ -193,6 +210,42 @@ export function beginPipeline(db: Db, file: string, startedAtMs: number): number
 /** Stores a finished pipeline's report. */
 export function completePipeline(db: Db, id: number, status: string, durationMs: number, report: unknown): void {
   db.prepare('UPDATE pipelines SET status = ?, duration_ms = ?, report_json = ? WHERE id = ?').run(status, durationMs, JSON.stringify(report), id);
+}
+
+/** A pipeline as the history lists it: its outcome and its stages' runs, in order. */
+export interface PipelineRow {
+  id: number;
+  /** The pipeline's `name` (from its stored report), else null. */
+  name: string | null;
+  file: string;
+  startedAtMs: number;
+  durationMs: number | null;
+  /** "running" until completed; then "ok" or "failed". */
+  status: string;
+  stages: Array<{ runId: number; stage: string | null; status: string }>;
+}
+
+/** The most recent pipelines, newest first, each with the runs of its stages. */
+export function listPipelines(db: Db, limit = 20): PipelineRow[] {
+  const rows = db.prepare('SELECT id, file, started_at_ms, duration_ms, status, report_json FROM pipelines ORDER BY id DESC LIMIT ?').all(limit) as Array<{
+    id: number; file: unknown; started_at_ms: unknown; duration_ms: unknown; status: unknown; report_json: unknown;
+  }>;
+  const stagesOf = db.prepare('SELECT id, stage, status FROM runs WHERE pipeline_id = ? ORDER BY id');
+  return rows.map((r) => {
+    let name: string | null = null;
+    try {
+      const parsed: unknown = typeof r.report_json === 'string' ? JSON.parse(r.report_json) : null;
+      const n = (parsed as { name?: unknown } | null)?.name;
+      name = typeof n === 'string' ? n : null;
+    } catch {
+      // A damaged report only loses the name.
+    }
+    const stages = (stagesOf.all(r.id) as Array<{ id: number; stage: unknown; status: unknown }>).map((s) => ({ runId: s.id, stage: textOrNull(s.stage), status: textOrNull(s.status) ?? 'unreadable' }));
+    return {
+      id: r.id, name, file: textOrNull(r.file) ?? '', startedAtMs: intOrNull(r.started_at_ms) ?? 0, durationMs: intOrNull(r.duration_ms),
+      status: textOrNull(r.status) ?? 'unreadable', stages,
+    };
+  });
 }
 
 /** Schema version of the run-history documents (`gpumem runs --json`, the server's /api/v1/runs). */

@@ -40,6 +40,11 @@ export function noCudaLine(pid: number, problem: string): string {
   return `companion: pid ${pid} ended without a CUDA device: ${printable(problem)}`;
 }
 
+/** A feature of the companion that failed in one process; the program itself runs on. */
+export function errorLine(pid: number, what: string, message: string): string {
+  return `companion: pid ${pid}: ${printable(what)} failed (${printable(message)}); the program runs on without it`;
+}
+
 /** An OOM as the allocator saw it, with the snapshot hint when one was written. */
 export function oomLine(at: AllocatorAtOom, gpuIndex: number | null, snapshotError: string | null): string {
   const where = `cuda:${at.device}${gpuIndex === null ? '' : ` (GPU ${gpuIndex})`}`;
@@ -47,7 +52,8 @@ export function oomLine(at: AllocatorAtOom, gpuIndex: number | null, snapshotErr
     ? `tried to allocate ${formatBytes(at.requestedBytes)} with ${formatBytes(at.allocatedBytes)} allocated, ${formatBytes(at.reservedBytes)} reserved ` +
       `(${formatBytes(at.unallocatedBytes)} unallocated), ${formatBytes(at.deviceFreeBytes)} free of ${formatBytes(at.deviceLimitBytes)}`
     : 'seen from the num_ooms counter (this torch has no OOM observer: no sizes)';
-  const snapshot = at.snapshotPath ? `; snapshot ${at.snapshotPath} (gpumem snapshot ${at.snapshotPath})` : snapshotError ? `; no snapshot: ${snapshotError}` : '';
+  const path = printable(at.snapshotPath);
+  const snapshot = at.snapshotPath ? `; snapshot ${path} (gpumem snapshot ${path})` : snapshotError ? `; no snapshot: ${printable(snapshotError)}` : '';
   return `OOM in pid ${at.pid} on ${where}: ${sizes}${snapshot}`;
 }
 

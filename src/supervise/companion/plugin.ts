@@ -11,9 +11,10 @@ import type { CompanionMessage, OomMessage } from '../../core/companion/messages
 import type { CompanionState } from '../../core/companion/state.js';
 import { allocatorAtOom, type AllocatorAtOom } from '../../core/companion/oom-event.js';
 import { companionReport, type CompanionReport } from '../../core/companion/report.js';
+import { anyDropped } from '../../core/companion/intake.js';
 import type { GpuProcess } from '../../core/types.js';
 import type { RunPlugin } from '../options.js';
-import { helloLine, noCudaLine, oomLine, retriesLine, splitLine } from './live-lines.js';
+import { errorLine, helloLine, noCudaLine, oomLine, retriesLine, splitLine } from './live-lines.js';
 import type { SnapshotOomAnswer } from '../../core/allocator/oom-answer.js';
 import { createLivePublisher, type LivePublisher } from './live-publish.js';
 import { linkCompanionOoms } from './oom-link.js';
@@ -67,7 +68,7 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
     if (!log) return;
     if (m.type === 'hello') log(helloLine(m));
     else if (m.type === 'cuda') log(noCudaLine(m.pid, m.problem));
-    else if (m.type === 'error') log(`companion: pid ${m.pid}: ${m.what} failed (${m.message}); the program runs on without it`);
+    else if (m.type === 'error') log(errorLine(m.pid, m.what, m.message));
     else if (m.type === 'oom') {
       const uuid = s.get(m.pid)?.devices.get(m.device)?.gpuUuid ?? null;
       log(oomLine(allocatorAtOom(m, uuid), uuid === null ? null : indexOf(uuid), m.snapshotError));
@@ -141,6 +142,7 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
       const gpus = finishPytorchSummary(atPeak, server.state);
       const report = companionReport(server.state, latest, server.problems, gpus, unprinted);
       report.splitTimeline = splitTimeline.list();
+      if (anyDropped(server.drops) || server.problemsDropped > 0) report.notKept = { ...server.drops, problemLines: server.problemsDropped };
       if (answerSnapshot && report.snapshots.length > 0) report.snapshotAnswers = report.snapshots.slice(0, MAX_ANSWERED_SNAPSHOTS).map(answerSnapshot);
       return report;
     },

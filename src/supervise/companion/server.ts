@@ -7,10 +7,12 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { applyCompanionMessage, createCompanionState, type CompanionState } from '../../core/companion/state.js';
+import type { CompanionState } from '../../core/companion/state.js';
+import { admitCompanionMessage, createCompanionIntake, refuseForeign, type CompanionDrops, type CompanionIntake } from '../../core/companion/intake.js';
 import { createLineSplitter, parseCompanionLine } from '../../core/companion/parse.js';
 import type { CompanionMessage } from '../../core/companion/messages.js';
 import { GpumemError, isGpumemError } from '../../core/errors.js';
+import { isRunProcess } from './claimed-pid.js';
 import { companionSiteDir, prependPythonPath } from './python-path.js';
 
 export interface CompanionServerOptions {
@@ -28,16 +30,29 @@ export interface CompanionServerOptions {
   onMessage?: (message: CompanionMessage, state: CompanionState) => void;
   /** Parent folder of the private socket folder (default the OS temp folder). */
   tmpDir?: string;
+  /**
+   * Whether a pid a connection names is a process of the run (checked once per connection, at its first
+   * message). Default: a descendant of gpumem, or a process whose environment holds this channel.
+   */
+  isRunProcess?: (pid: number) => boolean;
 }
 
 // sockaddr_un.sun_path holds 108 bytes on Linux; a longer TMPDIR falls back to /tmp.
 const MAX_SOCKET_PATH = 100;
 
+/** Problem lines kept (one per connection that sent bad lines); the rest are counted in the last one. */
+const MAX_PROBLEMS = 32;
+
+/** Connections open at once: one per Python process of the run, far below this. */
+const MAX_CONNECTIONS = 1024;
+
 /** A listening companion channel; `env()` for the child, `state` for what arrived, `close()` at the end. */
 export class CompanionServer {
-  readonly state: CompanionState = createCompanionState();
+  private readonly intake: CompanionIntake = createCompanionIntake();
+  readonly state: CompanionState = this.intake.state;
   /** Lines that could not be read, one entry per connection that sent any (the first problem, with a count). */
   readonly problems: string[] = [];
+  private problemsNotKept = 0;
   private readonly sockets = new Set<Socket>();
   private closed = false;
 
@@ -55,6 +70,7 @@ export class CompanionServer {
     const dir = await mkdtemp(join(parent, 'gpumem-')); // mode 0700: only this user can connect
     const socketPath = join(dir, 'companion.sock');
     const server = createServer();
+    server.maxConnections = MAX_CONNECTIONS;
     const instance = new CompanionServer(server, dir, socketPath, options);
     server.on('connection', (socket) => instance.accept(socket));
     try {
@@ -92,6 +108,21 @@ export class CompanionServer {
     return vars;
   }
 
+  /** Messages the channel delivered but the run did not keep, by reason (for the report). */
+  get drops(): CompanionDrops {
+    return this.intake.drops;
+  }
+
+  /** Problem lines beyond the ones kept in `problems`. */
+  get problemsDropped(): number {
+    return this.problemsNotKept;
+  }
+
+  private belongs(pid: number): boolean {
+    const check = this.options.isRunProcess ?? ((p: number) => isRunProcess(p, `GPUMEM_COMPANION_CHANNEL=unix:${this.socketPath}`));
+    return check(pid);
+  }
+
   private accept(socket: Socket): void {
     this.sockets.add(socket);
     const decoder = new StringDecoder('utf8');
@@ -99,14 +130,26 @@ export class CompanionServer {
     let lineNo = 0;
     let badLines = 0;
     let firstProblem = '';
+    // One Python process per connection (a forked child never writes on its parent's): the first message
+    // names the pid, checked once, and every later one must name the same.
+    let connectionPid: number | null = null;
+    let trusted = false;
     const handle = (batch: string[]): void => {
       for (const line of batch) {
         lineNo++;
         try {
           const message = parseCompanionLine(line, `companion channel, line ${lineNo}`);
           if (!message) continue;
-          applyCompanionMessage(this.state, message, this.options.cudaVisibleDevices ?? null);
-          this.options.onMessage?.(message, this.state);
+          if (connectionPid === null) {
+            connectionPid = message.pid;
+            trusted = this.belongs(message.pid);
+          }
+          if (!trusted || message.pid !== connectionPid) {
+            refuseForeign(this.intake);
+            continue;
+          }
+          const kept = admitCompanionMessage(this.intake, message, this.options.cudaVisibleDevices ?? null);
+          if (kept) this.options.onMessage?.(kept, this.state);
         } catch (error) {
           if (!isGpumemError(error)) throw error;
           badLines++;
@@ -119,7 +162,10 @@ export class CompanionServer {
     socket.on('close', () => {
       handle(lines.push(decoder.end()));
       handle(lines.end());
-      if (badLines > 0) this.problems.push(badLines === 1 ? firstProblem : `${firstProblem} (and ${badLines - 1} more bad lines)`);
+      if (badLines > 0) {
+        if (this.problems.length < MAX_PROBLEMS) this.problems.push(badLines === 1 ? firstProblem : `${firstProblem} (and ${badLines - 1} more bad lines)`);
+        else this.problemsNotKept++;
+      }
       this.sockets.delete(socket);
     });
   }

@@ -5,6 +5,7 @@
  */
 import { GpumemError } from '../../core/errors.js';
 import { formatBytes } from '../../core/units.js';
+import { printable } from '../../core/text.js';
 import type { Sample } from '../../core/types.js';
 import type { GpuSource } from '../../sources/index.js';
 import { chooseGpus } from '../gpus.js';
@@ -58,9 +59,12 @@ export interface PipelineOptions {
   log: (line: string) => void;
   /** Called once every stage's GPUs resolved, before the first stage: the place to record the pipeline. */
   onReady?: () => void;
-  /** History hooks: a stage starting (returns its run id) and ending. */
+  /**
+   * History hooks: a stage starting (returns its run id) and ending — after its cleanup check, whose verdict
+   * comes along (null when the stage failed and there was nothing to check).
+   */
   onStageStart?: (stage: StageSpec) => number | null;
-  onStageEnd?: (runId: number | null, report: RunReport) => void;
+  onStageEnd?: (runId: number | null, report: RunReport, check: StageCheck | null) => void;
   now?: () => number;
 }
 
@@ -106,7 +110,7 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineReport> {
   for (let i = start; i < stages.length; i++) {
     const stage = stages[i] as StageSpec;
     const entry = reports[i] as StageReport;
-    o.log(`stage ${i + 1}/${stages.length} "${stage.name}": ${stage.argv.join(' ')}`);
+    o.log(`stage ${i + 1}/${stages.length} "${printable(stage.name)}": ${printable(stage.argv.join(' '))}`);
     const before = await o.source.readSample();
     entry.runId = o.onStageStart?.(stage) ?? null;
     const run = await superviseRun({
@@ -114,17 +118,18 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineReport> {
       retryOom: stage.retryOom, extraEnv: stage.env,
     });
     entry.run = run;
-    o.onStageEnd?.(entry.runId, run);
     exit = run.exit;
     if (run.exit.code !== 0 || run.exit.signal) {
+      o.onStageEnd?.(entry.runId, run, null);
       entry.status = 'failed';
       status = 'failed';
-      o.log(`stage "${stage.name}" failed (${run.exit.signal ?? `exit ${run.exit.code}`}); later stages not run`);
+      o.log(`stage "${printable(stage.name)}" failed (${run.exit.signal ?? `exit ${run.exit.code}`}); later stages not run`);
       break;
     }
     const after = await o.source.readSample();
     const last = run.attempts[run.attempts.length - 1];
-    const leftoverPids = (last?.cleanup.leftovers ?? []).filter((l) => l.outcome === 'skipped' || l.outcome === 'failed').map((l) => l.pid);
+    const unended = (last?.cleanup.leftovers ?? []).filter((l) => l.outcome === 'skipped' || l.outcome === 'failed').map((l) => l.pid);
+    const leftoverPids = [...new Set([...unended, ...(last?.cleanup.survivors ?? []).map((l) => l.pid)])];
     const uuids = run.gpus?.map((g) => g.uuid) ?? before.devices.map((d) => d.uuid).filter((u): u is string => u !== null);
     const gpus = uuids.map((uuid) => {
       const b = usedOf(before, uuid);
@@ -139,14 +144,15 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineReport> {
       reasons.push(g.deltaBytes === null ? `GPU ${g.index}: memory unreadable` : `GPU ${g.index}: ${formatBytes(g.deltaBytes)} more used than before the stage (tolerance ${formatBytes(o.toleranceBytes)})`);
     }
     entry.check = { leftoverPids, gpus, passed: reasons.length === 0, reason: reasons.length > 0 ? reasons.join('; ') : null };
+    o.onStageEnd?.(entry.runId, run, entry.check);
     if (reasons.length > 0) {
       entry.status = 'cleanup-failed';
       status = 'failed';
-      o.log(`cleanup check after "${stage.name}" failed: ${reasons.join('; ')}; later stages not run`);
+      o.log(`cleanup check after "${printable(stage.name)}" failed: ${reasons.join('; ')}; later stages not run`);
       break;
     }
     entry.status = 'ok';
-    o.log(`cleanup check after "${stage.name}" passed: ${gpus.map((g) => `GPU ${g.index} ${formatBytes(g.afterBytes)} used (was ${formatBytes(g.beforeBytes)})`).join(', ')}`);
+    o.log(`cleanup check after "${printable(stage.name)}" passed: ${gpus.map((g) => `GPU ${g.index} ${formatBytes(g.afterBytes)} used (was ${formatBytes(g.beforeBytes)})`).join(', ')}`);
   }
   return {
     schemaVersion: PIPELINE_SCHEMA_VERSION, name: o.spec.name, file: o.file, startedAtMs, durationMs: now() - startedAtMs,

@@ -137,9 +137,9 @@ describe('gpumem estimate -- python … (real torch, fake tensors)', () => {
     expect(r.stderr).not.toMatch(/ENOENT/);
   });
 
-  it('refuses a command that does not exist', async () => {
+  it('refuses a command that does not exist, with the status a shell gives (127)', async () => {
     const r = await estimate(['--', 'gpumem-no-such-program']);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/cannot start gpumem-no-such-program: ENOENT/);
+    expect(r.code).toBe(127);
+    expect(r.stderr).toMatch(/gpumem-no-such-program: command not found/);
   });
 });

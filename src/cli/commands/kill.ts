@@ -6,7 +6,7 @@ import { formatBytes, formatDuration } from '../../core/units.js';
 import { printable } from '../../core/text.js';
 import { openSourceFromContext } from '../open-source.js';
 import { executeKill, gpuProofReason, isEmptyCriteria, unknownGpus, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillRow } from '../../supervise/index.js';
-import { readProcStat, testDevicePrefixProblem } from '../../sources/index.js';
+import { readProcStat, testDevicePrefixProblem, userNameExists } from '../../sources/index.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import type { KillOptions } from '../options/gpus.js';
 import { painter, table, trimTo } from '../render/style.js';
@@ -101,6 +101,11 @@ export const run: CommandHandler<KillOptions> = async (ctx) => {
     if (missing.length > 0) {
       const have = sample.devices.map((d) => d.index).join(', ');
       throw new GpumemError('USAGE', `no GPU ${missing.map(printable).join(', ')} on this machine`, { hint: have ? `its GPUs are ${have} (gpumem status lists them)` : 'no GPU is visible (gpumem status)' });
+    }
+    if (c.user !== null && !sample.processes.some((p) => p.host?.user === c.user) && !userNameExists(c.user)) {
+      throw new GpumemError('USAGE', `--user: no user "${printable(c.user)}" ${o.replay === undefined ? 'on this machine' : 'in the recording or on this machine'}`, {
+        hint: 'check the name (getent passwd NAME); gpumem status shows the users of GPU processes',
+      });
     }
     const killOptions = { devicePrefix: testDevicePrefix(ctx) };
     const activeInWindow = c.orphans ? await orphanActivity(sample) : undefined;

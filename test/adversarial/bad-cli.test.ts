@@ -71,6 +71,24 @@ describe('explain: file names and globs', () => {
   });
 });
 
+describe('explain: sizes are read whole or said to be unreadable', () => {
+  it('"1e308 GiB" and "-5 GiB" are n/a with the printed text, never 308 GiB or 5 GiB', async () => {
+    const log = join(tmp.dir, 'huge.log');
+    // A piece of a v1 message: the old reader took "308 GiB" and "5 GiB" from it and called them exact.
+    writeFileSync(log, '1e308 GiB total capacity; -5 GiB already allocated; 1.00 GiB free; 4.00 GiB reserved in total by PyTorch)\n');
+    const text = await gpumem(['explain', log], { env });
+    expectNoStackTrace(text, 'explain huge numbers');
+    expect(text.stdout).not.toMatch(/308\.00 GiB|\b5\.00 GiB/);
+    expect(text.stdout).toMatch(/totalBytes: n\/a \(printed as "1e308 GiB"/);
+    expect(text.stdout).toMatch(/allocatedByPytorchBytes: n\/a \(printed as "-5 GiB"/);
+    const json = await gpumem(['explain', log, '--json'], { env });
+    const event = (JSON.parse(json.stdout) as { events: Array<Record<string, unknown>> }).events[0] as Record<string, unknown>;
+    expect(event.totalBytes).toBeNull();
+    expect(event.allocatedByPytorchBytes).toBeNull();
+    expect(event.freeBytes).toBe(2 ** 30);
+  });
+});
+
 describe('numbers are decimal', () => {
   const cases: Array<[string, string[], RegExp, RegExp]> = [
     ['runs --limit 0x40', ['runs', '--limit', '0x40'], /--limit: "0x40" is not a decimal number/, /--limit 64$/],

@@ -58,9 +58,11 @@ function describe(error: unknown): string {
  * directory", "invalid ELF header"), without repeating the path the loader's own message carries.
  */
 function nvmlFailure(error: unknown, path: string): string {
-  const reason = isGpumemError(error) ? error.details?.loaderReason : undefined;
+  const details = isGpumemError(error) ? error.details : undefined;
+  const reason = details?.loaderReason;
   if (typeof reason === 'string') return `NVML library "${path}": ${reason.replace(/^.*cannot open shared object file: /, '')}`;
-  return `NVML (${path}): ${describe(error)}`;
+  // NVML's own errors name the library already ("nvmlInit_v2 failed for …").
+  return details?.libPath !== undefined ? `NVML: ${describe(error)}` : `NVML (${path}): ${describe(error)}`;
 }
 
 /**

@@ -118,6 +118,8 @@ describe('empty values from unset variables', () => {
     ["--nvml-lib ''", ['status', '--nvml-lib', ''], /--nvml-lib: the value is empty$/],
     ["--python ''", ['estimate', '--entry', 'a:b', '--python', ''], /--python: the value is empty$/],
     ["snapshot ''", ['snapshot', ''], /argument 1 is empty/],
+    ["kill --user ''", ['kill', '--user', '', '--dry-run', '--replay', EXAMPLE], /--user: the value is empty$/],
+    ["runs --db ''", ['runs', '--db', ''], /--db: the value is empty$/],
   ];
   for (const [name, args, message] of cases) {
     it(`${name}: one clear line, exit 2`, async () => {
@@ -163,6 +165,13 @@ describe('names that do not exist', () => {
     const r = await gpumem(['kill', '--user', 'nosuchuser', '--dry-run', '--replay', EXAMPLE], { env });
     expectUsageError(r, 'kill --user nosuchuser', /--user: no user "nosuchuser"/);
   });
+
+  for (const pid of ['99999999999999999999', '4194305', '0']) {
+    it(`kill ${pid}: not a pid (it was shown rounded, or looked up as a process), exit 2`, async () => {
+      const r = await gpumem(['kill', pid, '--dry-run', '--replay', EXAMPLE], { env });
+      expectUsageError(r, `kill ${pid}`, new RegExp(`"${pid}" is not a pid \\(pids run from 1 to 4194304\\)`));
+    });
+  }
 
   it('kill --user of a user in the recording still selects', async () => {
     const r = await gpumem(['kill', '--user', 'alice', '--dry-run', '--replay', EXAMPLE], { env });

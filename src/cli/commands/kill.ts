@@ -13,11 +13,17 @@ import { painter, table, trimTo } from '../render/style.js';
 
 export const KILL_SCHEMA_VERSION = 1;
 
+/** PID_MAX_LIMIT of the Linux kernel (2^22): no pid is larger on any configuration. */
+const MAX_PID = 4_194_304;
+
 function criteria(ctx: CommandContext<KillOptions>): KillCriteria {
   const o = ctx.args.options;
   const pids = ctx.args.positionals.map((p) => {
-    if (!/^\d+$/.test(p)) throw new GpumemError('USAGE', `"${p}" is not a pid`, { hint: 'give process ids as numbers, or use filters such as --gpu 0 --orphans' });
-    return Number(p);
+    if (!/^\d+$/.test(p)) throw new GpumemError('USAGE', `"${printable(p)}" is not a pid`, { hint: 'give process ids as numbers, or use filters such as --gpu 0 --orphans' });
+    const pid = Number(p);
+    // Beyond Linux's largest pid_max a number is no pid, and past 2^53 it would be shown rounded.
+    if (pid < 1 || pid > MAX_PID) throw new GpumemError('USAGE', `"${p}" is not a pid (pids run from 1 to ${MAX_PID})`, { hint: 'copy the pid from gpumem status' });
+    return pid;
   });
   return {
     pids, gpus: o.gpu ?? [], orphans: o.orphans, zombieHolders: o.zombieHolders, user: o.user ?? null, idle: o.idle,

@@ -1,12 +1,22 @@
 #!/usr/bin/env node
 /** Entry point of the `gpumem` executable: the only module that ends the process or sets its exit status. */
-import { brokenPipeEndsGpumem } from './broken-pipe.js';
+import { writeSync } from 'node:fs';
+import { outputErrorAction } from './broken-pipe.js';
 import { main } from './main.js';
 
-// `gpumem status --watch | head`: the reader went away (see broken-pipe.ts for supervised runs).
-for (const stream of [process.stdout, process.stderr]) {
+// `gpumem status --watch | head`, or `> /dev/full`: see broken-pipe.ts (and it for supervised runs).
+for (const [name, stream] of [['stdout', process.stdout], ['stderr', process.stderr]] as const) {
   stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (brokenPipeEndsGpumem(error)) process.exit(0);
+    const action = outputErrorAction(error, name);
+    if (action === null) return;
+    if (action.line !== null && name !== 'stderr') {
+      try {
+        writeSync(2, action.line);
+      } catch {
+        // stderr fails too: the exit status is all that is left to say it.
+      }
+    }
+    process.exit(action.exit);
   });
 }
 

@@ -4,11 +4,12 @@
  * end promptly with one `error:` line saying what and where, one `hint:` line, and the documented exit
  * status (2 for usage, 3 for no GPU), never a stack trace, a hang or a silent success.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { expectNoHang, expectNoStackTrace, gpumem, tempDir, type CliResult } from './harness.js';
+import { BIN, expectNoHang, expectNoStackTrace, gpumem, tempDir, type CliResult } from './harness.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/doctor-example.ndjson', import.meta.url));
 const tmp = tempDir('gpumem-adv-cli-');
@@ -204,4 +205,23 @@ describe('no GPU at all', () => {
     const r = await gpumem(['status'], { env: { ...env, PATH: '/nonexistent' } });
     expectUsageError(r, 'status without a GPU', /^gpumem: error: no GPU access: NVML library "\/nonexistent\/libnvidia-ml\.so\.1": No such file or directory; nvidia-smi not found on PATH$/, 3);
   });
+});
+
+describe('output on a full disk', () => {
+  const commands: string[][] = [['--help'], ['status', '--replay', EXAMPLE], ['status', '--json', '--replay', EXAMPLE], ['explain', EXAMPLE], ['estimate', '--params', '7B']];
+  for (const args of commands) {
+    it.skipIf(!existsSync('/dev/full'))(`gpumem ${args.filter((a) => a !== EXAMPLE).join(' ')} > /dev/full: one line and exit 1, no stack`, () => {
+      const full = openSync('/dev/full', 'w');
+      try {
+        const r = spawnSync(process.execPath, [BIN, ...args], { stdio: ['ignore', full, 'pipe'], encoding: 'utf8', timeout: 15_000, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } });
+        const result: CliResult = { code: r.status, signal: r.signal, stdout: '', stderr: r.stderr, timedOut: r.signal === 'SIGTERM', peakRssBytes: 0 };
+        expectNoHang(result, `${args[0]} > /dev/full`);
+        expectNoStackTrace(result, `${args[0]} > /dev/full`);
+        expect(r.stderr).toBe('gpumem: error: cannot write to stdout: no space left on the device\n');
+        expect(r.status).toBe(1);
+      } finally {
+        closeSync(full);
+      }
+    });
+  }
 });

@@ -32,12 +32,12 @@ export function parseArgs<O = Record<string, unknown>>(spec: CommandSpec<O>, arg
       const inline = eq >= 0 ? token.slice(eq + 1) : undefined;
       const { option, negated } = lookup(all, rawName, spec);
       if (option.type === 'boolean') {
-        if (inline !== undefined) throw usage(`${rawName} takes no value`, spec);
+        if (inline !== undefined) throw usage(`${printable(rawName)} takes no value`, spec);
         raw.set(option, !negated);
         continue;
       }
       const value = inline ?? argv[++i];
-      if (value === undefined) throw usage(`${rawName} needs a value (${option.value ?? 'VALUE'})`, spec);
+      if (value === undefined) throw usage(`${printable(rawName)} needs a value (${option.value ?? 'VALUE'})`, spec);
       raw.set(option, readValue(option, value, raw.get(option)));
       continue;
     }
@@ -45,7 +45,7 @@ export function parseArgs<O = Record<string, unknown>>(spec: CommandSpec<O>, arg
     positionals.push(token);
   }
   if (rest.length > 0 && !spec.passthrough) {
-    throw usage(`"${spec.name}" does not run a command; remove "-- ${rest.join(' ')}"`, spec);
+    throw usage(`"${spec.name}" does not run a command; remove "-- ${printable(rest.join(' '))}"`, spec);
   }
   const options: Record<string, unknown> = {};
   for (const option of all) options[option.key] = finish(option, raw.get(option));
@@ -62,7 +62,7 @@ function lookup(all: readonly OptionSpec[], raw: string, spec: CommandSpec): { o
     if (positive) return { option: positive, negated: true };
   }
   const near = all.map((o) => `--${o.name}`).filter((n) => n.includes(name.slice(0, 3)));
-  throw new GpumemError('UNKNOWN_OPTION', `unknown option ${raw} for "gpumem ${spec.name}"`, {
+  throw new GpumemError('UNKNOWN_OPTION', `unknown option ${printable(raw)} for "gpumem ${spec.name}"`, {
     hint: near.length > 0 ? `did you mean ${near.slice(0, 3).join(', ')}? see gpumem ${spec.name} --help` : `see gpumem ${spec.name} --help`,
   });
 }

@@ -9,7 +9,7 @@ import { closeSync, existsSync, mkdirSync, openSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN, expectNoHang, expectNoStackTrace, gpumem, tempDir, type CliResult } from './harness.js';
+import { BIN, expectNoEscape, expectNoHang, expectNoStackTrace, gpumem, tempDir, type CliResult } from './harness.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/doctor-example.ndjson', import.meta.url));
 const tmp = tempDir('gpumem-adv-cli-');
@@ -147,6 +147,25 @@ describe('the command after --', () => {
     const r = await gpumem(['estimate', '--', ''], { env });
     expectUsageError(r, "estimate -- ''", /the command after -- starts with an empty program name/);
   });
+});
+
+describe('control characters in what was typed are shown escaped', () => {
+  const cases: Array<[string, string[]]> = [
+    ['an unknown option', ['status', '--\u001b[31mred']],
+    ['an unknown command', ['\u001b]52;c;aGk=\u0007']],
+    ['help for an unknown command', ['help', '\u001b[2J']],
+    ['a number option', ['runs', '--limit', '\u001b[31m1']],
+    ['a choice option', ['status', '--source', '\u202envml']],
+    ['a pid', ['kill', '\u001b[31m1', '--dry-run']],
+    ['a command after -- where none is run', ['status', '--', '\u001b[31m']],
+  ];
+  for (const [name, args] of cases) {
+    it(`${name}: exit 2, escaped`, async () => {
+      const r = await gpumem(args, { env });
+      expectNoEscape(r.stderr, name);
+      expect(r.code).toBe(2);
+    });
+  }
 });
 
 describe('names that do not exist', () => {

@@ -62,7 +62,10 @@ export interface StringOption<S extends string = string> extends OptionBase {
   /** Allowed values; the interface's type is then their union. */
   choices?: readonly S[];
   default?: S;
-  /** An empty value means something (an empty CUDA_VISIBLE_DEVICES); otherwise `--opt ''` is refused. */
+  /**
+   * The handler takes an empty value itself: it means something (an empty CUDA_VISIBLE_DEVICES), or the
+   * handler refuses it with more to say (`--gpus ''` lists the GPUs present). Otherwise `--opt ''` is refused.
+   */
   allowEmpty?: boolean;
 }
 

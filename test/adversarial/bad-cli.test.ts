@@ -212,6 +212,11 @@ describe('model shapes that cannot be', () => {
     expect(expectUsageError(r, '--kv-heads 5', /--kv-heads 5 does not divide --heads 32/)).toMatch(/--kv-heads 4$/);
   });
 
+  it('--heads without --layers and --hidden is refused, not dropped', async () => {
+    const r = await gpumem(['estimate', '--params', '7B', '--heads', '3'], { env });
+    expectUsageError(r, '--heads alone', /--heads shapes the model, which needs --layers and --hidden too/);
+  });
+
   it('a shape that divides is still estimated', async () => {
     const r = await gpumem([...shape, '--heads', '32', '--kv-heads', '8'], { env });
     expect(r.code).toBe(0);

@@ -95,6 +95,13 @@ export function modelFromParams(params: number, hints: ShapeHints): ModelInput {
     };
   } else if (hints.layers !== undefined || hints.hidden !== undefined) {
     throw new GpumemError('USAGE', '--layers and --hidden go together', { hint: 'give both, or neither with --activation-bytes-per-sample' });
+  } else {
+    // Without the two, there is no shape for the others to refine: they would be dropped without a word.
+    const given = (['heads', 'kvHeads', 'intermediate', 'vocab', 'mlp'] as const).find((k) => hints[k] !== undefined);
+    if (given !== undefined) {
+      const flag = `--${given.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+      throw new GpumemError('USAGE', `${flag} shapes the model, which needs --layers and --hidden too`, { hint: `e.g. --params 7B --layers 32 --hidden 4096 ${flag} …` });
+    }
   }
   return { label: `${params} parameters`, tensors: null, totalParams: params, shape };
 }

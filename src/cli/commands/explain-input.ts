@@ -1,7 +1,8 @@
 /**
- * Input for `gpumem explain`: file arguments (with `*`/`?` globs in the last path part), stdin as `-`, and
- * streaming reads in 1 MiB chunks of raw bytes, so a 1 GB log never sits in memory and is never decoded as a
- * whole: the byte scanner decodes only the text around what it finds (invalid UTF-8 becomes U+FFFD there).
+ * Input for `gpumem explain`: file arguments (with `*`, `?` and `[…]` globs in the last path part, matched by
+ * core/glob.ts), stdin as `-`, and streaming reads in 1 MiB chunks of raw bytes, so a 1 GB log never sits in
+ * memory and is never decoded as a whole: the byte scanner decodes only the text around what it finds
+ * (invalid UTF-8 becomes U+FFFD there).
  */
 import { fifoReader, openInputFile } from '../../sources/index.js';
 import { closeSync, readdirSync, readSync, statSync } from 'node:fs';

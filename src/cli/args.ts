@@ -32,20 +32,21 @@ export function parseArgs<O = Record<string, unknown>>(spec: CommandSpec<O>, arg
       const inline = eq >= 0 ? token.slice(eq + 1) : undefined;
       const { option, negated } = lookup(all, rawName, spec);
       if (option.type === 'boolean') {
-        if (inline !== undefined) throw usage(`${rawName} takes no value`, spec);
+        if (inline !== undefined) throw usage(`${printable(rawName)} takes no value`, spec);
         raw.set(option, !negated);
         continue;
       }
       const value = inline ?? argv[++i];
-      if (value === undefined) throw usage(`${rawName} needs a value (${option.value ?? 'VALUE'})`, spec);
+      if (value === undefined) throw usage(`${printable(rawName)} needs a value (${option.value ?? 'VALUE'})`, spec);
       if (inline === undefined && 'path' in option && option.path && value.startsWith('-')) throw optionAsPath(rawName, value, spec);
       raw.set(option, readValue(option, value, raw.get(option)));
       continue;
     }
+    if (token === '') throw usage(`argument ${positionals.length + 1} is empty`, spec, 'an unset shell variable or stray quotes give an empty argument');
     positionals.push(token);
   }
   if (rest.length > 0 && !spec.passthrough) {
-    throw usage(`"${spec.name}" does not run a command; remove "-- ${rest.join(' ')}"`, spec);
+    throw usage(`"${spec.name}" does not run a command; remove "-- ${printable(rest.join(' '))}"`, spec);
   }
   const options: Record<string, unknown> = {};
   for (const option of all) options[option.key] = finish(option, raw.get(option));
@@ -62,7 +63,7 @@ function lookup(all: readonly OptionSpec[], raw: string, spec: CommandSpec): { o
     if (positive) return { option: positive, negated: true };
   }
   const near = all.map((o) => `--${o.name}`).filter((n) => n.includes(name.slice(0, 3)));
-  throw new GpumemError('UNKNOWN_OPTION', `unknown option ${raw} for "gpumem ${spec.name}"`, {
+  throw new GpumemError('UNKNOWN_OPTION', `unknown option ${printable(raw)} for "gpumem ${spec.name}"`, {
     hint: near.length > 0 ? `did you mean ${near.slice(0, 3).join(', ')}? see gpumem ${spec.name} --help` : `see gpumem ${spec.name} --help`,
   });
 }
@@ -72,10 +73,7 @@ function readValue(option: OptionSpec, value: string, previous: Raw | undefined)
   const flag = `--${option.name}`;
   switch (option.type) {
     case 'number': {
-      const n = Number(value);
-      if (value.trim() === '' || !Number.isFinite(n)) {
-        throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${value}" is not a number`, { hint: `give ${flag} a number, e.g. ${flag} ${option.default ?? 3}` });
-      }
+      const n = readDecimal(option, flag, value);
       checkNumber(option, flag, value, n);
       return n;
     }
@@ -87,10 +85,42 @@ function readValue(option: OptionSpec, value: string, previous: Raw | undefined)
     }
     default:
       if ('choices' in option && option.choices && !option.choices.includes(value)) {
-        throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${value}" is not one of ${option.choices.join(', ')}`, { hint: `use ${flag} ${option.choices[0]}` });
+        throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${printable(value)}" is not one of ${option.choices.join(', ')}`, { hint: `use ${flag} ${option.choices[0]}` });
+      }
+      // An empty file name or setting is a quoting slip (`--replay "$UNSET"`), never what was meant.
+      if (value === '' && !('allowEmpty' in option && option.allowEmpty)) {
+        throw new GpumemError('BAD_OPTION_VALUE', `${flag}: the value is empty`, {
+          hint: `give ${flag} ${option.value ?? 'VALUE'}; an unset shell variable or stray quotes give an empty value`,
+        });
       }
       return value;
   }
+}
+
+/**
+ * Only plain decimal numbers ("64", "-1.5", "1e3"): Number() would also take "0x40", "0b101", "0o17",
+ * "Infinity" and surrounding spaces, and a value written that way is more likely a slip than a wish.
+ */
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+function readDecimal(option: NumberRules & { default?: number }, flag: string, value: string): number {
+  const n = Number(value);
+  if (DECIMAL.test(value) && Number.isFinite(n)) return n;
+  const based = /^[+-]?0[xob]/i.test(value.trim()) && Number.isFinite(n);
+  throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${printable(value)}" is not ${based ? 'a decimal number' : 'a number'}`, {
+    hint: based ? `write it in decimal: ${flag} ${n}` : `give ${flag} a number, e.g. ${flag} ${exampleFor(option)}`,
+  });
+}
+
+/** A value the option accepts, for hints: its default, else a bound it includes, else a point inside. */
+function exampleFor(option: NumberRules & { default?: number }): number {
+  const { min, max } = option;
+  if (option.default !== undefined) return option.default;
+  if (min !== undefined && !option.minExclusive) return min;
+  if (max !== undefined && !option.maxExclusive && min === undefined) return max;
+  if (min !== undefined && max !== undefined) return option.integer ? Math.ceil((min + max) / 2) : (min + max) / 2;
+  if (min !== undefined) return option.integer ? Math.floor(min) + 1 : min + 1;
+  return 1;
 }
 
 /** The handler's value: booleans are false when absent, defaults apply, transforms run once at the end. */
@@ -121,14 +151,14 @@ function checkNumber(option: NumberRules & { default?: number }, flag: string, t
   const { min, max } = option;
   const low = min !== undefined && (option.minExclusive ? n <= min : n < min);
   const high = max !== undefined && (option.maxExclusive ? n >= max : n > max);
-  const example = option.default ?? min ?? 1;
+  const example = exampleFor(option);
   if (option.integer) {
     if (Number.isInteger(n) && !Number.isSafeInteger(n)) {
-      throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${text}" is too large (whole numbers go up to 2^53 − 1 = ${Number.MAX_SAFE_INTEGER})`, { hint: `e.g. ${flag} ${example}` });
+      throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${printable(text)}" is too large (whole numbers go up to 2^53 − 1 = ${Number.MAX_SAFE_INTEGER})`, { hint: `e.g. ${flag} ${example}` });
     }
     if (!Number.isInteger(n) || low || high) {
       const bounds = max === undefined ? `of at least ${min ?? 0}` : min === undefined ? `of at most ${max}` : `between ${min} and ${max}`;
-      throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${text}" must be a whole number ${bounds}`, { hint: `e.g. ${flag} ${example}` });
+      throw new GpumemError('BAD_OPTION_VALUE', `${flag}: "${printable(text)}" must be a whole number ${bounds}`, { hint: `e.g. ${flag} ${example}` });
     }
     return;
   }
@@ -149,6 +179,20 @@ function optionAsPath(rawName: string, value: string, spec: CommandSpec): Gpumem
   });
 }
 
-function usage(message: string, spec: CommandSpec): GpumemError {
-  return new GpumemError('USAGE', message, { hint: `see gpumem ${spec.name} --help` });
+/**
+ * The child command after `--` of run, fit and estimate, checked before anything starts: none at all, or an
+ * empty program name (`-- "$CMD"` with CMD unset), is a usage error whose hint shows where it goes.
+ */
+export function childCommand(rest: readonly string[], verb: string, example: string): string[] {
+  if (rest.length === 0) throw new GpumemError('USAGE', `no command to ${verb}`, { hint: `put it after --, e.g. ${example}` });
+  if (rest[0]?.trim() === '') {
+    throw new GpumemError('USAGE', `the command after -- starts with an empty program name ("${printable(rest[0])}")`, {
+      hint: `check the quoting or the variable that gave it, e.g. ${example}`,
+    });
+  }
+  return [...rest];
+}
+
+function usage(message: string, spec: CommandSpec, why?: string): GpumemError {
+  return new GpumemError('USAGE', message, { hint: `${why === undefined ? '' : `${why}; `}see gpumem ${spec.name} --help` });
 }

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { GpumemError, isGpumemError } from '../core/errors.js';
+import { printable } from '../core/text.js';
 import { parseArgs } from './args.js';
 import { HANDLERS } from './commands/index.js';
 import type { CommandContext, Output } from './context.js';
@@ -46,7 +47,11 @@ export async function main(argv: readonly string[], context: Partial<MainContext
       return 0;
     }
     if (first === '--help' || first === '-h' || first === 'help') {
-      const target = first === 'help' && argv[1] ? findCommand(argv[1]) : undefined;
+      const asked = first === 'help' && argv[1] !== 'help' ? argv[1] : undefined;
+      const target = asked === undefined ? undefined : findCommand(asked);
+      if (asked !== undefined && !target) {
+        throw new GpumemError('UNKNOWN_COMMAND', `help: unknown command "${printable(asked)}"`, { hint: 'run gpumem --help for the list of commands' });
+      }
       stdout.write(target ? commandHelp(target, stdout.columns) : mainHelp(version()));
       return 0;
     }
@@ -55,7 +60,7 @@ export async function main(argv: readonly string[], context: Partial<MainContext
     const spec = findCommand(name);
     const load = HANDLERS[name];
     if (!spec || !load) {
-      throw new GpumemError('UNKNOWN_COMMAND', `unknown command "${name}"`, { hint: 'run gpumem --help for the list of commands' });
+      throw new GpumemError('UNKNOWN_COMMAND', `unknown command "${printable(name)}"`, { hint: 'run gpumem --help for the list of commands' });
     }
     const args = parseArgs(spec, explicit ? argv.slice(1) : argv);
     if (args.options.help) {

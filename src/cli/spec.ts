@@ -15,7 +15,8 @@
  *
  * Rules a number option may carry: `integer` (a whole number, never beyond 2^53 − 1), `min`/`max` (with
  * `minExclusive`/`maxExclusive` for open ends), and `noun` naming what it is in error messages
- * ("fraction", "percentage"). A time option always has a `max`, so no timer can overflow.
+ * ("fraction", "percentage"). A time option always has a `max`, so no timer can overflow. A number is read
+ * in decimal only ("0x40" is refused). A string option refuses an empty value unless it is `allowEmpty`.
  */
 
 export type OptionType = 'boolean' | 'string' | 'number' | 'bytes' | 'list';
@@ -66,6 +67,11 @@ export interface StringOption<S extends string = string> extends OptionBase {
    * path (`--html --json` would write a file named `--json`); `--html=-x` or `--html ./-x` name such a file.
    */
   path?: boolean;
+  /**
+   * The handler takes an empty value itself: it means something (an empty CUDA_VISIBLE_DEVICES), or the
+   * handler refuses it with more to say (`--gpus ''` lists the GPUs present). Otherwise `--opt ''` is refused.
+   */
+  allowEmpty?: boolean;
 }
 
 /** Given several times and/or comma-separated; empty items are dropped. */

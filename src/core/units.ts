@@ -3,6 +3,7 @@
  * number reads the same everywhere; JSON output carries the raw integers instead.
  */
 import { GpumemError } from './errors.js';
+import { printable } from './text.js';
 
 /** Bytes in a mebibyte and a gibibyte, for code and tests that write sizes. */
 export const MiB = 1024 ** 2;
@@ -67,9 +68,16 @@ export function parseByteSize(text: string, what = 'size'): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(text);
   const factor = match ? UNIT_FACTORS[(match[2] ?? '').toLowerCase() || 'b'] : undefined;
   if (!match || factor === undefined) {
-    throw new GpumemError('BAD_OPTION_VALUE', `${what}: cannot read "${text}" as a size`, {
+    throw new GpumemError('BAD_OPTION_VALUE', `${what}: cannot read "${printable(text)}" as a size`, {
       hint: 'write a number with an optional binary unit, e.g. 512MiB, 20GiB or 1.5G',
     });
   }
-  return Math.round(Number(match[1]) * factor);
+  const bytes = Math.round(Number(match[1]) * factor);
+  // Byte counts are whole numbers everywhere; past 2^53 they would no longer be exact.
+  if (!Number.isSafeInteger(bytes)) {
+    throw new GpumemError('BAD_OPTION_VALUE', `${what}: "${printable(text)}" is too large (sizes go up to 8 PiB)`, {
+      hint: 'write a size in the GPU\'s range, e.g. 80GiB',
+    });
+  }
+  return bytes;
 }

@@ -54,6 +54,18 @@ function describe(error: unknown): string {
 }
 
 /**
+ * NVML's part of the no-GPU line, short: the library and why the loader refused it ("No such file or
+ * directory", "invalid ELF header"), without repeating the path the loader's own message carries.
+ */
+function nvmlFailure(error: unknown, path: string): string {
+  const details = isGpumemError(error) ? error.details : undefined;
+  const reason = details?.loaderReason;
+  if (typeof reason === 'string') return `NVML library "${path}": ${reason.replace(/^.*cannot open shared object file: /, '')}`;
+  // NVML's own errors name the library already ("nvmlInit_v2 failed for …").
+  return details?.libPath !== undefined ? `NVML: ${describe(error)}` : `NVML (${path}): ${describe(error)}`;
+}
+
+/**
  * Opens the GPU source the options ask for. `replay` → the recording (not re-enriched). `nvml`/`smi` →
  * that one only, its own error passed on. `auto` → NVML, else nvidia-smi; when both fail, one
  * GpumemError('NO_GPU_ACCESS') saying what was tried (library, nvidia-smi path) and why each failed.
@@ -68,14 +80,16 @@ export async function openSource(options: OpenSourceOptions): Promise<GpuSource>
   try {
     return withHostFacts(await openNvml(options), options.proc);
   } catch (error) {
-    failures.push(`NVML (${nvmlTarget(options) ?? 'libnvidia-ml.so.1'}): ${describe(error)}`);
+    failures.push(nvmlFailure(error, nvmlTarget(options) ?? 'libnvidia-ml.so.1'));
   }
   try {
     return withHostFacts(await openSmiSource(smiOptions), options.proc);
   } catch (error) {
-    failures.push(`nvidia-smi (${resolveSmiPath(smiOptions)}): ${describe(error)}`);
+    const said = describe(error);
+    const path = resolveSmiPath(smiOptions);
+    failures.push(said.startsWith(path) ? said : `${path}: ${said}`);
   }
-  throw new GpumemError('NO_GPU_ACCESS', `no GPU access — tried ${failures.join('; ')}`, {
+  throw new GpumemError('NO_GPU_ACCESS', `no GPU access: ${failures.join('; ')}`, {
     hint: 'install or load the NVIDIA driver (nvidia-smi should work), pass --nvml-lib PATH, or read a recording with --replay FILE',
     details: { tried: failures },
   });

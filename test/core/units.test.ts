@@ -21,6 +21,12 @@ describe('formatBytes', () => {
 });
 
 describe('parseByteSize', () => {
+  it('refuses a size past 2^53 bytes (it would no longer be a whole number of bytes)', () => {
+    expect(() => parseByteSize('99999999999999999999TiB', '--request')).toThrow(/--request: "99999999999999999999TiB" is too large/);
+    expect(() => parseByteSize('8192TiB')).toThrow(/too large/);
+    expect(parseByteSize('8191TiB')).toBe(8191 * 1024 ** 4);
+  });
+
   it('reads binary units', () => {
     expect(parseByteSize('512')).toBe(512);
     expect(parseByteSize('20MiB')).toBe(20 * 1024 ** 2);

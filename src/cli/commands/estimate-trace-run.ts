@@ -5,6 +5,7 @@ import { optionExists } from '../../core/allocator/versions.js';
 import { parseStepTrace, searchMaxBatch, searchMaxSeq, SEQ_MULTIPLE, type StepTrace } from '../../core/estimate/index.js';
 import { checkpointingFix, insertFix, rankTracedFixes } from '../../core/estimate/trace-fixes.js';
 import { runTracedProgram, substitute } from '../../supervise/index.js';
+import { childCommand } from '../args.js';
 import type { CommandContext } from '../context.js';
 import type { EstimateOptions } from '../options/estimate.js';
 import { renderStages, traceStages } from './estimate-trace-stages.js';
@@ -29,7 +30,7 @@ function tracedHint(trace: StepTrace): string {
 /** Runs the trace for the CLI and prints it; returns whether it fits the budget (true without one). */
 export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o: EstimateOptions, inputs: TracedInputs): Promise<boolean> {
   const entry = o.entry ?? null;
-  const command = entry !== null ? [`--entry ${entry}`] : ctx.args.rest;
+  const command = entry !== null ? [`--entry ${entry}`] : childCommand(ctx.args.rest, 'trace', 'gpumem estimate -- python train.py');
   if (entry !== null && ctx.args.rest.length > 0) {
     throw new GpumemError('USAGE', 'give either --entry or a command after --, not both', { hint: 'gpumem estimate -- python train.py' });
   }

@@ -1,36 +1,55 @@
 /**
- * Input for `gpumem explain`: file arguments (with `*`/`?` globs in the last path part), stdin as `-`, and
- * streaming reads in 1 MiB chunks of raw bytes, so a 1 GB log never sits in memory and is never decoded as a
- * whole: the byte scanner decodes only the text around what it finds (invalid UTF-8 becomes U+FFFD there).
+ * Input for `gpumem explain`: file arguments (with `*`, `?` and `[…]` globs in the last path part, matched by
+ * core/glob.ts), stdin as `-`, and streaming reads in 1 MiB chunks of raw bytes, so a 1 GB log never sits in
+ * memory and is never decoded as a whole: the byte scanner decodes only the text around what it finds
+ * (invalid UTF-8 becomes U+FFFD there).
  */
 import { fifoReader, openInputFile } from '../../sources/index.js';
 import { closeSync, readdirSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { GpumemError } from '../../core/errors.js';
+import { hasGlobSyntax, matchGlobCounted, parseGlob } from '../../core/glob.js';
+import { printable } from '../../core/text.js';
 
 export const CHUNK_BYTES = 1 << 20;
 
-/** Expands globs in the last path segment; plain paths pass through (their absence is reported later). */
+/**
+ * Expands globs in the last path segment; plain paths pass through (their absence is reported later). A path
+ * that exists as typed is taken as it is even when it holds glob characters (`log[1].txt`), as a shell does.
+ */
 export function expandInputs(args: readonly string[], cwd: string): string[] {
   const out: string[] = [];
   for (const arg of args) {
-    if (arg === '-' || !/[*?[]/.test(basename(arg))) {
+    if (arg === '-' || !hasGlobSyntax(basename(arg)) || existsAsTyped(arg, cwd)) {
       out.push(arg);
       continue;
     }
     const dir = dirname(arg);
-    const pattern = new RegExp(`^${basename(arg).replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+    const tokens = parseGlob(basename(arg));
     let names: string[];
     try {
       names = readdirSync(resolve(cwd, dir));
     } catch (cause) {
-      throw new GpumemError('INPUT_NOT_FOUND', `${arg}: the folder ${dir} cannot be read`, { cause, hint: 'check the path of the glob' });
+      throw new GpumemError('INPUT_NOT_FOUND', `${printable(arg)}: the folder ${printable(dir)} cannot be read`, { cause, hint: 'check the path of the glob' });
     }
-    const matches = names.filter((n) => pattern.test(n)).sort().map((n) => (dir === '.' && !arg.startsWith('./') ? n : join(dir, n)));
-    if (matches.length === 0) throw new GpumemError('INPUT_NOT_FOUND', `${arg}: no file matches`, { hint: 'check the pattern; quote it so the shell does not expand it' });
+    const matches = names.filter((n) => matchGlobCounted(tokens, n).matched).sort().map((n) => (dir === '.' && !arg.startsWith('./') ? n : join(dir, n)));
+    if (matches.length === 0) {
+      throw new GpumemError('INPUT_NOT_FOUND', `${printable(arg)}: no file matches`, {
+        hint: 'check the pattern (* any text, ? one character, [abc] one of a set; a backslash takes the next character as it is) and quote it so the shell leaves it alone',
+      });
+    }
     out.push(...matches);
   }
   return out;
+}
+
+function existsAsTyped(path: string, cwd: string): boolean {
+  try {
+    statSync(resolve(cwd, path));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** An open log: a regular file (read by position) or a FIFO (read as a stream, like stdin). */

@@ -7,6 +7,7 @@ import { formatBytes } from '../../core/units.js';
 import { DEFAULT_FIT_OPTIONS } from '../../core/fit/planner.js';
 import type { FitReport } from '../../core/fit/report.js';
 import { runFitLoop } from '../../orchestrate/index.js';
+import { childCommand } from '../args.js';
 import { keepRunningOnBrokenPipe } from '../broken-pipe.js';
 import { openSourceFromContext } from '../open-source.js';
 import type { CommandHandler } from '../context.js';
@@ -15,8 +16,7 @@ import { painter, table } from '../render/style.js';
 
 export const run: CommandHandler<FitOptions> = async (ctx) => {
   const o = ctx.args.options;
-  const argv = ctx.args.rest;
-  if (argv.length === 0) throw new GpumemError('USAGE', 'no command to fit', { hint: 'e.g. gpumem fit -- python train.py --batch-size {batch} --max-steps {steps}' });
+  const argv = childCommand(ctx.args.rest, 'fit', 'gpumem fit -- python train.py --batch-size {batch} --max-steps {steps}');
   if (!argv.some((a) => a.includes('{batch}'))) {
     throw new GpumemError('USAGE', 'the command has no {batch} placeholder', { hint: 'write {batch} where the batch size goes; the command also gets GPUMEM_BATCH' });
   }

@@ -5,18 +5,24 @@ import { formatBytes, formatDuration } from '../../core/units.js';
 import { printable } from '../../core/text.js';
 import { openSourceFromContext } from '../open-source.js';
 import { cpuActivity, executeKill, groupJobs, gpuProofReason, isEmptyCriteria, readJobs, unknownGpus, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillJob, type KillRow } from '../../supervise/index.js';
-import { testDevicePrefixProblem } from '../../sources/index.js';
+import { readProcStat, testDevicePrefixProblem, userNameExists } from '../../sources/index.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import type { KillOptions } from '../options/gpus.js';
 import { painter, table, trimTo } from '../render/style.js';
 
 export const KILL_SCHEMA_VERSION = 1;
 
+/** PID_MAX_LIMIT of the Linux kernel (2^22): no pid is larger on any configuration. */
+const MAX_PID = 4_194_304;
+
 function criteria(ctx: CommandContext<KillOptions>): KillCriteria {
   const o = ctx.args.options;
   const pids = ctx.args.positionals.map((p) => {
-    if (!/^\d+$/.test(p)) throw new GpumemError('USAGE', `"${p}" is not a pid`, { hint: 'give process ids as numbers, or use filters such as --gpu 0 --orphans' });
-    return Number(p);
+    if (!/^\d+$/.test(p)) throw new GpumemError('USAGE', `"${printable(p)}" is not a pid`, { hint: 'give process ids as numbers, or use filters such as --gpu 0 --orphans' });
+    const pid = Number(p);
+    // Beyond Linux's largest pid_max a number is no pid, and past 2^53 it would be shown rounded.
+    if (pid < 1 || pid > MAX_PID) throw new GpumemError('USAGE', `"${p}" is not a pid (pids run from 1 to ${MAX_PID})`, { hint: 'copy the pid from gpumem status' });
+    return pid;
   });
   return {
     pids, gpus: o.gpu ?? [], orphans: o.orphans, zombieHolders: o.zombieHolders, user: o.user ?? null, idle: o.idle,
@@ -96,6 +102,11 @@ export const run: CommandHandler<KillOptions> = async (ctx) => {
     if (missing.length > 0) {
       const have = sample.devices.map((d) => d.index).join(', ');
       throw new GpumemError('USAGE', `no GPU ${missing.map(printable).join(', ')} on this machine`, { hint: have ? `its GPUs are ${have} (gpumem status lists them)` : 'no GPU is visible (gpumem status)' });
+    }
+    if (c.user !== null && !sample.processes.some((p) => p.host?.user === c.user) && !userNameExists(c.user)) {
+      throw new GpumemError('USAGE', `--user: no user "${printable(c.user)}" ${o.replay === undefined ? 'on this machine' : 'in the recording or on this machine'}`, {
+        hint: 'check the name (getent passwd NAME); gpumem status shows the users of GPU processes',
+      });
     }
     const killOptions = { devicePrefix: testDevicePrefix(ctx) };
     // A recording's pids are not this machine's processes: its jobs come from its rows alone, and nothing in

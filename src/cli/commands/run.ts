@@ -1,7 +1,7 @@
 /** `gpumem run [options] -- CMD…`: supervise one command (see docs/run.md). */
-import { GpumemError } from '../../core/errors.js';
 import { parseByteSize } from '../../core/units.js';
 import { runReportJson } from '../../core/run/json.js';
+import { childCommand } from '../args.js';
 import { keepRunningOnBrokenPipe } from '../broken-pipe.js';
 import { openSourceFromContext } from '../open-source.js';
 import { beginRun, completeRun } from '../../store/index.js';
@@ -14,10 +14,7 @@ import { closeHistory, historyWrite, tryHistory } from './history.js';
 
 export const run: CommandHandler<RunOptions> = async (ctx) => {
   const o = ctx.args.options;
-  const argv = ctx.args.rest;
-  if (argv.length === 0) {
-    throw new GpumemError('USAGE', 'no command to run', { hint: 'put the command after --, e.g. gpumem run --gpus 0 -- python train.py' });
-  }
+  const argv = childCommand(ctx.args.rest, 'run', 'gpumem run --gpus 0 -- python train.py');
   const settings = companionSettings(ctx);
   // The numbers were checked by the parser, before the GPU is opened: a typo is a usage error even on a
   // machine without one.

@@ -97,7 +97,7 @@ export const ESTIMATE = defineCommand<EstimateOptions>({
     steps: { type: 'number', value: 'N', integer: true, min: 1, max: 20, default: 2, description: 'training steps to trace (2 shows optimizer state and persistent gradients)' },
     traceTimeout: { type: 'number', value: 'S', min: 1, max: 86_400, default: 600, noun: 'a number of seconds', description: 'seconds a traced program may run before it is ended' },
     python: { type: 'string', path: true, value: 'PATH', default: 'python3', description: 'with --entry: the Python interpreter to run' },
-    allocConf: { type: 'string', value: 'SETTINGS', description: 'with a traced step: caching-allocator settings for the replay (default: PYTORCH_CUDA_ALLOC_CONF)' },
+    allocConf: { type: 'string', value: 'SETTINGS', allowEmpty: true, description: 'with a traced step: caching-allocator settings for the replay (default: PYTORCH_CUDA_ALLOC_CONF)' },
     html: { type: 'string', path: true, value: 'OUT', description: 'with a traced step: also write a self-contained HTML page (memory timeline, categories, modules; no network)' },
     ...JSON_TABLE,
     ...SOURCE_TABLE,

@@ -73,7 +73,7 @@ export const RECORD = defineCommand<RecordOptions>({
     out: { short: 'o', type: 'string', path: true, value: 'FILE', description: 'the recording to write (a file of yours there is replaced; a link or another user\'s file is refused)' },
     interval: { type: 'number', value: 'MS', integer: true, min: 10, max: MAX_MS, default: 1000, description: 'time between samples, in milliseconds' },
     duration: { type: 'number', value: 'S', min: 0, max: 31_536_000, noun: 'a number of seconds', description: 'stop after this many seconds (default: until Ctrl-C)' },
-    note: { type: 'string', value: 'TEXT', description: 'free text stored in the header (what was running)' },
+    note: { type: 'string', value: 'TEXT', allowEmpty: true, description: 'free text stored in the header (what was running)' },
     ...SOURCE_TABLE,
   },
   examples: ['gpumem record --out train.gpumem.ndjson --interval 500 --duration 600', 'gpumem status --replay train.gpumem.ndjson'],

@@ -23,7 +23,7 @@ export const RUN = defineCommand<RunOptions>({
   description:
     'Pins the chosen GPUs by UUID (CUDA_VISIBLE_DEVICES + CUDA_DEVICE_ORDER=PCI_BUS_ID), merges expandable_segments:True into PYTORCH_ALLOC_CONF and PYTORCH_CUDA_ALLOC_CONF (one value for both) unless you set that key or another allocator backend, checks free memory first, watches the whole process tree at 10 Hz (peak per GPU, memory on GPUs not chosen), forwards Ctrl-C/TERM to the child\'s process group, ends leftover workers and checks the memory is released. For a PyTorch program the companion (on unless --no-companion) splits each GPU\'s memory into allocated / reserved-unallocated / non-PyTorch, captures the allocator\'s numbers at an OOM and, with --snapshot-on-oom, writes a memory snapshot into the run folder. `{batch}`/`{accum}` in the command (and GPUMEM_BATCH/GPUMEM_ACCUM) are filled from --batch/--accum; with --retry-oom N an OOM halves the batch and doubles accumulation. Exits with the child\'s status (128+n when killed by signal n). Every run is stored in the history (gpumem runs). See docs/run.md.',
   options: {
-    gpus: { type: 'string', value: 'SPEC', description: 'GPUs to use: an index (2), a list (0,1,2), UUIDs, auto (the freest) or auto:N' },
+    gpus: { type: 'string', value: 'SPEC', allowEmpty: true, description: 'GPUs to use: an index (2), a list (0,1,2), UUIDs, auto (the freest) or auto:N' },
     noAllocConf: { type: 'boolean', description: 'leave PYTORCH_ALLOC_CONF and PYTORCH_CUDA_ALLOC_CONF as they are (no expandable_segments:True)' },
     requireFree: { type: 'string', value: 'BYTES|PCT', description: 'refuse to start unless every chosen GPU has this much free memory (e.g. 20GiB or 30%)' },
     batch: { type: 'number', value: 'N', integer: true, min: 1, description: 'starting batch size for {batch} and GPUMEM_BATCH' },
@@ -61,7 +61,7 @@ export const PIPELINE = defineCommand<PipelineOptions>({
   options: {
     from: { type: 'string', value: 'STAGE', description: 'start at this stage (skip the ones before it)' },
     check: { type: 'boolean', description: 'only validate the file and show the plan' },
-    gpus: { type: 'string', value: 'SPEC', description: 'GPUs for every stage that does not name its own (overrides the file\'s gpus)' },
+    gpus: { type: 'string', value: 'SPEC', allowEmpty: true, description: 'GPUs for every stage that does not name its own (overrides the file\'s gpus)' },
     tolerance: { type: 'bytes', value: 'BYTES', default: '256MiB', description: 'how far above its pre-stage level GPU memory may be when the next stage starts' },
     ...DB_TABLE,
     noHistory: { type: 'boolean', description: 'do not store this pipeline in the history' },

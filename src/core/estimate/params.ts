@@ -23,6 +23,36 @@ export function parseParamCount(text: string): number {
   return Math.round(Number(m[1]) * factor);
 }
 
+/**
+ * Attention splits the hidden size evenly over the heads, and grouped-query attention shares each key/value
+ * head among an equal number of query heads; a shape that breaks either is a typo, and its estimate would
+ * rest on fractional head sizes.
+ */
+function checkHeads(hidden: number, given: number | undefined, heads: number, kvHeads: number | undefined): void {
+  if (given !== undefined && hidden % given !== 0) {
+    throw new GpumemError('BAD_OPTION_VALUE', `--heads ${given} does not divide --hidden ${hidden}`, {
+      hint: `each head gets hidden/heads dimensions; e.g. --heads ${nearestDivisor(hidden, given)}`,
+    });
+  }
+  if (kvHeads !== undefined && (kvHeads > heads || heads % kvHeads !== 0)) {
+    const headsText = given === undefined ? `the ${heads} attention heads (hidden/128; set --heads)` : `--heads ${heads}`;
+    throw new GpumemError('BAD_OPTION_VALUE', `--kv-heads ${kvHeads} does not divide ${headsText}`, {
+      hint: `each key/value head serves heads/kv-heads query heads; e.g. --kv-heads ${nearestDivisor(heads, kvHeads)}`,
+    });
+  }
+}
+
+/** The divisor of `n` closest to `near` (ties to the smaller), for hints. */
+function nearestDivisor(n: number, near: number): number {
+  let best = 1;
+  // Bounded so an absurd --hidden cannot make the hint slow; real sizes are far below 10^12.
+  for (let d = 1; d * d <= n && d <= 1_000_000; d++) {
+    if (n % d !== 0) continue;
+    for (const c of [d, n / d]) if (Math.abs(c - near) < Math.abs(best - near) || (Math.abs(c - near) === Math.abs(best - near) && c < best)) best = c;
+  }
+  return best;
+}
+
 export interface ShapeHints {
   layers?: number;
   hidden?: number;
@@ -44,6 +74,7 @@ export function modelFromParams(params: number, hints: ShapeHints): ModelInput {
   if (hints.layers !== undefined && hints.hidden !== undefined) {
     const h = hints.hidden;
     const heads = hints.heads ?? Math.max(1, Math.round(h / 128));
+    checkHeads(h, hints.heads, heads, hints.kvHeads);
     const mlp = hints.mlp ?? 'swiglu';
     const f = hints.intermediate ?? (mlp === 'gelu' ? 4 * h : Math.ceil((8 * h) / 3 / 256) * 256);
     shape = {
@@ -64,6 +95,13 @@ export function modelFromParams(params: number, hints: ShapeHints): ModelInput {
     };
   } else if (hints.layers !== undefined || hints.hidden !== undefined) {
     throw new GpumemError('USAGE', '--layers and --hidden go together', { hint: 'give both, or neither with --activation-bytes-per-sample' });
+  } else {
+    // Without the two, there is no shape for the others to refine: they would be dropped without a word.
+    const given = (['heads', 'kvHeads', 'intermediate', 'vocab', 'mlp'] as const).find((k) => hints[k] !== undefined);
+    if (given !== undefined) {
+      const flag = `--${given.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+      throw new GpumemError('USAGE', `${flag} shapes the model, which needs --layers and --hidden too`, { hint: `e.g. --params 7B --layers 32 --hidden 4096 ${flag} …` });
+    }
   }
   return { label: `${params} parameters`, tensors: null, totalParams: params, shape };
 }

@@ -43,7 +43,14 @@ export function sizeBytes(value: SizeValue | null): bigint | null {
 }
 
 /**
- * The regex source for one printed size: number, optional space, unit label. Quantifiers are bounded so a
- * long run of digits cannot make the search quadratic.
+ * The regex source for one printed size: number, optional space, unit label. The number is captured as the
+ * whole token it stands in ("-5", "1e308", "0x10", "1,024"), never a tail of it, so that invertSize can refuse
+ * it as a whole: matching only digits read "1e308 GiB" as 308 GiB and "-5 GiB" as 5 GiB. Quantifiers are
+ * bounded so a long run of digits cannot make the search quadratic.
  */
-export const SIZE_SOURCE = String.raw`(\d{1,24}(?:\.\d{1,6})?) ?(bytes|[KMGT]iB|[KMGT]B|[KMGT](?![a-zA-Z]))`;
+export const SIZE_SOURCE = String.raw`(?<![\w,+-])([-+]?\.?\d[\w.,+-]{0,40}?) ?(bytes|[KMGT]iB|[KMGT]B|[KMGT])(?!\w)`;
+
+/** Why a printed size was not read: it is not digits with at most six decimals (and a known unit). */
+export function unreadableSizeReason(value: string, unit: string): string {
+  return `printed as "${value} ${unit}", which is not a size of digits with up to six decimals`;
+}

@@ -108,7 +108,7 @@ function loadLibrary(path: string): NvmlLibrary {
     throw new GpumemError('NO_GPU_ACCESS', `cannot load the NVML library "${path}": ${why}`, {
       hint: noGpuHint(path),
       cause,
-      details: { libPath: path },
+      details: { libPath: path, loaderReason: why },
     });
   }
   const missing = new Set<string>();

@@ -76,8 +76,7 @@ export function readBootTimeMs(options: ProcOptions = {}): number | null {
 
 const passwdCache = new Map<string, Map<number, string>>();
 
-/** uid → user name, from /etc/passwd (read once per path). Null when the uid has no entry there. */
-export function userName(uid: number, options: ProcOptions = {}): string | null {
+function passwdUsers(options: ProcOptions): Map<number, string> {
   const path = options.passwdPath ?? '/etc/passwd';
   let users = passwdCache.get(path);
   if (!users) {
@@ -85,7 +84,18 @@ export function userName(uid: number, options: ProcOptions = {}): string | null 
     users = r.ok ? parsePasswd(r.value) : new Map();
     passwdCache.set(path, users);
   }
-  return users.get(uid) ?? null;
+  return users;
+}
+
+/** uid → user name, from /etc/passwd (read once per path). Null when the uid has no entry there. */
+export function userName(uid: number, options: ProcOptions = {}): string | null {
+  return passwdUsers(options).get(uid) ?? null;
+}
+
+/** True when /etc/passwd has a user of this name (the same table host facts name users from). */
+export function userNameExists(name: string, options: ProcOptions = {}): boolean {
+  for (const known of passwdUsers(options).values()) if (known === name) return true;
+  return false;
 }
 
 let pageCache: { root: string; bytes: number } | undefined;

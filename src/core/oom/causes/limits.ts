@@ -27,7 +27,8 @@ export const fractionLimit: CauseRule = (event) => {
 };
 
 export const driverSentinel: CauseRule = (event) => {
-  const sentinel = Object.keys(event.unavailable).some((k) => k === 'processInUseBytes' || k.startsWith('otherProcesses.'));
+  // Only the driver's sentinel means WSL/WDDM; a size that could not be read says so in its own reason.
+  const sentinel = Object.entries(event.unavailable).some(([k, why]) => (k === 'processInUseBytes' || k.startsWith('otherProcesses.')) && why.includes('sentinel'));
   const allocated = event.allocatedByPytorchBytes;
   const total = event.totalBytes;
   const overCommitted = allocated !== null && total !== null && allocated > total;

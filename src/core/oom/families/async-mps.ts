@@ -5,7 +5,7 @@
  */
 import { SIZE_SOURCE } from '../size.js';
 import { blankFields, clip, exceptionBefore, FieldCursor, headFinder, searchFrom, type Recognized, type Recognizer } from './base.js';
-import { readSize } from './size-field.js';
+import { readSizeField } from './size-field.js';
 
 const S = SIZE_SOURCE;
 const ASYNC_HEAD = /Allocation on device(?: (\d{1,3}))? ?(?:would exceed allowed memory|$)/gim;
@@ -39,7 +39,7 @@ export const cudaMallocAsync: Recognizer = {
     const read = (re: RegExp, field: 'allocatedByPytorchBytes' | 'requestedBytes' | 'totalBytes' | 'freeBytes' | 'allowedBytes'): boolean => {
       const m = cur.take(re);
       if (!m) return false;
-      const size = readSize(m[1], m[2]);
+      const size = readSizeField(fields, field, m[1], m[2]);
       fields[field] = size.bytes;
       if (size.sentinel) {
         fields.unavailable[field] = field === 'allowedBytes' ? 'SIZE_MAX: no memory fraction set' : 'printed as the 17179869184.00 GiB sentinel';
@@ -66,7 +66,7 @@ export const mps: Recognizer = {
     const grab = (re: RegExp): RegExpExecArray | null => cur.take(re);
     if (/^Invalid/i.test(head[0])) {
       const buffer = grab(MPS_BUFFER);
-      fields.requestedBytes = readSize(buffer?.[1], buffer?.[2]).bytes;
+      fields.requestedBytes = readSizeField(fields, 'requestedBytes', buffer?.[1], buffer?.[2]).bytes;
       fields.message = clip(text, start, cur.end);
       return { fields, start, end: cur.end, fieldCount: cur.count, wants: 'none' };
     }
@@ -75,12 +75,12 @@ export const mps: Recognizer = {
     const max = grab(MPS_MAX);
     const request = grab(MPS_REQUEST);
     fields.mps = {
-      mpsAllocatedBytes: readSize(allocated?.[1], allocated?.[2]).bytes,
-      otherAllocationsBytes: readSize(other?.[1], other?.[2]).bytes,
+      mpsAllocatedBytes: readSizeField(fields, 'mps.mpsAllocatedBytes', allocated?.[1], allocated?.[2]).bytes,
+      otherAllocationsBytes: readSizeField(fields, 'mps.otherAllocationsBytes', other?.[1], other?.[2]).bytes,
       pool: request ? ((request[3] as string).toLowerCase() as 'private' | 'shared') : null,
     };
-    fields.allowedBytes = readSize(max?.[1], max?.[2]).bytes;
-    fields.requestedBytes = readSize(request?.[1], request?.[2]).bytes;
+    fields.allowedBytes = readSizeField(fields, 'allowedBytes', max?.[1], max?.[2]).bytes;
+    fields.requestedBytes = readSizeField(fields, 'requestedBytes', request?.[1], request?.[2]).bytes;
     if (allocated && /\d (?:KB|MB|GB)\b/.test(text.slice(start, cur.end))) {
       fields.era = { version: '≤2.5', evidence: 'KB/MB/GB labels of the old MPS formatter' };
     }

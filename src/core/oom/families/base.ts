@@ -168,6 +168,21 @@ export function headFinder(re: RegExp): Recognizer['findHead'] {
   };
 }
 
+/**
+ * A `findHead` for a head whose pattern opens with a long optional prefix (which V8 then tries at every
+ * offset of the text): first finds the literal `needle` every match contains, then runs `re` only from
+ * `reach` characters before it. The earliest match starts no earlier than that, as no match spans more.
+ */
+export function prefilteredHeadFinder(re: RegExp, needle: RegExp, reach: number): Recognizer['findHead'] {
+  return (text, from) => {
+    needle.lastIndex = from;
+    const hit = needle.exec(text);
+    if (!hit) return -1;
+    const m = searchFrom(re, text, Math.max(from, hit.index - reach));
+    return m ? m.index : -1;
+  };
+}
+
 /** Finds `re` inside [from, limit); returns the match or null. */
 export function within(re: RegExp, text: string, from: number, limit: number): RegExpExecArray | null {
   const m = searchFrom(re, text, from);

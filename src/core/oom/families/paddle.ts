@@ -4,19 +4,18 @@
  * binary units, so MB values are exact to the byte and GB ones to ±537 bytes), and the older
  * `enforce allocating <= available failed, 10513462067 > 1369702144` (exact bytes).
  */
-import { invertSize } from '../size.js';
-import { FieldCursor, headRecognizer, type HeadRead } from './base.js';
+import { FieldCursor, headRecognizer, type HeadRead, type OomFields } from './base.js';
+import { readSizeField } from './size-field.js';
 
-const PADDLE_SIZE = String.raw`(\d{1,20}(?:\.\d{1,6})?) ?(B|KB|MB|GB|TB)\b`;
+// The whole token before the unit, as in SIZE_SOURCE, so "-5GB" is refused rather than read as 5 GB.
+const PADDLE_SIZE = String.raw`(?<![\w,+-])([-+]?\.?\d[\w.,+-]{0,40}?) ?(B|KB|MB|GB|TB)\b`;
 const HEAD = /Out of memory error on GPU (\d{1,3})\.?|enforce allocating <= available failed, (\d{1,20}) > (\d{1,20})/gi;
 const CANNOT = new RegExp(String.raw`Cannot allocate ${PADDLE_SIZE} memory on GPU`, 'gi');
 const HELD = new RegExp(String.raw`${PADDLE_SIZE} memory has been allocated`, 'gi');
 const AVAILABLE = new RegExp(String.raw`available memory is only ${PADDLE_SIZE}`, 'gi');
 
-function size(m: RegExpExecArray | null): bigint | null {
-  if (!m) return null;
-  const value = invertSize(m[1] as string, m[2] as string);
-  return value && value.kind === 'bytes' ? value.bytes : null;
+function size(m: RegExpExecArray | null, fields: OomFields, field: string): bigint | null {
+  return m ? readSizeField(fields, field, m[1], m[2]).bytes : null;
 }
 
 export const paddle = headRecognizer(HEAD, 'paddle', (m, fields, text, start, limit): HeadRead => {
@@ -28,10 +27,10 @@ export const paddle = headRecognizer(HEAD, 'paddle', (m, fields, text, start, li
   }
   fields.gpuIndex = Number(m[1]);
   const cur = new FieldCursor(text, start, limit, m.index + m[0].length);
-  fields.requestedBytes = size(cur.take(CANNOT));
-  fields.poolBytes = size(cur.take(HELD));
+  fields.requestedBytes = size(cur.take(CANNOT), fields, 'requestedBytes');
+  fields.poolBytes = size(cur.take(HELD), fields, 'poolBytes');
   const available = cur.take(AVAILABLE);
-  fields.freeBytes = size(available);
+  fields.freeBytes = size(available, fields, 'freeBytes');
   // The message is whole once "available memory is only X" was read (the hint after it carries no numbers).
   fields.partial = !available;
   return { count: cur.count + 1, end: cur.end, wants: available ? 'none' : 'any' };

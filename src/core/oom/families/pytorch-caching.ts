@@ -8,7 +8,7 @@
 import { SIZE_SOURCE } from '../size.js';
 import type { OomFamily } from '../types.js';
 import { blankFields, clip, exceptionBefore, FieldCursor, headFinder, searchFrom, within, type Recognized, type Recognizer, type Wants } from './base.js';
-import { readSize } from './size-field.js';
+import { readSizeField } from './size-field.js';
 import { isOtherProcess, OTHER_PROCESS, readPieces } from './pytorch-pieces.js';
 
 const S = SIZE_SOURCE;
@@ -45,7 +45,7 @@ export const pytorchCaching: Recognizer = {
     const cur = new FieldCursor(text, start, limit, head.index + head[0].length);
     const take = (re: RegExp): RegExpExecArray | null => cur.take(re);
     const size = (value: string | undefined, unit: string | undefined, field: string): bigint | null => {
-      const read = readSize(value, unit);
+      const read = readSizeField(fields, field, value, unit);
       if (read.sentinel) fields.unavailable[field] = 'printed as 17179869184.00 GiB (the "not available" sentinel)';
       return read.bytes;
     };
@@ -95,7 +95,7 @@ export const pytorchCaching: Recognizer = {
       for (let m = within(OTHER_PROCESS, text, start, limit); m; m = within(OTHER_PROCESS, text, m.index + m[0].length, limit)) {
         if (!isOtherProcess(m)) continue;
         cur.note(m);
-        const read = readSize(m[2], m[3]);
+        const read = readSizeField(fields, `otherProcesses.${m[1] ?? 'hidden'}`, m[2], m[3]);
         fields.otherProcesses.push({ pid: m[1] === undefined ? null : Number(m[1]), bytes: read.bytes });
         if (read.sentinel) fields.unavailable[`otherProcesses.${m[1] ?? 'hidden'}`] = 'printed as 17179869184.00 GiB (the "not available" sentinel)';
       }

@@ -4,7 +4,7 @@
  */
 import { SIZE_SOURCE } from '../size.js';
 import { within, type FieldCursor, type OomFields } from './base.js';
-import { readSize } from './size-field.js';
+import { readSizeField } from './size-field.js';
 
 const S = SIZE_SOURCE;
 
@@ -76,7 +76,7 @@ export function readPieces(text: string, from: number, limit: number, fields: Oo
     if (!m) continue;
     cur.extend(m);
     // Alternations put the size in the first or the second pair of captures.
-    fields[field] = readSize(m[1] ?? m[3], m[2] ?? m[4]).bytes;
+    fields[field] = readSizeField(fields, field, m[1] ?? m[3], m[2] ?? m[4]).bytes;
     read++;
   }
   if (fields.gpuIndex === null) {
@@ -91,7 +91,8 @@ export function readPieces(text: string, from: number, limit: number, fields: Oo
     for (let p = within(OTHER_PROCESS, text, from, limit); p; p = within(OTHER_PROCESS, text, p.index + p[0].length, limit)) {
       if (!isOtherProcess(p)) continue;
       cur.extend(p);
-      fields.otherProcesses.push({ pid: p[1] === undefined ? null : Number(p[1]), bytes: readSize(p[2], p[3]).bytes });
+      const at = `otherProcesses.${p[1] ?? 'hidden'}`;
+      fields.otherProcesses.push({ pid: p[1] === undefined ? null : Number(p[1]), bytes: readSizeField(fields, at, p[2], p[3]).bytes });
       read++;
     }
   }

@@ -5,7 +5,7 @@
  */
 import { SIZE_SOURCE } from '../size.js';
 import { blankFields, clip, exceptionBefore, headFinder, searchFrom, setFamily, within, type Recognized, type Recognizer, type Wants } from './base.js';
-import { readSize } from './size-field.js';
+import { readSizeField } from './size-field.js';
 
 const XLA_HEAD = new RegExp(
   String.raw`(?:RESOURCE_EXHAUSTED|Resource exhausted): ?(?:Out of memory (?:while trying to allocate|allocating) (\d{1,20}) ?bytes|XLA:\w{1,10} compile permanent error\. Ran out of memory in memory space (\w{1,20}))` +
@@ -90,7 +90,7 @@ export const tensorflow = recognizer(TF_HEAD, (m, text, start, limit) => {
     count += 1 + (m[3] !== undefined ? 1 : 0);
   } else if (m[5] !== undefined) {
     // "(rounded to N)" is the exact size the BFC allocator asked for; the unit figure is rounded.
-    fields.requestedBytes = m[8] !== undefined ? BigInt(m[8]) : readSize(m[6], m[7]).bytes;
+    fields.requestedBytes = m[8] !== undefined ? BigInt(m[8]) : readSizeField(fields, 'requestedBytes', m[6], m[7]).bytes;
     const gpu = /GPU_(\d{1,3})_bfc/i.exec(m[5]);
     if (gpu) fields.gpuIndex = Number(gpu[1]);
     // JAX vendors the same BFC allocator; its log lines name XLA's copy of the source.

@@ -9,7 +9,7 @@
 import { SIZE_SOURCE } from '../size.js';
 import type { OomKvCache } from '../types.js';
 import { FieldCursor, headRecognizer, type HeadRead } from './base.js';
-import { readSize } from './size-field.js';
+import { readSizeField } from './size-field.js';
 
 const S = SIZE_SOURCE;
 const HEAD =
@@ -36,8 +36,8 @@ export const vllm = headRecognizer(HEAD, 'vllm-kv-cache', (m, fields, text, star
   const needed = cur.take(NEEDED);
   const available = cur.take(AVAILABLE);
   const estimate = cur.take(ESTIMATE);
-  kv.neededBytes = readSize(needed?.[1], needed?.[2]).bytes;
-  kv.availableBytes = readSize(available?.[1], available?.[2]).bytes;
+  kv.neededBytes = readSizeField(fields, 'kvCache.neededBytes', needed?.[1], needed?.[2]).bytes;
+  kv.availableBytes = readSizeField(fields, 'kvCache.availableBytes', available?.[1], available?.[2]).bytes;
   kv.estimatedMaxModelLenTokens = estimate ? Number(estimate[1]) : null;
   fields.requestedBytes = kv.neededBytes;
   const whole = Boolean(needed && available);

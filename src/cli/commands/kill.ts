@@ -5,7 +5,7 @@ import { formatBytes, formatDuration } from '../../core/units.js';
 import { printable } from '../../core/text.js';
 import { openSourceFromContext } from '../open-source.js';
 import { cpuActivity, executeKill, groupJobs, gpuProofReason, isEmptyCriteria, readJobs, unknownGpus, parseDurationMs, protectedPids, selectTargets, type KillCriteria, type KillJob, type KillRow } from '../../supervise/index.js';
-import { readProcStat, testDevicePrefixProblem, userNameExists } from '../../sources/index.js';
+import { testDevicePrefixProblem, userNameExists } from '../../sources/index.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import type { KillOptions } from '../options/gpus.js';
 import { painter, table, trimTo } from '../render/style.js';

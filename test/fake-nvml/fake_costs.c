@@ -6,10 +6,11 @@
  * GPUMEM_FAKE_NVML_COSTS=h100 every call spends, busy on the calling thread's CPU, the CPU time the same call
  * took on a real H100. Off by default, so tests stay fast.
  *
- * Provenance of the h100 column: bench/results/2026-11-27-h100-80gb/README.md, "Per-call NVML cost on this
- * machine (pynvml, CPU ms per call, 200 calls)": one NVIDIA H100 80GB HBM3, driver 580.159.04, one process on
- * the GPU, pynvml. Where the README gives a range ("0.005–0.006") the table takes its upper end. Calls it did
- * not measure carry the cost of the measured call they are most like, marked ASSUMED below.
+ * Provenance of the h100 column: bench/results/2026-11-27-h100-80gb/RESULTS.md (the GPU machine's notes),
+ * "Per-call NVML cost on this machine (pynvml, CPU ms per call, 200 calls)": one NVIDIA H100 80GB HBM3, driver
+ * 580.159.04, one process on the GPU, pynvml. Where RESULTS.md gives a range ("0.005–0.006") the table takes
+ * its upper end. Calls it did not measure carry the cost of the measured call they are most like, marked
+ * ASSUMED below.
  *
  * Counting is always on: every exported entry point adds one to its counter, costs or not. The counts (and the
  * CPU time actually spent per function) are written as JSON to the file named by GPUMEM_FAKE_NVML_CALLS_OUT
@@ -28,7 +29,7 @@ typedef struct { const char *fn; long long h100Ns; } fake_cost;
 
 /* CPU ns per call on the H100 (see the provenance above). */
 static const fake_cost H100[] = {
-  /* measured, README "Per-call NVML cost" */
+  /* measured, RESULTS.md "Per-call NVML cost" */
   { "nvmlDeviceGetTotalEnergyConsumption", 3840000 },
   { "nvmlDeviceGetProcessUtilization", 2530000 },     /* measured answering NOT_FOUND (no new sample) */
   { "nvmlDeviceGetPowerManagementLimit", 180000 },    /* not exported by the fake; gpumem does not call it */
@@ -52,7 +53,7 @@ static const fake_cost H100[] = {
   { "nvmlDeviceGetName", 4000 },
   { "nvmlDeviceGetUUID", 4000 },
   { "nvmlDeviceGetPciInfo_v3", 4000 },
-  /* ASSUMED: gpumem reads the enforced limit, the README measured the management limit; same driver query. */
+  /* ASSUMED: gpumem reads the enforced limit, RESULTS.md measured the management limit; same driver query. */
   { "nvmlDeviceGetEnforcedPowerLimit", 180000 },
   /* ASSUMED: plain getters of facts the driver keeps, like Name/UUID/PciInfo (≤ 0.004 ms). */
   { "nvmlDeviceGetMinorNumber", 4000 },
@@ -70,7 +71,7 @@ static const fake_cost H100[] = {
   { "nvmlDeviceGetTemperatureV", 6000 },
   { "nvmlDeviceGetFieldValues", 11000 },
   /* ASSUMED: nvmlInit opens the driver's device nodes and attaches every GPU; nothing measured it alone. A whole
-     `nvidia-smi -q -x` took 0.04 s CPU on the same machine (README, "Whole process"), which bounds it from above;
+     `nvidia-smi -q -x` took 0.04 s CPU on the same machine (RESULTS.md, "Whole process"), which bounds it from above;
      the table charges half of that, 20 ms, for the init that opens the session, and 1 ms for the last shutdown. */
   { "nvmlInit_v2", 20000000 },
   { "nvmlInit", 20000000 },

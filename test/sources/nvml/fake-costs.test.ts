@@ -35,7 +35,7 @@ function status(costs: string | undefined): { code: number | null; stdout: strin
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, callsOut };
 }
 
-/** The H100's per-call CPU time (bench/results/2026-11-27-h100-80gb/README.md, "Per-call NVML cost"), in ns. */
+/** The H100's per-call CPU time (bench/results/2026-11-27-h100-80gb/RESULTS.md, "Per-call NVML cost"), in ns. */
 const H100_NS: Record<string, number> = {
   nvmlDeviceGetTotalEnergyConsumption: 3_840_000,
   nvmlDeviceGetProcessUtilization: 2_530_000,

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildFakeNvml, fakeH100, writeScenario } from '../test/fake-nvml/scenario.js';
+import { requireRealCosts } from './fake-costs.js';
 
 const MiB = 1024 * 1024;
 
@@ -22,6 +23,7 @@ export interface Fleet {
 
 /** Starts the sleepers and writes the scenario; `smUtil` gives each process's SM share (default none). */
 export async function startFleet(name: string, gpus: number, procsPerGpu: number, smUtil?: (index: number) => number): Promise<Fleet> {
+  requireRealCosts();
   await buildFakeNvml();
   const dir = mkdtempSync(join(tmpdir(), `gpumem-bench-${name}-`));
   const sleepers: ChildProcess[] = [];

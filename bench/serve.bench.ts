@@ -19,6 +19,7 @@ import { MetricsExporter, ServerState } from '../src/server/index.js';
 import { openSource } from '../src/sources/index.js';
 import { buildFakeNvml, fakeH100, fakeNvmlEnv, fakeNvmlLib, writeScenario, type FakeDevice } from '../test/fake-nvml/scenario.js';
 import { median, timeEach } from './timing.js';
+import { requireRealCosts } from './fake-costs.js';
 
 const GPUS = 8;
 const PROCS_PER_GPU = 64;
@@ -86,6 +87,7 @@ async function cpuPercent(pid: number, during: () => Promise<void>): Promise<num
 }
 
 export async function run(): Promise<void> {
+  requireRealCosts();
   await buildFakeNvml();
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-bench-serve-'));
   const sleepers: ChildProcess[] = [];

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { buildFakeNvml, fakeH100, fakeNvmlLib, writeScenario } from '../test/fake-nvml/scenario.js';
 import { MiB } from '../src/core/units.js';
 import { median } from './timing.js';
+import { requireRealCosts } from './fake-costs.js';
 
 const RUNS = 21;
 const BIN = fileURLToPath(new URL('../dist/cli/bin.js', import.meta.url));
@@ -56,6 +57,7 @@ function findGpustat(): string | null {
 }
 
 export async function run(): Promise<void> {
+  requireRealCosts();
   await buildFakeNvml();
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-bench-startup-'));
   const sleepers: ChildProcess[] = [];

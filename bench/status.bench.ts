@@ -1,9 +1,10 @@
 /**
  * One full `gpumem status` sample — all devices, their processes, /proc host facts — through the NVML
  * source and through spawning `nvidia-smi -q -x`, side by side. Both run against stand-ins: the fake
- * libnvidia-ml.so.1 (8 GPUs × 64 processes, real pids of sleeping children) and a fake nvidia-smi that
- * prints a recorded 8-GPU XML. So the NVML figure is gpumem's own overhead (the fake answers instantly),
- * and the smi figure is spawn + parse without the driver's own tens of milliseconds.
+ * libnvidia-ml.so.1 (8 GPUs × 64 processes, real pids of sleeping children), charging each call the CPU time
+ * it took on a real H100 (GPUMEM_FAKE_NVML_COSTS=h100), and a fake nvidia-smi that prints a recorded 8-GPU
+ * XML (spawn + parse, without the real tool's driver time). It also prints the NVML calls each command makes
+ * per sample.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { openSmiSource } from '../src/sources/smi/index.js';
 import { buildFakeNvml, fakeH100, fakeNvmlLib, writeScenario, type FakeDevice } from '../test/fake-nvml/scenario.js';
 import { MiB } from '../src/core/units.js';
 import { median, timeEach } from './timing.js';
+import { describeCallsPerSample, requireRealCosts } from './fake-costs.js';
 
 const GPUS = 8;
 const PROCS_PER_GPU = 64;
@@ -27,6 +29,7 @@ const SMI_SAMPLES = 40;
 const fmt = (ms: number): string => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
 
 export async function run(): Promise<void> {
+  requireRealCosts();
   await buildFakeNvml();
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-bench-status-'));
   const sleepers: ChildProcess[] = [];
@@ -43,6 +46,7 @@ export async function run(): Promise<void> {
     writeScenario(scenario, { driverVersion: '590.48.01', cudaVersion: 13010, devices });
     process.env.GPUMEM_FAKE_NVML_SCENARIO = scenario;
 
+    process.stdout.write(`${describeCallsPerSample(GPUS)}\n`);
     const nvml = openNvmlSource({ libPath: fakeNvmlLib('590') });
     const enrich = createHostEnricher();
     const check = await nvml.readSample();
@@ -67,7 +71,7 @@ export async function run(): Promise<void> {
     const [a, b, c, d] = [median(nvmlOnly), median(nvmlFull), median(smiOnly), median(smiFull)];
     process.stdout.write(
       [
-        `fake driver: ${GPUS} GPUs × ${PROCS_PER_GPU} processes (real pids); these figures are gpumem's own overhead, not a driver's`,
+        `fake driver: ${GPUS} GPUs × ${PROCS_PER_GPU} processes (real pids), each call charged its H100 CPU time`,
         `NVML: devices + ${GPUS * PROCS_PER_GPU} process rows      median ${fmt(a)}  (${NVML_SAMPLES} samples; target ≤ 1 ms)`,
         `NVML + /proc host facts for ${GPUS * PROCS_PER_GPU} pids  median ${fmt(b)}  (the /proc reads dominate)`,
         `/proc host facts alone, ${GPUS * PROCS_PER_GPU} pids      median ${fmt(median(procOnly))}, CPU ${fmt(procCpuMs)} per sample (${(procCpuMs / 10).toFixed(2)} % of a core at 1 Hz)`,

@@ -3,7 +3,7 @@
  * on the fake libnvidia-ml.so.1 (real pids of sleeping children), at 1 Hz and 10 Hz, beside `gpumem status
  * --watch` and, when they can be installed, nvitop and gpustat loading the same fake library through
  * LD_LIBRARY_PATH. CPU is the process's user + system time from /proc/PID/stat over a measured span after a
- * warm-up, as a percentage of one core. The fake driver answers instantly, so these are the tools' own costs.
+ * warm-up, as a percentage of one core. The fake driver charges each call its H100 CPU time (bench/fake-costs.ts).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildFakeNvml, fakeH100, fakeNvmlLib, writeScenario, type FakeDevice } from '../test/fake-nvml/scenario.js';
 import { MiB } from '../src/core/units.js';
+import { requireRealCosts } from './fake-costs.js';
 
 const GPUS = 8;
 const PROCS_PER_GPU = 64;
@@ -54,6 +55,7 @@ async function measure(argv: string[], env: Record<string, string>, warmMs: numb
 const pct = (v: number | string): string => (typeof v === 'number' ? `${v.toFixed(2)} %` : v);
 
 export async function run(): Promise<void> {
+  requireRealCosts();
   await buildFakeNvml();
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-bench-watch-'));
   const sleepers: ChildProcess[] = [];

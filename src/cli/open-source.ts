@@ -1,15 +1,19 @@
 /** Opens the GPU source a command's --source/--replay/--nvml-lib options ask for (shared by every command). */
-import { openSource, type GpuSource, type OpenSourceOptions } from '../sources/index.js';
+import { openSource, type GpuSource, type NvmlFields, type OpenSourceOptions } from '../sources/index.js';
 import type { CommandContext } from './context.js';
 import type { SourceOptions } from './options/shared.js';
 
-/** The openSource options this invocation's --source, --replay and --nvml-lib ask for. */
-export function sourceOptionsFromContext(ctx: CommandContext<SourceOptions>): OpenSourceOptions {
+/**
+ * The openSource options this invocation's --source, --replay and --nvml-lib ask for, with the NVML fields the
+ * command needs (default: every field every sample).
+ */
+export function sourceOptionsFromContext(ctx: CommandContext<SourceOptions>, nvml?: NvmlFields): OpenSourceOptions {
   const o = ctx.args.options;
   return {
     source: o.source,
     ...(o.replay !== undefined ? { replay: o.replay } : {}),
     ...(o.nvmlLib !== undefined ? { nvmlLib: o.nvmlLib } : {}),
+    ...(nvml !== undefined ? { nvml } : {}),
     env: ctx.env,
   };
 }
@@ -19,6 +23,6 @@ export function sourceOptionsFromContext(ctx: CommandContext<SourceOptions>): Op
  * --nvml-lib / GPUMEM_NVML_LIB and GPUMEM_NVIDIA_SMI honoured. Throws GpumemError('NO_GPU_ACCESS') when
  * nothing can be read; the CLI turns that into exit 3.
  */
-export function openSourceFromContext(ctx: CommandContext<SourceOptions>): Promise<GpuSource> {
-  return openSource(sourceOptionsFromContext(ctx));
+export function openSourceFromContext(ctx: CommandContext<SourceOptions>, nvml?: NvmlFields): Promise<GpuSource> {
+  return openSource(sourceOptionsFromContext(ctx, nvml));
 }

@@ -18,6 +18,7 @@ import { DEFAULT_MAX_UPLOAD_BYTES, handleRunSnapshots, handleSnapshotUpload, typ
 import { loadAssets, serveAsset } from './routes/assets.js';
 import type { ServerState } from './state.js';
 import { isGpumemError } from '../core/errors.js';
+import type { ServerSnapshot } from './snapshot.js';
 
 export interface AppOptions {
   state: ServerState;
@@ -47,6 +48,8 @@ export interface AppOptions {
    * read the newest sample either way). Without it the sampler keeps its own interval.
    */
   pace?: { intervalMs: number; idleIntervalMs: number };
+  /** Total energy per device index read now, for /metrics, when the samples do not carry it. */
+  energyAtScrape?: () => Map<number, number | null>;
 }
 
 export interface App {
@@ -114,7 +117,8 @@ export function createApp(options: AppOptions): App {
     if (url.pathname === '/metrics') {
       const snapshot = state.snapshot();
       if (!snapshot) return sendError(res, 503, 'NO_SAMPLE_YET', 'the first GPU sample is not in yet');
-      const { body, contentType } = await exporter.render(snapshot, wantsOpenMetrics(req.headers.accept));
+      const energy = options.energyAtScrape?.();
+      const { body, contentType } = await exporter.render(energy ? withEnergy(snapshot, energy) : snapshot, wantsOpenMetrics(req.headers.accept));
       return send(res, 200, contentType, body, { 'Cache-Control': 'no-store' });
     }
     if (url.pathname === '/api/v1/events') {
@@ -183,4 +187,10 @@ export function listen(app: App, host: string, port: number): Promise<{ server: 
       resolve({ server, port: bound.port, address: bound.address });
     });
   });
+}
+
+/** The snapshot with each device's total energy as read at this scrape (devices are copied, never changed). */
+function withEnergy(snapshot: ServerSnapshot, energy: Map<number, number | null>): ServerSnapshot {
+  const devices = snapshot.sample.devices.map((d) => (energy.has(d.index) ? { ...d, totalEnergyMj: energy.get(d.index) ?? null } : d));
+  return { ...snapshot, sample: { ...snapshot.sample, devices } };
 }

@@ -7,6 +7,7 @@ import { createHostEnricher, type ProcOptions } from './procfs/index.js';
 import { openReplaySource } from './replay/index.js';
 import { openSmiSource, resolveSmiPath } from './smi/index.js';
 import type { GpuSource } from './source.js';
+import type { NvmlFields } from './nvml/source.js';
 
 export type SourceChoice = 'auto' | 'nvml' | 'smi';
 
@@ -21,8 +22,8 @@ export interface OpenSourceOptions {
   env: NodeJS.ProcessEnv;
   /** /proc location etc. for host facts (tests). */
   proc?: ProcOptions;
-  /** What NVML reads each sample (a live view's savings; see NvmlSourceOptions). Ignored by other sources. */
-  nvml?: { settingsEveryMs?: number; clocksAndEnergy?: boolean };
+  /** The fields this consumer needs from NVML, and how fresh (see NvmlFields; default everything every sample). Ignored by other sources. */
+  nvml?: NvmlFields;
 }
 
 /** What NVML would be loaded from, for messages. */
@@ -39,9 +40,11 @@ async function openNvml(options: OpenSourceOptions): Promise<GpuSource> {
 
 function withHostFacts(source: GpuSource, proc: ProcOptions | undefined): GpuSource {
   const enrich = createHostEnricher(proc);
+  const energy = source.readTotalEnergyMj?.bind(source);
   return {
     kind: source.kind,
     readSample: async () => enrich(await source.readSample()),
+    ...(energy ? { readTotalEnergyMj: energy } : {}),
     close: () => {
       enrich.close();
       source.close();

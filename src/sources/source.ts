@@ -8,6 +8,11 @@ export interface GpuSource {
   readonly kind: Sample['source']['kind'];
   /** Reads all devices and their processes now (a recording: the next sample in order). */
   readSample(): Promise<Sample>;
+  /**
+   * Total energy per device index now, for a source whose samples leave it out (NVML with `energy: false`):
+   * /metrics reads it at scrape time. Absent where the source cannot read it apart from a sample.
+   */
+  readTotalEnergyMj?(): Map<number, number | null>;
   /** Releases the session (NVML shutdown, file handles). Safe to call twice. */
   close(): void;
 }

@@ -27,16 +27,24 @@ int fake_enter(const char *fn, void *h, fake_device **d, fake_mig **m) {
 
 
 static nvmlReturn_t do_init(const char *fn) {
+  /* An unknown cost table fails loudly rather than measuring free calls (fake_costs.c printed why). */
+  if (fake_costs_configure() != 0) return NVML_ERROR_UNKNOWN;
   int rc = fake_reload() == 0 ? fake_injected(fn, -1) : NVML_ERROR_DRIVER_NOT_LOADED;
   if (rc == NVML_SUCCESS) g_refs++;
   return rc;
 }
-API nvmlReturn_t nvmlInit_v2(void) { return do_init(__func__); }
-API nvmlReturn_t nvmlInit(void) { return do_init(__func__); }
-API nvmlReturn_t nvmlInitWithFlags(unsigned flags) { (void)flags; return do_init(__func__); }
-API nvmlReturn_t nvmlShutdown(void) { if (g_refs > 0) g_refs--; return NVML_SUCCESS; }
+/* As on the real driver, only the init that opens the session does the work; nested ones only count. */
+API nvmlReturn_t nvmlInit_v2(void) { CHARGE_IF(g_refs == 0); return do_init(__func__); }
+API nvmlReturn_t nvmlInit(void) { CHARGE_IF(g_refs == 0); return do_init(__func__); }
+API nvmlReturn_t nvmlInitWithFlags(unsigned flags) { CHARGE_IF(g_refs == 0); (void)flags; return do_init(__func__); }
+API nvmlReturn_t nvmlShutdown(void) {
+  CHARGE_IF(g_refs == 1);
+  if (g_refs > 0 && --g_refs == 0) fake_calls_write();
+  return NVML_SUCCESS;
+}
 
 API const char *nvmlErrorString(nvmlReturn_t r) {
+  CHARGE();
   switch (r) {
     case NVML_SUCCESS: return "Success";
     case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
@@ -47,6 +55,7 @@ API const char *nvmlErrorString(nvmlReturn_t r) {
 }
 
 API nvmlReturn_t nvmlSystemGetDriverVersion(char *v, unsigned len) {
+  CHARGE();
   if (g_refs == 0) return NVML_ERROR_UNINITIALIZED;
   if (!g_fake.driver[0]) return NVML_ERROR_NOT_SUPPORTED;
   if (strlen(g_fake.driver) + 1 > len) return NVML_ERROR_INSUFFICIENT_SIZE;
@@ -54,6 +63,7 @@ API nvmlReturn_t nvmlSystemGetDriverVersion(char *v, unsigned len) {
   return NVML_SUCCESS;
 }
 API nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v) {
+  CHARGE();
   if (g_refs == 0) return NVML_ERROR_UNINITIALIZED;
   int rc = fake_injected(__func__, -1);
   if (rc) return rc;
@@ -63,6 +73,7 @@ API nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v) {
 }
 
 API nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *count) {
+  CHARGE();
   if (g_refs == 0) return NVML_ERROR_UNINITIALIZED;
   fake_reload();
   int rc = fake_injected(__func__, -1);
@@ -71,6 +82,7 @@ API nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *count) {
   return NVML_SUCCESS;
 }
 API nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned i, void **h) {
+  CHARGE();
   if (g_refs == 0) return NVML_ERROR_UNINITIALIZED;
   fake_reload();
   if (i >= (unsigned)g_fake.ndevices) return NVML_ERROR_INVALID_ARGUMENT;
@@ -202,5 +214,5 @@ API nvmlReturn_t nvmlDeviceGetTemperatureV(void *h, nvmlTemperature_v1_t *t) {
   return NVML_SUCCESS;
 }
 /* 550+: gpumem keeps using nvmlDeviceGetProcessUtilization, which every era has. */
-API nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(void *h, void *info) { (void)h; (void)info; return NVML_ERROR_NOT_SUPPORTED; }
+API nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(void *h, void *info) { CHARGE(); (void)h; (void)info; return NVML_ERROR_NOT_SUPPORTED; }
 #endif

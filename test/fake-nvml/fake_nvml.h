@@ -105,7 +105,14 @@ int fake_injected(const char *fn, int deviceIndex);
 extern int g_refs;
 /* Resolves a handle to its device (and MIG instance), applying injected errors and lost state. */
 int fake_enter(const char *fn, void *h, fake_device **d, fake_mig **m);
-#define ENTER(h) fake_device *d; fake_mig *m; { int rc_ = fake_enter(__func__, h, &d, &m); if (rc_) return rc_; }
+/* Counts one call of the enclosing entry point and, with GPUMEM_FAKE_NVML_COSTS set, spends its cost (fake_costs.c). */
+int fake_counter_index(const char *fn);
+void fake_charge(int index, int spend);
+int fake_costs_configure(void);
+void fake_calls_write(void);
+#define CHARGE_IF(spend) do { static int idx_ = -2; if (idx_ == -2) idx_ = fake_counter_index(__func__); fake_charge(idx_, (spend)); } while (0)
+#define CHARGE() CHARGE_IF(1)
+#define ENTER(h) CHARGE(); fake_device *d; fake_mig *m; { int rc_ = fake_enter(__func__, h, &d, &m); if (rc_) return rc_; }
 #define UINT_FIELD(value, out)                          \
   do {                                                   \
     if ((value) == FAKE_UNSET) return NVML_ERROR_NOT_SUPPORTED; \

@@ -57,22 +57,22 @@ static nvmlReturn_t list(const char *fn, void *h, unsigned *count, void *infos, 
 #define V3_STRIDE 24u
 #endif
 
-API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(void *h, unsigned *c, void *p) { return list(__func__, h, c, p, 16, KIND_COMPUTE); }
-API nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(void *h, unsigned *c, void *p) { return list(__func__, h, c, p, 16, KIND_GRAPHICS); }
+API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(void *h, unsigned *c, void *p) { CHARGE(); return list(__func__, h, c, p, 16, KIND_COMPUTE); }
+API nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(void *h, unsigned *c, void *p) { CHARGE(); return list(__func__, h, c, p, 16, KIND_GRAPHICS); }
 #if FAKE_ERA >= 450066
-API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(void *h, unsigned *c, void *p) { return list(__func__, h, c, p, 24, KIND_COMPUTE); }
-API nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(void *h, unsigned *c, void *p) { return list(__func__, h, c, p, 24, KIND_GRAPHICS); }
+API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(void *h, unsigned *c, void *p) { CHARGE(); return list(__func__, h, c, p, 24, KIND_COMPUTE); }
+API nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(void *h, unsigned *c, void *p) { CHARGE(); return list(__func__, h, c, p, 24, KIND_GRAPHICS); }
 #endif
 #if FAKE_ERA >= 510039
-API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(void *h, unsigned *c, void *p) { return list(__func__, h, c, p, V3_STRIDE, KIND_COMPUTE); }
-API nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(void *h, unsigned *c, void *p) { return list(__func__, h, c, p, V3_STRIDE, KIND_GRAPHICS); }
+API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(void *h, unsigned *c, void *p) { CHARGE(); return list(__func__, h, c, p, V3_STRIDE, KIND_COMPUTE); }
+API nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(void *h, unsigned *c, void *p) { CHARGE(); return list(__func__, h, c, p, V3_STRIDE, KIND_GRAPHICS); }
 #endif
 #if FAKE_ERA >= 535054
 /* Present from 535.43 on; gpumem only probes for it (it tells the 32-byte `_v3` era apart). */
-API nvmlReturn_t nvmlDeviceGetConfComputeMemSizeInfo(void *h, void *info) { (void)h; (void)info; return NVML_ERROR_NOT_SUPPORTED; }
+API nvmlReturn_t nvmlDeviceGetConfComputeMemSizeInfo(void *h, void *info) { CHARGE(); (void)h; (void)info; return NVML_ERROR_NOT_SUPPORTED; }
 #endif
 #if FAKE_ERA >= 535104
-API nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(void *h, void *list) { (void)h; (void)list; return NVML_ERROR_NOT_SUPPORTED; }
+API nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(void *h, void *list) { CHARGE(); (void)h; (void)list; return NVML_ERROR_NOT_SUPPORTED; }
 #endif
 
 API nvmlReturn_t nvmlDeviceGetProcessUtilization(void *h, nvmlProcessUtilizationSample_t *out, unsigned *count,

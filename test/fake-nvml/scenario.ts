@@ -31,6 +31,10 @@
  *                                      lastSeenTimeStamp (NOT_FOUND when none) instead of one `sm=` sample per
  *                                      process stamped "now"
  * A device field left out makes its call answer NOT_SUPPORTED.
+ *
+ * Costs and counts (fake_costs.c): GPUMEM_FAKE_NVML_COSTS=h100 makes every call spend the CPU time the same
+ * call took on a real H100 (off by default); every call is counted, and the counts are written as JSON to
+ * GPUMEM_FAKE_NVML_CALLS_OUT when the session ends and at exit (test/fake-nvml/calls.ts reads them).
  */
 import { renameSync, writeFileSync } from 'node:fs';
 import { fakeNvmlLib, type FakeEra } from './build.js';

@@ -5,6 +5,7 @@ import type { CommandHandler } from '../context.js';
 import type { RecordOptions } from '../options/gpus.js';
 import { untilInterrupted } from '../interrupt.js';
 import { openSourceFromContext } from '../open-source.js';
+import { RECORD_FIELDS } from '../nvml-fields.js';
 import { refuseOutputOverInputs } from '../output-file.js';
 
 export const run: CommandHandler<RecordOptions> = async (ctx) => {
@@ -16,7 +17,7 @@ export const run: CommandHandler<RecordOptions> = async (ctx) => {
   const durationMs = o.duration === undefined ? null : o.duration * 1000;
   // A recording written over the one it replays (or over the driver it loads) would destroy it.
   refuseOutputOverInputs('--out', o.out, [o.replay, o.nvmlLib], ctx.cwd);
-  const source = await openSourceFromContext(ctx);
+  const source = await openSourceFromContext(ctx, RECORD_FIELDS);
   const writer = createRecordingWriter(o.out, { note: o.note ?? null, intervalMs });
   const startMs = Date.now();
   try {

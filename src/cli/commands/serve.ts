@@ -9,6 +9,7 @@ import type { ServeOptions } from '../options/serve.js';
 import { untilInterrupted } from '../interrupt.js';
 import { openSource } from '../../sources/index.js';
 import { sourceOptionsFromContext } from '../open-source.js';
+import { SERVE_FIELDS } from '../nvml-fields.js';
 import { painter } from '../render/style.js';
 
 /**
@@ -35,7 +36,7 @@ export const run: CommandHandler<ServeOptions> = async (ctx) => {
     ctx.stderr.write('gpumem serve: warning: --token is visible to every user of this machine in the process list (/proc/PID/cmdline); set GPUMEM_SERVE_TOKEN instead\n');
   }
 
-  const source = await openSource({ ...sourceOptionsFromContext(ctx), proc: { restatEveryMs: RESTAT_EVERY_MS } });
+  const source = await openSource({ ...sourceOptionsFromContext(ctx, SERVE_FIELDS), proc: { restatEveryMs: RESTAT_EVERY_MS } });
   const sampler = new LiveSampler(source, {
     intervalMs,
     // Full samples only for the diagnosis window; the charts keep compact points (ServerState).
@@ -46,6 +47,8 @@ export const run: CommandHandler<ServeOptions> = async (ctx) => {
   const app = createApp({
     state, bindAddress: host, token,
     kill: { graceMs: 5000, killOptions: { devicePrefix: ctx.env.GPUMEM_DEVICE_PREFIX || undefined } },
+    // Energy is read when Prometheus asks for it (3.84 ms of driver CPU per GPU on an H100), not every sample.
+    ...(source.readTotalEnergyMj ? { energyAtScrape: source.readTotalEnergyMj.bind(source) } : {}),
     // A recording plays one sample per read: slowing it while no page is open would slow the replay itself.
     pace: { intervalMs, idleIntervalMs: source.kind === 'replay' ? intervalMs : Math.max(intervalMs, o.idleInterval) },
     onError: (error) => ctx.stderr.write(`gpumem serve: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),

@@ -3,6 +3,7 @@ import type { Sample } from '../../core/types.js';
 import type { CommandHandler, CommandContext } from '../context.js';
 import type { StatusOptions } from '../options/gpus.js';
 import { openSourceFromContext } from '../open-source.js';
+import { statusFields } from '../nvml-fields.js';
 import { renderStatus, statusJson } from '../render/status.js';
 import { untilInterrupted } from '../interrupt.js';
 
@@ -17,7 +18,7 @@ function show(ctx: CommandContext<StatusOptions>, sample: Sample, watching: bool
 }
 
 export const run: CommandHandler<StatusOptions> = async (ctx) => {
-  const source = await openSourceFromContext(ctx);
+  const source = await openSourceFromContext(ctx, statusFields(ctx.args.options.json, ctx.args.options.watch));
   try {
     if (!ctx.args.options.watch) {
       show(ctx, await source.readSample(), false);

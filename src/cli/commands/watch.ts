@@ -14,6 +14,7 @@ import { readLiveCompanion, type LiveCompanionEntry } from '../../store/index.js
 import type { CommandHandler } from '../context.js';
 import type { WatchOptions } from '../options/gpus.js';
 import { sourceOptionsFromContext } from '../open-source.js';
+import { WATCH_FIELDS } from '../nvml-fields.js';
 import { isReplaySource, openSource } from '../../sources/index.js';
 import { testDevicePrefix } from './kill.js';
 import { killFromView } from '../watch/kill-action.js';
@@ -50,11 +51,6 @@ const REDRAW_UNCHANGED_EVERY_MS = 10_000;
  */
 const RESTAT_EVERY_MS = 30_000;
 const FOCUS_RESTAT_EVERY_MS = 2000;
-/**
- * Power limit, compute mode and MIG mode change only by an administrator's hand: re-read this often, not every
- * sample (three NVML calls per GPU). Clocks and energy are not drawn, so not read.
- */
-const SETTINGS_EVERY_MS = 10_000;
 /** Longest real wait between two replayed samples: a gap in a recording (the recorder was off) is not waited out. */
 const REPLAY_MAX_WAIT_MS = 5000;
 
@@ -87,7 +83,7 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
   const source = await openSource({
     ...sourceOptionsFromContext(ctx),
     proc: { restatEveryMs: RESTAT_EVERY_MS, focusRestatEveryMs: FOCUS_RESTAT_EVERY_MS, focusPids: () => focus, liveUsage: true, reuseRows: true },
-    nvml: { settingsEveryMs: SETTINGS_EVERY_MS, clocksAndEnergy: false },
+    nvml: WATCH_FIELDS,
   });
   const killOptions = { devicePrefix: replay || o.readonly ? undefined : testDevicePrefix(ctx) };
   const live = !replay;

@@ -6,6 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import type { DiagnoseReport } from '../../core/diagnose/engine.js';
 import { sourceOptionsFromContext } from '../open-source.js';
+import { DIAGNOSIS_FIELDS } from '../nvml-fields.js';
 import type { CommandContext } from '../context.js';
 import type { DiagnoseOptions } from '../options/gpus.js';
 import type { Outcome } from '../exit-codes.js';
@@ -22,7 +23,7 @@ export const SAMPLE_INTERVAL_MS = 500;
 /** Collects and diagnoses the window the options ask for; with `fallbackToExample`, no GPU access shows the bundled recording. */
 export function runDiagnosis(ctx: CommandContext<DiagnoseOptions>, fallbackToExample: boolean, onSample?: CollectOptions['onSample']): Promise<Diagnosed> {
   return diagnoseWindow({
-    windowMs: Math.round(ctx.args.options.window * 1000), intervalMs: SAMPLE_INTERVAL_MS, source: sourceOptionsFromContext(ctx),
+    windowMs: Math.round(ctx.args.options.window * 1000), intervalMs: SAMPLE_INTERVAL_MS, source: sourceOptionsFromContext(ctx, DIAGNOSIS_FIELDS),
     fallbackRecording: fallbackToExample ? EXAMPLE_RECORDING : null, ...(onSample ? { onSample } : {}),
   });
 }

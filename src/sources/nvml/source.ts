@@ -14,24 +14,58 @@ import { DRIVER_VERSION_BUFFER_SIZE, readCString } from './layouts.js';
 import { acquireNvml, releaseNvml, type DeviceHandle, type NvmlLibrary } from './library.js';
 import { initialMemoryApi, type MemoryApiState } from './memory.js';
 import { readMigInstances } from './mig.js';
+import { readTotalEnergyMj } from './power.js';
 import { ListBuffer, mergeEntries, readProcessList } from './processes.js';
 import { readSmUtilization, UtilBuffer } from './process-util.js';
 import type { ProcessApiChoice } from './process-api.js';
 import { NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NO_PERMISSION, NVML_SUCCESS, nvmlReturnHint, nvmlReturnName } from './return-codes.js';
 
-export interface NvmlSourceOptions {
-  /** Library to load; default env GPUMEM_NVML_LIB, else "libnvidia-ml.so.1" (found by the dynamic loader). */
-  libPath?: string;
+/**
+ * Which fields a consumer needs, and how fresh. A real driver charges very different prices per call (CPU time
+ * per call on an H100, driver 580: total energy 3.84 ms, per-process utilization 2.53 ms, power limit 0.18 ms,
+ * MIG mode 0.15 ms; memory, processes, utilization, temperature, power draw, clocks ≤ 0.021 ms), so each
+ * consumer declares what it shows instead of every sample paying for everything. Leaving a field out keeps
+ * the default: everything, every sample.
+ */
+export interface NvmlFields {
   /**
    * Re-read each device's power limit, compute mode and MIG mode at most this often, in ms (default 0: every
    * sample). They change only when an administrator changes them, so a live view shows such a change within
    * this period. Name, UUID, PCI bus id and minor number are read once per session in any case.
    */
   settingsEveryMs?: number;
-  /** Read clocks and total energy every sample (default true); a view that draws neither turns this off. */
-  clocksAndEnergy?: boolean;
-  /** Clock for settingsEveryMs (tests). */
+  /** Read SM and memory clocks every sample (default true). Not read: `clocks` is absent from the device. */
+  clocks?: boolean;
+  /**
+   * Read total energy every sample (default true). Not read: `totalEnergyMj` is absent; a consumer that exports
+   * it reads it when asked instead (NvmlSource.readTotalEnergyMj, /metrics at scrape time).
+   */
+  energy?: boolean;
+  /**
+   * Per-process SM %: read at most this often, in ms (default 0: every sample); null: never (each row says so).
+   * The driver's timestamp protocol hands back every sample taken since the previous read, so a read every few
+   * seconds loses nothing: its means cover the whole time since the read before, and the samples in between
+   * carry them (a pid that appeared since has none until the next read).
+   */
+  processSmEveryMs?: number | null;
+}
+
+export interface NvmlSourceOptions extends NvmlFields {
+  /** Library to load; default env GPUMEM_NVML_LIB, else "libnvidia-ml.so.1" (found by the dynamic loader). */
+  libPath?: string;
+  /** Clock for the periods above (tests). */
   nowMs?: () => number;
+}
+
+/** Said for every process's SM % when the consumer did not ask for it (NvmlFields.processSmEveryMs null). */
+export const SM_NOT_READ = 'per-process SM % not read: this command does not show it';
+
+/**
+ * Whether per-process SM % read every `everyMs` is due. A tenth of the period is forgiven, so a period that is a
+ * multiple of the sampling interval is read on that multiple, not one sample late because of timer jitter.
+ */
+function smDue(lastMs: number | null, nowMs: number, everyMs: number): boolean {
+  return everyMs <= 0 || lastMs === null || nowMs < lastMs || nowMs - lastMs >= everyMs * 0.9;
 }
 
 /** The library path gpumem uses: the option, else GPUMEM_NVML_LIB, else libnvidia-ml.so.1. */
@@ -45,6 +79,9 @@ interface DeviceSlot {
   identity: DeviceIdentity | null;
   settings: DeviceSettings | null;
   settingsAtMs: number;
+  /** When per-process SM % was last read (null: not yet), and why it gave no means then (null: it did). */
+  smAtMs: number | null;
+  noSm: string | null;
   compute: ListBuffer;
   graphics: ListBuffer;
   util: UtilBuffer;
@@ -79,7 +116,9 @@ export class NvmlSource implements GpuSource {
   private readonly slots: DeviceSlot[] = [];
   private readonly handleOut: unknown[] = [null];
   private readonly settingsEveryMs: number;
-  private readonly clocksAndEnergy: boolean;
+  private readonly clocks: boolean;
+  private readonly energy: boolean;
+  private readonly processSmEveryMs: number | null;
   private readonly nowMs: () => number;
   private closed = false;
   private readonly sourceInfo: Sample['source'];
@@ -90,7 +129,9 @@ export class NvmlSource implements GpuSource {
     this.libPath = resolveNvmlLibPath(options);
     this.sourceInfo = { kind: 'nvml', detail: this.libPath };
     this.settingsEveryMs = options.settingsEveryMs ?? 0;
-    this.clocksAndEnergy = options.clocksAndEnergy !== false;
+    this.clocks = options.clocks !== false;
+    this.energy = options.energy !== false;
+    this.processSmEveryMs = options.processSmEveryMs === undefined ? 0 : options.processSmEveryMs;
     this.nowMs = options.nowMs ?? Date.now;
     this.lib = acquireNvml(this.libPath);
     try {
@@ -106,7 +147,7 @@ export class NvmlSource implements GpuSource {
       }
       const count = scratchU32[0] as number;
       for (let index = 0; index < count; index++) {
-        this.slots.push({ index, handle: null, identity: null, settings: null, settingsAtMs: 0, compute: new ListBuffer(), graphics: new ListBuffer(), util: new UtilBuffer(), rows: null, device: null, out: null });
+        this.slots.push({ index, handle: null, identity: null, settings: null, settingsAtMs: 0, smAtMs: null, noSm: null, compute: new ListBuffer(), graphics: new ListBuffer(), util: new UtilBuffer(), rows: null, device: null, out: null });
       }
     } catch (err) {
       releaseNvml(this.lib);
@@ -189,7 +230,8 @@ export class NvmlSource implements GpuSource {
       slot.identity ??= readIdentity(fns, slot.handle);
       const device = readDevice(fns, this.memoryApi, slot.handle, slot.index, slot.identity, this.system, {
         settings: () => this.settingsFor(slot),
-        clocksAndEnergy: this.clocksAndEnergy,
+        clocks: this.clocks,
+        energy: this.energy,
       });
       if (device.migMode === 'enabled') {
         const mig = readMigInstances(fns, this.memoryApi, slot.handle, device.unavailable);
@@ -220,6 +262,34 @@ export class NvmlSource implements GpuSource {
     return slot.settings;
   }
 
+  /** Per-process SM % when it is due (the means stay in slot.util until the next read); else the last read's. */
+  private smFor(slot: DeviceSlot): string | null {
+    if (this.processSmEveryMs === null) return SM_NOT_READ;
+    const nowMs = this.processSmEveryMs > 0 ? this.nowMs() : 0;
+    if (!smDue(slot.smAtMs, nowMs, this.processSmEveryMs)) return slot.noSm;
+    slot.noSm = readSmUtilization(this.lib.fns.processUtilization, slot.util, slot.handle);
+    slot.smAtMs = nowMs;
+    return slot.noSm;
+  }
+
+  /**
+   * Total energy of every readable device now, by device index (null where it cannot be read): what /metrics
+   * exports at scrape time when samples do not carry it (NvmlFields.energy false).
+   */
+  readTotalEnergyMj(): Map<number, number | null> {
+    const out = new Map<number, number | null>();
+    for (const slot of this.slots) {
+      if (slot.handle === null) continue;
+      try {
+        out.set(slot.index, readTotalEnergyMj(this.lib.fns, slot.handle, {}));
+      } catch (err) {
+        if (!(err instanceof DeviceUnreadable)) throw err;
+        out.set(slot.index, null);
+      }
+    }
+    return out;
+  }
+
   /** Compute mode of a MIG GPU, read through its first MIG device (the parent handle answers NOT_SUPPORTED). */
   private readMigComputeMode(device: Device, migHandle: DeviceHandle): void {
     if (device.computeMode !== null) return;
@@ -243,7 +313,7 @@ export class NvmlSource implements GpuSource {
       slot.rows = null;
       return NO_ROWS;
     }
-    const noSm = readSmUtilization(fns.processUtilization, slot.util, slot.handle);
+    const noSm = this.smFor(slot);
     const listsUnchanged = 'unchanged' in compute && compute.unchanged && 'unchanged' in graphics && graphics.unchanged;
     if (listsUnchanged && slot.rows !== null && sameSm(slot.rows, slot.util, noSm)) return slot.rows;
     const rows = new Map<string | number, GpuProcess>();

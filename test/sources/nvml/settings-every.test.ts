@@ -24,7 +24,7 @@ describe('NVML settings re-read period', () => {
     write(700_000, 69_000, 0);
     process.env.GPUMEM_FAKE_NVML_SCENARIO = path;
     let nowMs = 1_000_000;
-    source = openNvmlSource({ libPath: fakeNvmlLib('590'), settingsEveryMs: 10_000, clocksAndEnergy: false, nowMs: () => nowMs });
+    source = openNvmlSource({ libPath: fakeNvmlLib('590'), settingsEveryMs: 10_000, clocks: false, energy: false, nowMs: () => nowMs });
     const first = source.readSampleSync().devices[0]!;
     expect(first).toMatchObject({ powerLimitMw: 700_000, powerDrawMw: 69_000, computeMode: 'Default', migMode: 'disabled' });
     expect('clocks' in first).toBe(false);

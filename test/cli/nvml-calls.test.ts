@@ -1,0 +1,102 @@
+/**
+ * The NVML calls real gpumem commands make, counted by the fake driver (GPUMEM_FAKE_NVML_CALLS_OUT): each pays
+ * only for the fields it shows or exports. The expensive calls on an H100 are total energy (3.84 ms of CPU per
+ * call) and per-process utilization (2.53 ms); see src/cli/nvml-fields.ts.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { countsOf, readCallsFile } from '../fake-nvml/calls.js';
+import { fakeH100, fakeNvmlEnv, writeScenario } from '../fake-nvml/scenario.js';
+import { BIN } from '../helpers/cli.js';
+import { GiB } from '../../src/core/units.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'gpumem-nvml-calls-'));
+const trainer = spawn('/bin/sleep', ['60'], { stdio: 'ignore' });
+afterAll(() => {
+  trainer.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+const scenario = join(dir, 'scenario.txt');
+writeScenario(scenario, {
+  driverVersion: '590.48.01', cudaVersion: 13010,
+  devices: [0, 1].map((i) => fakeH100(i, { energyMj: 5_000_000 + i, processes: i === 0 ? [{ pid: trainer.pid!, usedBytes: GiB, smUtilPct: 40 }] : [] })),
+});
+let runs = 0;
+const envFor = (callsOut: string): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH, XDG_DATA_HOME: dir, XDG_RUNTIME_DIR: dir, ...fakeNvmlEnv('590', scenario), GPUMEM_FAKE_NVML_CALLS_OUT: callsOut,
+});
+
+function gpumem(args: string[]): { code: number | null; stdout: string; stderr: string; calls: Record<string, number> } {
+  const callsOut = join(dir, `calls-${runs++}.json`);
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: envFor(callsOut), timeout: 30_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr, calls: countsOf(readCallsFile(callsOut)) };
+}
+
+const EXPENSIVE = ['nvmlDeviceGetTotalEnergyConsumption', 'nvmlDeviceGetProcessUtilization', 'nvmlDeviceGetClockInfo'];
+const expensive = (calls: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(EXPENSIVE.filter((fn) => fn in calls).map((fn) => [fn, calls[fn]!]));
+
+describe('NVML calls per command', () => {
+  it('status as a table reads no energy, clocks or per-process SM %; --json reads them all', () => {
+    const table = gpumem(['status', '--source', 'nvml']);
+    expect(table.code, table.stderr).toBe(0);
+    expect(expensive(table.calls)).toEqual({});
+    expect(table.calls.nvmlDeviceGetMemoryInfo_v2).toBe(2);
+    const json = gpumem(['status', '--json', '--source', 'nvml']);
+    // Energy and clocks on both GPUs; SM % (count, then fill) on the GPU with a process.
+    expect(expensive(json.calls)).toEqual({ nvmlDeviceGetTotalEnergyConsumption: 2, nvmlDeviceGetClockInfo: 4, nvmlDeviceGetProcessUtilization: 2 });
+  });
+
+  it('doctor reads SM % (evidence for idle jobs) but no energy or clocks', () => {
+    const r = gpumem(['doctor', '--window', '0', '--source', 'nvml', '--json']);
+    expect(r.stderr).toBe('');
+    expect(expensive(r.calls)).toEqual({ nvmlDeviceGetProcessUtilization: 2 });
+    expect([0, 1]).toContain(r.code);
+  });
+
+  it('record reads SM % every 5 s, not every sample, and neither energy nor clocks', () => {
+    const out = join(dir, 'rec.ndjson');
+    const r = gpumem(['record', '--out', out, '--interval', '100', '--duration', '1', '--source', 'nvml']);
+    expect(r.code, r.stderr).toBe(0);
+    const samples = Number(/wrote (\d+) samples/.exec(r.stderr)?.[1]);
+    expect(samples).toBeGreaterThan(3);
+    expect(r.calls.nvmlDeviceGetMemoryInfo_v2).toBe(2 * samples);
+    expect(expensive(r.calls)).toEqual({ nvmlDeviceGetProcessUtilization: 2 });
+  });
+
+  it('serve reads energy once per /metrics scrape, not per sample', async () => {
+    const callsOut = join(dir, `calls-${runs++}.json`);
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--source', 'nvml', '--interval', '100', '--idle-interval', '100'], { env: envFor(callsOut) });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => { stderr += b.toString(); });
+    const base = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (b: Buffer) => {
+        stdout += b.toString();
+        const m = /http:\/\/[\d.]+:(\d+)\//.exec(stdout);
+        if (m) resolve(`http://127.0.0.1:${m[1]}`);
+      });
+      child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+    });
+    const scrape = async (): Promise<string> => (await fetch(`${base}/metrics`)).text();
+    const first = await scrape();
+    await new Promise((r) => setTimeout(r, 500));
+    const second = await scrape();
+    const code = await new Promise<number | null>((resolve) => {
+      child.once('exit', (c) => resolve(c));
+      child.kill('SIGINT');
+    });
+    expect(code, stderr).toBe(0);
+    for (const body of [first, second]) {
+      expect(body).toMatch(/^DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION\{gpu="0",[^}]*\} 5000000$/m);
+      expect(body).toMatch(/^DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION\{gpu="1",[^}]*\} 5000001$/m);
+    }
+    const calls = countsOf(readCallsFile(callsOut));
+    // Two scrapes × two GPUs, while the sampler read memory many times.
+    expect(calls.nvmlDeviceGetTotalEnergyConsumption).toBe(4);
+    expect(calls.nvmlDeviceGetMemoryInfo_v2).toBeGreaterThan(4);
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * scripts/stage-device.sh stages the CLI as one bundle for a GPU machine without npm. Every file the bundle reads
+ * at run time must travel with it: `gpumem serve` once crashed at start on the H100 with ENOENT on
+ * dist/server/assets/index.html. Here the staged bundle is started from its own folder and serves its page.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { fakeH100, fakeNvmlEnv, writeScenario } from '../fake-nvml/scenario.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'gpumem-stage-'));
+const staged = join(dir, 'device');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('the staged bundle', () => {
+  it('stages the server\'s assets, and `serve` started from the staged folder serves its page and /metrics', async () => {
+    // dist/ is built by the test setup; --no-node: the Node binary for the GPU machine is not needed here.
+    const stage = spawnSync('bash', ['scripts/stage-device.sh', '--no-build', '--no-node', '--out', staged], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    expect(stage.status, stage.stderr).toBe(0);
+    expect(existsSync(join(staged, 'dist/server/assets/index.html'))).toBe(true);
+
+    const scenario = join(dir, 'scenario.txt');
+    writeScenario(scenario, { driverVersion: '580.159.04', cudaVersion: 13000, devices: [fakeH100(0)] });
+    const child = spawn(process.execPath, ['gpumem.mjs', 'serve', '--port', '0', '--source', 'nvml', '--readonly'], {
+      cwd: staged, env: { PATH: process.env.PATH, XDG_DATA_HOME: dir, XDG_RUNTIME_DIR: dir, ...fakeNvmlEnv('590', scenario) },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => { stderr += b.toString(); });
+    const base = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (b: Buffer) => {
+        stdout += b.toString();
+        const m = /http:\/\/[\d.]+:(\d+)\//.exec(stdout);
+        if (m) resolve(`http://127.0.0.1:${m[1]}`);
+      });
+      child.once('exit', (code) => reject(new Error(`staged serve exited ${code}: ${stderr}`)));
+    });
+    const page = await fetch(`${base}/`);
+    const body = await page.text();
+    const script = await fetch(`${base}/assets/app.js`);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    const code = await new Promise<number | null>((resolve) => {
+      child.once('exit', (c) => resolve(c));
+      child.kill('SIGINT');
+    });
+    expect(page.status).toBe(200);
+    expect(body).toContain('<html');
+    expect(script.status).toBe(200);
+    expect(metrics).toMatch(/^DCGM_FI_DEV_FB_USED\{gpu="0",/m);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  });
+});

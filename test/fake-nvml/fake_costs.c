@@ -1,0 +1,179 @@
+/*
+ * What each fake NVML call costs, and how often each was made.
+ *
+ * The fake's calls would otherwise be free, so a benchmark on it measured only gpumem's own work and hid
+ * the driver: on a real H100 one energy read costs more than all of gpumem's other work in a sample. With
+ * GPUMEM_FAKE_NVML_COSTS=h100 every call spends, busy on the calling thread's CPU, the CPU time the same call
+ * took on a real H100. Off by default, so tests stay fast.
+ *
+ * Provenance of the h100 column: bench/results/2026-11-27-h100-80gb/RESULTS.md (the GPU machine's notes),
+ * "Per-call NVML cost on this machine (pynvml, CPU ms per call, 200 calls)": one NVIDIA H100 80GB HBM3, driver
+ * 580.159.04, one process on the GPU, pynvml. Where RESULTS.md gives a range ("0.005–0.006") the table takes
+ * its upper end. Calls it did not measure carry the cost of the measured call they are most like, marked
+ * ASSUMED below.
+ *
+ * Counting is always on: every exported entry point adds one to its counter, costs or not. The counts (and the
+ * CPU time actually spent per function) are written as JSON to the file named by GPUMEM_FAKE_NVML_CALLS_OUT
+ * when the last nvmlShutdown ends the session and again when the process exits, and can be read at any time
+ * in the same process through fakeNvmlCallsJson (test/fake-nvml/calls.ts reads both).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "fake_nvml.h"
+
+typedef struct { const char *fn; long long h100Ns; } fake_cost;
+
+/* CPU ns per call on the H100 (see the provenance above). */
+static const fake_cost H100[] = {
+  /* measured, RESULTS.md "Per-call NVML cost" */
+  { "nvmlDeviceGetTotalEnergyConsumption", 3840000 },
+  { "nvmlDeviceGetProcessUtilization", 2530000 },     /* measured answering NOT_FOUND (no new sample) */
+  { "nvmlDeviceGetPowerManagementLimit", 180000 },    /* not exported by the fake; gpumem does not call it */
+  { "nvmlDeviceGetFanSpeed", 150000 },                /* NOT_SUPPORTED on the H100; not exported by the fake */
+  { "nvmlDeviceGetMigMode", 150000 },
+  { "nvmlDeviceGetBAR1MemoryInfo", 150000 },          /* not exported by the fake; gpumem does not call it */
+  { "nvmlDeviceGetUtilizationRates", 21000 },
+  { "nvmlDeviceGetTotalEccErrors", 12000 },           /* not exported by the fake; gpumem does not call it */
+  { "nvmlDeviceGetMemoryInfo", 10000 },
+  { "nvmlDeviceGetMemoryInfo_v2", 10000 },
+  { "nvmlDeviceGetPowerUsage", 11000 },
+  { "nvmlDeviceGetComputeRunningProcesses", 11000 },
+  { "nvmlDeviceGetComputeRunningProcesses_v2", 11000 },
+  { "nvmlDeviceGetComputeRunningProcesses_v3", 11000 },
+  { "nvmlDeviceGetGraphicsRunningProcesses", 11000 },
+  { "nvmlDeviceGetGraphicsRunningProcesses_v2", 11000 },
+  { "nvmlDeviceGetGraphicsRunningProcesses_v3", 11000 },
+  { "nvmlDeviceGetTemperature", 6000 },
+  { "nvmlDeviceGetClockInfo", 6000 },
+  { "nvmlDeviceGetComputeMode", 6000 },
+  { "nvmlDeviceGetName", 4000 },
+  { "nvmlDeviceGetUUID", 4000 },
+  { "nvmlDeviceGetPciInfo_v3", 4000 },
+  /* ASSUMED: gpumem reads the enforced limit, RESULTS.md measured the management limit; same driver query. */
+  { "nvmlDeviceGetEnforcedPowerLimit", 180000 },
+  /* ASSUMED: plain getters of facts the driver keeps, like Name/UUID/PciInfo (≤ 0.004 ms). */
+  { "nvmlDeviceGetMinorNumber", 4000 },
+  { "nvmlDeviceGetIndex", 4000 },
+  { "nvmlDeviceGetCount_v2", 4000 },
+  { "nvmlDeviceGetHandleByIndex_v2", 4000 },
+  { "nvmlSystemGetDriverVersion", 4000 },
+  { "nvmlSystemGetCudaDriverVersion_v2", 4000 },
+  { "nvmlDeviceGetMaxMigDeviceCount", 4000 },
+  { "nvmlDeviceGetMigDeviceHandleByIndex", 4000 },
+  { "nvmlDeviceIsMigDeviceHandle", 4000 },
+  { "nvmlDeviceGetGpuInstanceId", 4000 },
+  { "nvmlDeviceGetComputeInstanceId", 4000 },
+  /* ASSUMED: a sensor read like nvmlDeviceGetTemperature; a power read like nvmlDeviceGetPowerUsage. */
+  { "nvmlDeviceGetTemperatureV", 6000 },
+  { "nvmlDeviceGetFieldValues", 11000 },
+  /* ASSUMED: nvmlInit opens the driver's device nodes and attaches every GPU; nothing measured it alone. A whole
+     `nvidia-smi -q -x` took 0.04 s CPU on the same machine (RESULTS.md, "Whole process"), which bounds it from above;
+     the table charges half of that, 20 ms, for the init that opens the session, and 1 ms for the last shutdown. */
+  { "nvmlInit_v2", 20000000 },
+  { "nvmlInit", 20000000 },
+  { "nvmlInitWithFlags", 20000000 },
+  { "nvmlShutdown", 1000000 },
+};
+#define NCOSTS ((int)(sizeof H100 / sizeof H100[0]))
+
+/* One counter per function that was called; a name without a table entry gets a slot (cost 0) too. */
+#define FAKE_MAX_COUNTERS 128
+typedef struct { const char *fn; long long costNs; unsigned long long calls; unsigned long long spentNs; } fake_counter;
+static fake_counter g_counters[FAKE_MAX_COUNTERS];
+static int g_ncounters;
+static int g_costsOn = -1; /* -1: GPUMEM_FAKE_NVML_COSTS not read yet */
+
+static long long table_cost(const char *fn) {
+  for (int i = 0; i < NCOSTS; i++)
+    if (strcmp(H100[i].fn, fn) == 0) return H100[i].h100Ns;
+  return 0;
+}
+
+int fake_counter_index(const char *fn) {
+  for (int i = 0; i < g_ncounters; i++)
+    if (strcmp(g_counters[i].fn, fn) == 0) return i;
+  if (g_ncounters >= FAKE_MAX_COUNTERS) return -1;
+  g_counters[g_ncounters] = (fake_counter){ fn, table_cost(fn), 0, 0 };
+  return g_ncounters++;
+}
+
+/* Reads GPUMEM_FAKE_NVML_COSTS: unset, "" or "off" → free calls; "h100" → the table; anything else → -1. */
+int fake_costs_configure(void) {
+  const char *v = getenv("GPUMEM_FAKE_NVML_COSTS");
+  if (!v || !v[0] || strcmp(v, "off") == 0) g_costsOn = 0;
+  else if (strcmp(v, "h100") == 0) g_costsOn = 1;
+  else {
+    fprintf(stderr, "fake NVML: GPUMEM_FAKE_NVML_COSTS=%s is not a known cost table (known: h100, off)\n", v);
+    g_costsOn = 0;
+    return -1;
+  }
+  return 0;
+}
+
+static unsigned long long thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+/* Counts one call and, when `spend` and costs are on, spins until this thread has used the call's CPU time.
+   Thread CPU time, not wall time: on a busy machine a descheduled spin would otherwise charge less CPU than
+   the table says. */
+void fake_charge(int index, int spend) {
+  if (index < 0) return;
+  fake_counter *c = &g_counters[index];
+  c->calls++;
+  if (g_costsOn < 0) fake_costs_configure();
+  if (!spend || g_costsOn != 1 || c->costNs <= 0) return;
+  unsigned long long start = thread_cpu_ns(), now = start;
+  while (now - start < (unsigned long long)c->costNs) now = thread_cpu_ns();
+  c->spentNs += now - start;
+}
+
+#define JSON_CAP (FAKE_MAX_COUNTERS * 128 + 64)
+
+/* The counters as JSON: {"costs":"h100"|"off","calls":{"fn":{"count":N,"costNs":C,"spentNs":S},…}}. Returns the
+   length the whole text needs (without the NUL); writes at most len bytes including the NUL. */
+API int fakeNvmlCallsJson(char *out, unsigned len) {
+  char buf[JSON_CAP];
+  int n = snprintf(buf, sizeof buf, "{\"costs\":\"%s\",\"calls\":{", g_costsOn == 1 ? "h100" : "off");
+  int first = 1;
+  for (int i = 0; i < g_ncounters && n < (int)sizeof buf; i++) {
+    const fake_counter *c = &g_counters[i];
+    if (c->calls == 0) continue;
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "%s\"%s\":{\"count\":%llu,\"costNs\":%lld,\"spentNs\":%llu}",
+                  first ? "" : ",", c->fn, c->calls, c->costNs, c->spentNs);
+    first = 0;
+  }
+  if (n < (int)sizeof buf) n += snprintf(buf + n, sizeof buf - (size_t)n, "}}");
+  if (out && len > 0) snprintf(out, len, "%s", buf);
+  return n;
+}
+
+/* Sets every counter back to zero (a test measuring one sample starts from here). */
+API void fakeNvmlCallsReset(void) {
+  for (int i = 0; i < g_ncounters; i++) g_counters[i].calls = g_counters[i].spentNs = 0;
+}
+
+/* Writes the counters to GPUMEM_FAKE_NVML_CALLS_OUT (temp file + rename, so a reader never sees half). */
+void fake_calls_write(void) {
+  const char *path = getenv("GPUMEM_FAKE_NVML_CALLS_OUT");
+  if (!path || !path[0]) return;
+  char json[JSON_CAP];
+  fakeNvmlCallsJson(json, sizeof json);
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) return;
+  fputs(json, f);
+  fputc('\n', f);
+  if (fclose(f) == 0) rename(tmp, path);
+  else remove(tmp);
+}
+
+/* A process that exits without nvmlShutdown still leaves its counts. */
+__attribute__((destructor)) static void write_at_exit(void) { fake_calls_write(); }

@@ -1,0 +1,103 @@
+/**
+ * The fake driver's cost table (test/fake-nvml/fake_costs.c): with GPUMEM_FAKE_NVML_COSTS=h100 each call spends
+ * the CPU time the same call took on a real H100, and the fake counts every call. A real `gpumem status --json`
+ * run is counted here. The time assertions are about the fake (it spent at least what its table charges), not
+ * about gpumem's speed.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { countsOf, readCallsFile } from '../../fake-nvml/calls.js';
+import { fakeH100, fakeNvmlEnv, writeScenario } from '../../fake-nvml/scenario.js';
+import { BIN } from '../../helpers/cli.js';
+import { GiB } from '../../../src/core/units.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'gpumem-fake-costs-'));
+const trainer = spawn('/bin/sleep', ['60'], { stdio: 'ignore' });
+afterAll(() => {
+  trainer.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+const scenario = join(dir, 'scenario.txt');
+writeScenario(scenario, {
+  driverVersion: '580.159.04',
+  cudaVersion: 13000,
+  devices: [fakeH100(0, { processes: [{ pid: trainer.pid!, usedBytes: GiB, smUtilPct: 40 }] })],
+});
+
+let runs = 0;
+function status(costs: string | undefined): { code: number | null; stdout: string; stderr: string; callsOut: string } {
+  const callsOut = join(dir, `calls-${runs++}.json`);
+  const env = { PATH: process.env.PATH, ...fakeNvmlEnv('590', scenario), GPUMEM_FAKE_NVML_CALLS_OUT: callsOut, ...(costs === undefined ? {} : { GPUMEM_FAKE_NVML_COSTS: costs }) };
+  const r = spawnSync(process.execPath, [BIN, 'status', '--json', '--source', 'nvml'], { encoding: 'utf8', env, timeout: 30_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr, callsOut };
+}
+
+/** The H100's per-call CPU time (bench/results/2026-11-27-h100-80gb/RESULTS.md, "Per-call NVML cost"), in ns. */
+const H100_NS: Record<string, number> = {
+  nvmlDeviceGetTotalEnergyConsumption: 3_840_000,
+  nvmlDeviceGetProcessUtilization: 2_530_000,
+  nvmlDeviceGetMigMode: 150_000,
+  nvmlDeviceGetUtilizationRates: 21_000,
+  nvmlDeviceGetMemoryInfo_v2: 10_000,
+  nvmlDeviceGetPowerUsage: 11_000,
+  nvmlDeviceGetComputeRunningProcesses_v3: 11_000,
+  nvmlDeviceGetGraphicsRunningProcesses_v3: 11_000,
+  nvmlDeviceGetTemperature: 6_000,
+  nvmlDeviceGetClockInfo: 6_000,
+  nvmlDeviceGetComputeMode: 6_000,
+  nvmlDeviceGetName: 4_000,
+  nvmlDeviceGetUUID: 4_000,
+  nvmlDeviceGetPciInfo_v3: 4_000,
+};
+
+/** Every NVML call one `gpumem status --json` makes on one GPU with one process. */
+const STATUS_CALLS = {
+  // Session and identity, once.
+  nvmlInit_v2: 1, nvmlShutdown: 1,
+  nvmlSystemGetDriverVersion: 1, nvmlSystemGetCudaDriverVersion_v2: 1,
+  nvmlDeviceGetCount_v2: 1, nvmlDeviceGetHandleByIndex_v2: 1,
+  nvmlDeviceGetUUID: 1, nvmlDeviceGetName: 1, nvmlDeviceGetPciInfo_v3: 1, nvmlDeviceGetMinorNumber: 1,
+  // The one sample.
+  nvmlDeviceGetMemoryInfo_v2: 1, nvmlDeviceGetUtilizationRates: 1, nvmlDeviceGetTemperature: 1,
+  nvmlDeviceGetPowerUsage: 1, nvmlDeviceGetClockInfo: 2, nvmlDeviceGetTotalEnergyConsumption: 1,
+  nvmlDeviceGetEnforcedPowerLimit: 1, nvmlDeviceGetComputeMode: 1, nvmlDeviceGetMigMode: 1,
+  // Count, then fill: a list read for the first time has no buffer yet.
+  nvmlDeviceGetComputeRunningProcesses_v3: 2, nvmlDeviceGetGraphicsRunningProcesses_v3: 1,
+  nvmlDeviceGetProcessUtilization: 2,
+};
+
+describe('the fake NVML driver charges the H100\'s per-call costs', () => {
+  it('with GPUMEM_FAKE_NVML_COSTS=h100 a status run makes exactly these calls, each spending its table cost', () => {
+    const r = status('h100');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).processes.map((p: { pid: number }) => p.pid)).toEqual([trainer.pid]);
+    const calls = readCallsFile(r.callsOut);
+    expect(calls.costs).toBe('h100');
+    expect(countsOf(calls)).toEqual(STATUS_CALLS);
+    for (const [fn, ns] of Object.entries(H100_NS)) if (fn in calls.calls) expect(calls.calls[fn]!.costNs, fn).toBe(ns);
+    for (const [fn, c] of Object.entries(calls.calls)) {
+      expect(c.costNs, `${fn} has a cost`).toBeGreaterThan(0);
+      expect(c.spentNs, `${fn} spent its cost`).toBeGreaterThanOrEqual(c.costNs * c.count);
+    }
+  });
+
+  it('is off by default: the same calls are counted and nothing is spent', () => {
+    const r = status(undefined);
+    expect(r.code).toBe(0);
+    const calls = readCallsFile(r.callsOut);
+    expect(calls.costs).toBe('off');
+    expect(countsOf(calls)).toEqual(STATUS_CALLS);
+    for (const c of Object.values(calls.calls)) expect(c.spentNs).toBe(0);
+  });
+
+  it('an unknown cost table fails nvmlInit with a line saying so, rather than measuring free calls', () => {
+    const r = status('h200');
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('GPUMEM_FAKE_NVML_COSTS=h200 is not a known cost table');
+    expect(r.stderr).toContain('nvmlInit_v2 failed');
+  });
+});

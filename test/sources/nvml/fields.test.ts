@@ -1,0 +1,126 @@
+/**
+ * Pay per field: each command declares the NVML fields it needs (src/cli/nvml-fields.ts), and the fake driver's
+ * call counters prove a sample makes only those calls. Time is the source's injected clock, so the periods are
+ * exact; the driver's per-process utilization samples carry their own timestamps (`utilsample`).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { openNvmlSource, SM_NOT_READ, type NvmlFields, type NvmlSource } from '../../../src/sources/nvml/index.js';
+import { DIAGNOSIS_FIELDS, RECORD_FIELDS, SERVE_FIELDS, statusFields, WATCH_FIELDS } from '../../../src/cli/nvml-fields.js';
+import { countsOf, fakeCallCounter } from '../../fake-nvml/calls.js';
+import { fakeH100, fakeNvmlLib, writeScenario, type FakeDevice } from '../../fake-nvml/scenario.js';
+import { GiB } from '../../../src/core/units.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'gpumem-nvml-fields-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const path = join(dir, 'scenario.txt');
+const lib = fakeNvmlLib('590');
+const counter = fakeCallCounter(lib);
+// Pids need not exist: the NVML source reads no /proc.
+const PIDS = [4_100_001, 4_100_002];
+const gpu = (index: number, over: Partial<FakeDevice> = {}): FakeDevice =>
+  fakeH100(index, { processes: PIDS.map((pid, i) => ({ pid, usedBytes: GiB, smUtilPct: 10 + i })), ...over });
+const write = (devices: FakeDevice[]): void => writeScenario(path, { driverVersion: '590.48.01', cudaVersion: 13010, devices });
+
+let source: NvmlSource | null = null;
+afterEach(() => {
+  source?.close();
+  source = null;
+});
+
+/** Opens a source with `fields` and takes `samples` samples `intervalMs` apart; the calls of those samples only. */
+function sampleCalls(fields: NvmlFields | undefined, samples: number, intervalMs: number): Record<string, number> {
+  process.env.GPUMEM_FAKE_NVML_SCENARIO = path;
+  let nowMs = 1_000_000;
+  source = openNvmlSource({ libPath: lib, ...fields, nowMs: () => nowMs });
+  counter.reset();
+  for (let k = 0; k < samples; k++, nowMs += intervalMs) source.readSampleSync();
+  return countsOf(counter.read());
+}
+
+/** The calls every sample of one GPU makes whatever the fields (the first sample's lists count, then fill). */
+const cheap = (samples: number): Record<string, number> => ({
+  nvmlDeviceGetMemoryInfo_v2: samples, nvmlDeviceGetUtilizationRates: samples, nvmlDeviceGetTemperature: samples,
+  nvmlDeviceGetPowerUsage: samples, nvmlDeviceGetComputeRunningProcesses_v3: samples + 1, nvmlDeviceGetGraphicsRunningProcesses_v3: samples,
+  // A first read of a device's handle and identity.
+  nvmlDeviceGetHandleByIndex_v2: 1, nvmlDeviceGetUUID: 1, nvmlDeviceGetName: 1, nvmlDeviceGetPciInfo_v3: 1, nvmlDeviceGetMinorNumber: 1,
+});
+/** Settings read `n` times. */
+const settings = (n: number): Record<string, number> => ({ nvmlDeviceGetEnforcedPowerLimit: n, nvmlDeviceGetComputeMode: n, nvmlDeviceGetMigMode: n });
+/** Per-process SM % read `reads` times: the first read asks for the count, then fills. */
+const sm = (reads: number): Record<string, number> => (reads === 0 ? {} : { nvmlDeviceGetProcessUtilization: reads + 1 });
+
+describe('each command makes only the NVML calls it needs', () => {
+  it('default (library callers, status --json): everything, every sample', () => {
+    write([gpu(0)]);
+    expect(sampleCalls(undefined, 10, 1000)).toEqual({ ...cheap(10), ...settings(10), ...sm(10), nvmlDeviceGetClockInfo: 20, nvmlDeviceGetTotalEnergyConsumption: 10 });
+  });
+
+  it('status as a table: no clocks, energy or per-process SM %; with --watch settings every 10 s', () => {
+    write([gpu(0)]);
+    expect(statusFields(true, false)).toBeUndefined();
+    expect(sampleCalls(statusFields(false, false), 1, 0)).toEqual({ ...cheap(1), ...settings(1) });
+    source?.close();
+    expect(sampleCalls(statusFields(false, true), 10, 2000)).toEqual({ ...cheap(10), ...settings(2) });
+  });
+
+  it('doctor: SM % once a second over its 500 ms window samples, settings once, no clocks or energy', () => {
+    write([gpu(0)]);
+    // --window 3: samples at 0, 0.5 … 3 s; SM % read at 0, 1, 2, 3 s.
+    expect(sampleCalls(DIAGNOSIS_FIELDS, 7, 500)).toEqual({ ...cheap(7), ...settings(1), ...sm(4) });
+  });
+
+  it('watch at 1 Hz: SM % every 2 s, settings every 10 s, no clocks or energy', () => {
+    write([gpu(0)]);
+    expect(sampleCalls(WATCH_FIELDS, 20, 1000)).toEqual({ ...cheap(20), ...settings(2), ...sm(10) });
+  });
+
+  it('record at 1 Hz: SM % every 5 s, settings every 10 s, no clocks or energy', () => {
+    write([gpu(0)]);
+    expect(sampleCalls(RECORD_FIELDS, 20, 1000)).toEqual({ ...cheap(20), ...settings(2), ...sm(4) });
+  });
+
+  it('serve with no page open (10 s): clocks every sample, SM % every 5 s (each sample), no energy until a scrape', () => {
+    write([gpu(0), gpu(1)]);
+    const calls = sampleCalls(SERVE_FIELDS, 6, 10_000);
+    const two = (c: Record<string, number>): Record<string, number> => Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v * 2]));
+    expect(calls).toEqual({ ...two({ ...cheap(6), ...settings(6), ...sm(6) }), nvmlDeviceGetClockInfo: 24 });
+    counter.reset();
+    const energy = source!.readTotalEnergyMj();
+    expect([...energy]).toEqual([[0, 1_234_567_890], [1, 1_234_567_890]]);
+    expect(countsOf(counter.read())).toEqual({ nvmlDeviceGetTotalEnergyConsumption: 2 });
+  });
+});
+
+describe('fields not read', () => {
+  it('are absent (clocks, energy) or null with the reason (SM %), never 0', () => {
+    write([gpu(0)]);
+    const calls = sampleCalls(statusFields(false, false), 1, 0);
+    expect(calls.nvmlDeviceGetProcessUtilization).toBeUndefined();
+    const sample = source!.readSampleSync();
+    expect('clocks' in sample.devices[0]!).toBe(false);
+    expect('totalEnergyMj' in sample.devices[0]!).toBe(false);
+    expect(sample.processes.map((p) => [p.smUtilPct, p.unavailable.smUtilPct])).toEqual([[null, SM_NOT_READ], [null, SM_NOT_READ]]);
+  });
+
+  it('SM % read every few seconds loses no driver sample: each read averages every sample since the previous one', () => {
+    const t0 = 1_700_000_000_000_000;
+    const pid = PIDS[0]!;
+    const samples = (from: number, pcts: number[]) => pcts.map((pct, i) => ({ pid, timeUs: t0 + (from + i) * 166_000, smUtilPct: pct }));
+    write([fakeH100(0, { processes: [{ pid, usedBytes: GiB }], utilSamples: samples(0, [10, 20, 30]) })]);
+    process.env.GPUMEM_FAKE_NVML_SCENARIO = path;
+    let nowMs = 1_000_000;
+    source = openNvmlSource({ libPath: lib, processSmEveryMs: 5000, nowMs: () => nowMs });
+    const sms: Array<number | null> = [];
+    for (let k = 0; k < 11; k++, nowMs += 1000) {
+      // The driver keeps sampling between gpumem's reads: three more samples each second.
+      if (k > 0) write([fakeH100(0, { processes: [{ pid, usedBytes: GiB }], utilSamples: samples(0, [10, 20, 30, ...Array.from({ length: 3 * k }, (_, i) => (i < 15 ? 50 : 90))]) })]);
+      sms.push(source.readSampleSync().processes[0]!.smUtilPct);
+    }
+    // Read at 0 s (the three buffered), 5 s (the 15 samples of seconds 1–5: all 50) and 10 s (seconds 6–10: all 90);
+    // the samples between carry the last read's mean.
+    expect(sms).toEqual([20, 20, 20, 20, 20, 50, 50, 50, 50, 50, 90]);
+  });
+});

@@ -205,7 +205,16 @@ describe('SIGUSR1 never opens a debugger', () => {
     await until(() => /received SIGUSR1|env GPUMEM_RUN_MARK/.test(p.stderr()), 10000);
     const pid = p.child.pid as number;
     expect(p.child.signalCode).toBeNull();
-    const watchdog = childrenOf(pid).find((c) => readFileSync(`/proc/${c}/cmdline`, 'utf8').includes('GPUMEM_RUN_MARK='));
+    const isWatchdog = (c: number): boolean => {
+      try {
+        return readFileSync(`/proc/${c}/cmdline`, 'utf8').includes('GPUMEM_RUN_MARK=');
+      } catch {
+        return false;
+      }
+    };
+    // The marker is logged just before the watchdog starts: under load it can take a moment to appear.
+    await until(() => childrenOf(pid).some(isWatchdog), 5000);
+    const watchdog = childrenOf(pid).find(isWatchdog);
     expect(watchdog).toBeDefined();
     await until(() => /sh\0-c/.test(childrenOf(pid).map((c) => { try { return readFileSync(`/proc/${c}/cmdline`, 'utf8'); } catch { return ''; } }).join('|')), 10000);
     await sleep(200);

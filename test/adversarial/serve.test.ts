@@ -50,6 +50,8 @@ describe('serve: loopback in any spelling keeps the Host check on', () => {
 
   it('--host 0.0.0.0 is not loopback: still warned about', async () => {
     const s = await serve(['--replay', RECORDING, '--readonly', '--host', '0.0.0.0']);
+    // The warning may still be in the pipe when the port is known: wait for it (bounded) before stopping.
+    for (let i = 0; i < 100 && !/WARNING/.test(s.stderr()); i++) await new Promise((r) => setTimeout(r, 20));
     await s.stop();
     expect(s.stderr()).toMatch(/^WARNING: listening on 0\.0\.0\.0, not loopback/);
   });

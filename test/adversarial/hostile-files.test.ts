@@ -1,0 +1,65 @@
+/**
+ * Files a user hands gpumem, written to break it: snapshots pickled by Python with the wrong types in any
+ * field (or a list that contains itself, or one nested 20,000 deep), stored run reports of the wrong shape,
+ * a config.json that declares 10^15 layers, safetensors with no tensors, deeply nested or aliased pipeline
+ * YAML, and history databases that are not databases. Each must end promptly with one clear line (or a
+ * correct answer), never a hang or a stack trace. Pickles are written by the test environment's own Python.
+ */
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { VENV_PYTHON } from '../setup/python-venv.js';
+import { expectNoHang, expectNoStackTrace, gpumem, tempDir, type CliResult } from './harness.js';
+
+const tmp = tempDir('gpumem-adv-files-');
+afterAll(tmp.remove);
+
+function expectClean(r: CliResult, what: string): void {
+  expectNoHang(r, what);
+  expectNoStackTrace(r, what);
+}
+
+/** Writes `name` with Python's own pickle.dump of the expression `value` (after `setup` statements). */
+function pythonPickle(name: string, value: string, setup = ''): string {
+  const path = join(tmp.dir, name);
+  const script = `import pickle, sys\nsys.setrecursionlimit(100000)\n${setup}\npickle.dump(${value}, open(sys.argv[1], 'wb'), protocol=4)\n`;
+  const r = spawnSync(VENV_PYTHON, ['-c', script, path], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`python could not write ${name}: ${r.stderr || r.error?.message}`);
+  return path;
+}
+
+describe('snapshots pickled by Python with the wrong types', () => {
+  const cases: Array<[string, string, string, RegExp]> = [
+    ['a dict in segment_pool_id', "{'segments':[{'segment_pool_id':[{'toString':'x'}],'blocks':[]}]}", '', /segment 0: segment_pool_id\[0\] is a dict, not an integer/],
+    ['a list as a block state', "{'segments':[{'device':0,'blocks':[{'state':['x'],'size':512}]}]}", '', /segment 0, block 0: state is a list, not a string/],
+    ['a string as a segment address', "{'segments':[{'address':'0x10','blocks':[]}]}", '', /segment 0: address is a string, not a number/],
+    ['a float device', "{'segments':[{'device':0.5,'blocks':[]}]}", '', /segment 0: device is 0.5, not a device index/],
+    ['a dict as a trace action', "{'segments':[],'device_traces':[[{'action':{'a':1},'addr':0,'size':512}]]}", '', /trace entry 0: action is a dict, not a string/],
+    ['a number where a trace list belongs', "{'segments':[],'device_traces':[[{'action':'alloc','size':512}], 5]}", '', /trace list in a way PyTorch never writes/],
+    ['a dict as device_traces', "{'segments':[],'device_traces':{'a':1}}", '', /device_traces is a dict, not a list/],
+    ['allocator_settings that contains itself', "{'segments':[],'allocator_settings':{'a':l}}", 'l = []; l.append(l)', /allocator_settings\.a\[0\]\[0\]\[0\] nests deeper than 4 levels \(or contains itself\)/],
+    ['allocator_settings nested 20,000 deep', "{'segments':[],'allocator_settings':{'a':d}}", 'd = []\nfor _ in range(20000): d = [d]', /allocator_settings\.a.* nests deeper than 4 levels/],
+  ];
+  for (const [what, value, setup, message] of cases) {
+    it(`${what}: one line naming the field, exit 2 (text, --json and --simulate)`, async () => {
+      const file = pythonPickle(`${what.replace(/\W+/g, '-')}.pickle`, value, setup);
+      for (const extra of [[], ['--json'], ['--simulate']]) {
+        const r = await gpumem(['snapshot', file, ...extra]);
+        expectClean(r, `snapshot (${what}) ${extra.join(' ')}`);
+        expect(r.stderr).toMatch(message);
+        expect(r.stderr.trim().split('\n')).toHaveLength(2);
+        expect(r.code).toBe(2);
+      }
+    });
+  }
+
+  it('a JSON snapshot with an object where a number belongs: the same clear line', async () => {
+    const file = join(tmp.dir, 'to-string.json');
+    writeFileSync(file, JSON.stringify({ segments: [{ segment_pool_id: [{ toString: 'x' }], blocks: [] }] }));
+    const r = await gpumem(['snapshot', file]);
+    expectClean(r, 'JSON snapshot with {toString}');
+    expect(r.stderr).toMatch(/segment_pool_id\[0\] is a dict, not an integer/);
+    expect(r.code).toBe(2);
+  });
+});

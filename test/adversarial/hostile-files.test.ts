@@ -9,7 +9,10 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import { VENV_PYTHON } from '../setup/python-venv.js';
+import { fakeH100, fakeNvmlEnv, writeScenario } from '../fake-nvml/scenario.js';
+import { startHarness } from '../server/harness.js';
 import { expectNoHang, expectNoStackTrace, gpumem, tempDir, type CliResult } from './harness.js';
 
 const tmp = tempDir('gpumem-adv-files-');
@@ -61,5 +64,69 @@ describe('snapshots pickled by Python with the wrong types', () => {
     expectClean(r, 'JSON snapshot with {toString}');
     expect(r.stderr).toMatch(/segment_pool_id\[0\] is a dict, not an integer/);
     expect(r.code).toBe(2);
+  });
+});
+
+describe('stored run reports of the wrong shape', () => {
+  const scenario = join(tmp.dir, 'scenario.txt');
+  writeScenario(scenario, { driverVersion: '590.44.01', cudaVersion: 13010, devices: [fakeH100(0)] });
+  const db = join(tmp.dir, 'history.db');
+  const shapes: Array<[string, string, RegExp]> = [
+    ['attempts with empty objects', '{"attempts":[{}, {"exit":"x","peaks":"y"}]}', /report damaged: report\.attempts\[1\]\.exit is a string, not an object; report\.attempts\[1\]\.peaks is a string/],
+    ['attempts as a string', '{"attempts":"none","env":[{"name":1}]}', /report damaged: report\.attempts is a string, not a list; report\.env\[0\]\.name is 1, not a string/],
+    ['a list', '[{"attempts":[]}]', /report damaged: the report is a list, not an object/],
+    ['100,000 levels deep', `{"attempts":${'['.repeat(100_000)}${']'.repeat(100_000)}}`, /report damaged: the report nests deeper than 64 levels/],
+    ['a companion with a string for its GPUs', '{"attempts":[{"attempt":1,"exit":{"code":0},"plugins":{"companion":{"gpus":"x","snapshots":[1,"/a.pickle"]}}}]}', /report damaged: report\.attempts\[0\]\.plugins\.companion\.gpus is a string, not a list; report\.attempts\[0\]\.plugins\.companion\.snapshots\[0\] is 1/],
+  ];
+  const ids: number[] = [];
+
+  it('a real run is recorded, then its stored report is replaced by each wrong shape', async () => {
+    for (let i = 0; i < shapes.length + 1; i++) {
+      const r = await gpumem(['run', '--no-companion', '--interval-ms', '20', '--cleanup-timeout-ms', '200', '--db', db, '--', process.execPath, '-e', 'process.exit(0)'], { env: fakeNvmlEnv('590', scenario) });
+      expect(r.code).toBe(0);
+    }
+    const raw = new Database(db);
+    const rows = raw.prepare('SELECT id FROM runs ORDER BY id').all() as Array<{ id: number }>;
+    shapes.forEach(([, json], i) => {
+      raw.prepare('UPDATE runs SET report_json = ? WHERE id = ?').run(json, rows[i]!.id);
+      ids.push(rows[i]!.id);
+    });
+    ids.push(rows[shapes.length]!.id);
+    raw.close();
+  });
+
+  shapes.forEach(([what, , message], i) => {
+    it(`runs show on a report that is ${what}: the run, then one "report damaged" line; --json carries the damage`, async () => {
+      const r = await gpumem(['runs', 'show', String(ids[i]), '--db', db]);
+      expectClean(r, `runs show (${what})`);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`^run ${ids[i]}: `));
+      expect(r.stdout).toMatch(message);
+      const j = await gpumem(['runs', 'show', String(ids[i]), '--db', db, '--json']);
+      expectClean(j, `runs show --json (${what})`);
+      expect(j.code).toBe(0);
+      expect((JSON.parse(j.stdout) as { reportDamage: string[] }).reportDamage.length).toBeGreaterThan(0);
+    });
+  });
+
+  it('the intact run beside them still shows without damage', async () => {
+    const r = await gpumem(['runs', 'show', String(ids[shapes.length]), '--db', db]);
+    expectClean(r, 'runs show (intact)');
+    expect(r.stdout).toMatch(/attempt 1: exit 0/);
+    expect(r.stdout).not.toMatch(/damaged/);
+  });
+
+  it('serve answers every view of the damaged runs (200 with the damage, never 500)', async () => {
+    const h = await startHarness({ dbPath: db });
+    try {
+      for (const id of ids) {
+        for (const path of [`/api/v1/runs/${id}`, `/api/v1/runs/${id}/samples`, `/api/v1/runs/${id}/snapshots`, `/api/v1/page/runs/${id}/split`, `/api/v1/page/runs/${id}/steps`, `/api/v1/page/compare?a=${id}&b=${ids[0]}`]) {
+          const res = await fetch(`${h.base}${path}`);
+          expect(res.status, path).toBe(200);
+        }
+      }
+    } finally {
+      await h.close();
+    }
   });
 });

@@ -5,7 +5,7 @@ import { printable } from '../../core/text.js';
 import { getRun, listRuns, type RunRow } from '../../store/index.js';
 import type { CommandHandler } from '../context.js';
 import type { RunsOptions } from '../options/supervise.js';
-import type { AttemptReport } from '../../supervise/index.js';
+import type { StoredRunReport } from '../../core/run/stored-report.js';
 import { renderPytorch } from '../render/run-pytorch.js';
 import { painter, table, trimTo } from '../render/style.js';
 import { existingHistoryFor } from './history.js';
@@ -34,7 +34,9 @@ export const run: CommandHandler<RunsOptions> = async (ctx) => {
       const found = db ? getRun(db, Number(idText)) : null;
       if (!found) throw new GpumemError('INPUT_NOT_FOUND', `no run ${idText} in the history`, { hint: 'see the ids in gpumem runs' });
       if (ctx.args.options.json) {
-        ctx.stdout.write(`${JSON.stringify({ schemaVersion: RUNS_SCHEMA_VERSION, run: found.run, report: found.report }, null, 2)}\n`);
+        // The stored document as written (unknown fields included); `reportDamage` lists what could not be read.
+        const doc = { schemaVersion: RUNS_SCHEMA_VERSION, run: found.run, report: found.report?.document ?? null, reportDamage: found.report?.damage ?? [] };
+        ctx.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
       } else {
         ctx.stdout.write(renderShow(found.run, found.report, ctx.color));
       }
@@ -73,7 +75,7 @@ function stepCells(r: RunRow): [string, string, string] {
   ];
 }
 
-function renderShow(r: RunRow, report: unknown, color: boolean): string {
+function renderShow(r: RunRow, report: StoredRunReport | null, color: boolean): string {
   const paint = painter(color);
   const lines = [
     paint('bold', `run ${r.id}: ${printable(r.argv.join(' '))}`),
@@ -81,21 +83,19 @@ function renderShow(r: RunRow, report: unknown, color: boolean): string {
     `  started ${new Date(r.startedAtMs).toISOString()} in ${printable(r.cwd)}; ${r.status === 'running' ? 'no end recorded (still running, or gpumem was killed)' : `${formatDuration(r.durationMs)}, exit ${exitText(r)}`}`,
   ];
   if (r.stage) lines.push(`  pipeline ${r.pipelineId}, stage ${printable(r.stage)}`);
-  const rep = report as { env?: Array<{ name: string; value: string | null; action: string }>; attempts?: Array<Record<string, unknown>> } | null;
-  for (const d of rep?.env ?? []) lines.push(`  env ${printable(d.name)}=${printable(d.value ?? '(unset)')} [${printable(d.action)}]`);
-  for (const a of (rep?.attempts ?? []) as Array<{
-    attempt: number; batch: { batch: number; accum: number } | null; exit: { code: number | null; signal: string | null };
-    peaks: Array<{ index: number; peakBytes: number; chosen: boolean }>; ooms: Array<{ line: number; text: string }>;
-    cleanup: { leftovers: Array<{ pid: number; outcome: string; gpuBytes: number | null }>; heldByNothing: Array<{ index: number; bytes: number }> };
-  }>) {
-    const batch = a.batch ? ` batch ${a.batch.batch} × accum ${a.batch.accum}` : '';
-    lines.push(`  attempt ${a.attempt}${batch}: exit ${a.exit.signal ?? a.exit.code}`);
-    for (const p of a.peaks) lines.push(`    GPU ${p.index} peak ${formatBytes(p.peakBytes)}${p.chosen ? '' : ' (not chosen)'}`);
-    for (const o of a.ooms) lines.push(`    OOM line ${o.line}: ${trimTo(printable(o.text), 120)}`);
-    for (const l of a.cleanup.leftovers) lines.push(`    leftover pid ${l.pid} (${formatBytes(l.gpuBytes)}): ${printable(l.outcome)}`);
-    for (const h of a.cleanup.heldByNothing ?? []) lines.push(`    GPU ${h.index}: ${formatBytes(h.bytes)} held by no process after the run`);
+  if (report && report.damage.length > 0) {
+    const shown = report.damage.slice(0, 5).map((d) => trimTo(printable(d), 160));
+    lines.push(paint('red', `  report damaged: ${shown.join('; ')}${report.damage.length > shown.length ? `; and ${report.damage.length - shown.length} more` : ''}`));
   }
-  // Stored reports of this gpumem carry the companion's data under attempts[].plugins.
-  lines.push(...renderPytorch((rep?.attempts ?? []) as unknown as Array<Pick<AttemptReport, 'attempt' | 'plugins'>>, paint));
+  for (const d of report?.env ?? []) lines.push(`  env ${printable(d.name)}=${printable(d.value ?? '(unset)')} [${printable(d.action)}]`);
+  for (const a of report?.attempts ?? []) {
+    const batch = a.batch ? ` batch ${a.batch.batch} × accum ${a.batch.accum}` : '';
+    lines.push(`  attempt ${a.attempt}${batch}: exit ${a.exit ? printable(a.exit.signal ?? String(a.exit.code ?? '?')) : '?'}`);
+    for (const p of a.peaks) lines.push(`    GPU ${p.index ?? '?'} peak ${formatBytes(p.peakBytes)}${p.chosen ? '' : ' (not chosen)'}`);
+    for (const o of a.ooms) lines.push(`    OOM line ${o.line ?? '?'}: ${trimTo(printable(o.text), 120)}`);
+    for (const l of a.cleanup?.leftovers ?? []) lines.push(`    leftover pid ${l.pid ?? '?'} (${formatBytes(l.gpuBytes)}): ${printable(l.outcome)}`);
+    for (const h of a.cleanup?.heldByNothing ?? []) lines.push(`    GPU ${h.index ?? '?'}: ${formatBytes(h.bytes)} held by no process after the run`);
+  }
+  lines.push(...renderPytorch(report?.attempts ?? [], paint));
   return `${lines.join('\n')}\n`;
 }

@@ -130,3 +130,47 @@ describe('stored run reports of the wrong shape', () => {
     }
   });
 });
+
+describe('model files that describe no real model', () => {
+  const llama = { model_type: 'llama', hidden_size: 64, intermediate_size: 128, num_attention_heads: 2, num_hidden_layers: 2, vocab_size: 100 };
+  const configs: Array<[string, Record<string, unknown> | string, RegExp]> = [
+    // Written out as an integer, as a crafted file would: JSON.stringify would write 1e+15.
+    ['10^15 layers', JSON.stringify(llama).replace('"num_hidden_layers":2', '"num_hidden_layers":1000000000000000'), /"num_hidden_layers" is 1000000000000000; gpumem estimates models with num_hidden_layers up to 10,000/],
+    ['a vocabulary of 2^40', { ...llama, vocab_size: 2 ** 40 }, /"vocab_size" is 1099511627776; gpumem estimates models with vocab_size up to 16,777,216/],
+    ['heads that do not divide the hidden size', { ...llama, num_attention_heads: 3 }, /"hidden_size" 64 is not a multiple of "num_attention_heads" 3/],
+    ['KV heads that do not divide the heads', { ...llama, num_attention_heads: 4, num_key_value_heads: 3 }, /"num_attention_heads" 4 is not a multiple of "num_key_value_heads" 3/],
+    ['patches that do not tile the image', { model_type: 'vit', hidden_size: 64, intermediate_size: 128, num_attention_heads: 2, num_hidden_layers: 2, image_size: 224, patch_size: 15 }, /"image_size" 224 is not a multiple of "patch_size" 15/],
+  ];
+  for (const [what, config, message] of configs) {
+    it(`config.json with ${what}: one line saying the limit or the rule, exit 2, at once`, async () => {
+      const file = join(tmp.dir, `${what.replace(/\W+/g, '-')}-config.json`);
+      writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config));
+      const r = await gpumem(['estimate', file], { timeoutMs: 10_000 });
+      expectClean(r, `estimate (${what})`);
+      expect(r.stderr).toMatch(message);
+      expect(r.code).toBe(2);
+    });
+  }
+
+  it('a config.json with 10,000 layers (the limit) is still estimated', async () => {
+    const file = join(tmp.dir, 'deep-ok-config.json');
+    writeFileSync(file, JSON.stringify({ ...llama, num_hidden_layers: 10_000 }));
+    const r = await gpumem(['estimate', file, '--json'], { timeoutMs: 15_000 });
+    expectClean(r, 'estimate 10,000 layers');
+    expect(r.code).toBe(0);
+  });
+
+  for (const [what, header] of [['no tensors', { __metadata__: { format: 'pt' } }], ['only empty tensors', { a: { dtype: 'F32', shape: [0, 4], data_offsets: [0, 0] } }]] as const) {
+    it(`a safetensors file with ${what}: refused in one line, not a 0-parameter estimate`, async () => {
+      const json = Buffer.from(JSON.stringify(header));
+      const size = Buffer.alloc(8);
+      size.writeBigUInt64LE(BigInt(json.length));
+      const file = join(tmp.dir, `${what.replace(/\W+/g, '-')}.safetensors`);
+      writeFileSync(file, Buffer.concat([size, json]));
+      const r = await gpumem(['estimate', file]);
+      expectClean(r, `estimate safetensors with ${what}`);
+      expect(r.stderr).toMatch(/so there is no model to estimate/);
+      expect(r.code).toBe(2);
+    });
+  }
+});

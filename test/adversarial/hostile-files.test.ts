@@ -174,3 +174,32 @@ describe('model files that describe no real model', () => {
     });
   }
 });
+
+describe('pipeline files that nest or alias', () => {
+  const files: Array<[string, string, RegExp]> = [
+    ['20,000 flow brackets', `stages: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`, /deep\.yaml:1: nests deeper than 32 levels; a pipeline file needs 4/],
+    ['20,000 nested block sequences', `stages:\n${'- '.repeat(20_000)}x\n`, /deep\.yaml:2: nests deeper than 32 levels/],
+    ['an alias to a scalar and one to a mapping', 'env: &e\n  A: x\nstages:\n  - name: a\n    command: echo hi\n    env:\n      B: &b yes\n      C: *b\n  - name: b\n    command: echo\n    env: *e\n',
+      /deep\.yaml:8: aliases \(\*b\) are not supported in pipeline files; write the value out; .*deep\.yaml:11: aliases \(\*e\) are not supported/],
+  ];
+  for (const [what, text, message] of files) {
+    it(`${what}: one clear line, exit 2, nothing run`, async () => {
+      const file = join(tmp.dir, 'deep.yaml');
+      writeFileSync(file, text);
+      for (const extra of [['--check'], []]) {
+        const r = await gpumem(['pipeline', ...extra, file, '--no-history']);
+        expectClean(r, `pipeline (${what}) ${extra.join(' ')}`);
+        expect(r.stderr).toMatch(message);
+        expect(r.code).toBe(2);
+      }
+    });
+  }
+
+  it('brackets and dashes inside quoted strings and comments do not count as nesting', async () => {
+    const file = join(tmp.dir, 'quoted.yaml');
+    writeFileSync(file, `# ${'['.repeat(100)}\nstages:\n  - name: "${'['.repeat(100)}"\n    command: [echo, '${'{'.repeat(100)}']\n`);
+    const r = await gpumem(['pipeline', '--check', file]);
+    expectClean(r, 'pipeline with brackets in strings');
+    expect(r.code).toBe(0);
+  });
+});

@@ -6,7 +6,7 @@
  * correct answer), never a hang or a stack trace. Pickles are written by the test environment's own Python.
  */
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
@@ -201,5 +201,39 @@ describe('pipeline files that nest or alias', () => {
     const r = await gpumem(['pipeline', '--check', file]);
     expectClean(r, 'pipeline with brackets in strings');
     expect(r.code).toBe(0);
+  });
+});
+
+describe('history databases that are not usable', () => {
+  it('a damaged database, /dev/null, a directory and a text file as --db: all exit 2 with a hint, none is changed', async () => {
+    const good = join(tmp.dir, 'good.db');
+    const made = await gpumem(['runs', '--db', good]);
+    expect(made.code).toBe(0);
+    // A real history made by a run, then cut short and overwritten in the middle: "database disk image is malformed".
+    const scenario = join(tmp.dir, 'scenario-db.txt');
+    writeScenario(scenario, { driverVersion: '590.44.01', cudaVersion: 13010, devices: [fakeH100(0)] });
+    const real = join(tmp.dir, 'real.db');
+    for (let i = 0; i < 3; i++) await gpumem(['run', '--no-companion', '--interval-ms', '20', '--cleanup-timeout-ms', '200', '--db', real, '--', process.execPath, '-e', 'process.exit(0)'], { env: fakeNvmlEnv('590', scenario) });
+    const bytes = readFileSync(real);
+    const damaged = join(tmp.dir, 'damaged.db');
+    writeFileSync(damaged, Buffer.concat([bytes.subarray(0, 4096), Buffer.alloc(Math.max(0, bytes.length - 4096), 0x5a)]));
+    const text = join(tmp.dir, 'notes.txt');
+    writeFileSync(text, 'not a database\n'.repeat(300));
+    const cases: Array<[string, RegExp]> = [
+      [damaged, /hint: this file is damaged or not a gpumem history; move it aside/],
+      ['/dev/null', /it is a device, not a database file\nhint: give --db the path of a history file/],
+      [tmp.dir, /it is a directory, not a database file/],
+      [text, /hint: this file is damaged or not a gpumem history/],
+    ];
+    for (const [db, message] of cases) {
+      const before = db === tmp.dir || db === '/dev/null' ? null : readFileSync(db);
+      for (const args of [['runs'], ['runs', 'show', '1']]) {
+        const r = await gpumem([...args, '--db', db]);
+        expectClean(r, `${args.join(' ')} --db ${db}`);
+        expect(r.stderr, db).toMatch(message);
+        expect(r.code, db).toBe(2);
+      }
+      if (before) expect(readFileSync(db).equals(before)).toBe(true);
+    }
   });
 });

@@ -7,7 +7,7 @@ import type { CompanionReport } from '../../core/companion/report.js';
 import { parseStoredRunReport, type StoredRunReport } from '../../core/run/stored-report.js';
 import { oomFindingJson } from '../../core/run/json.js';
 import type { AttemptReport, GpuPeak, GpuRef, ProcessOutcome, RunReport } from '../../core/run/report.js';
-import type { Db } from './open.js';
+import { readHistory, type Db } from './open.js';
 
 /** The parts of an attempt's report the history keeps (a supervise AttemptReport fits). */
 export type HistoryAttempt = Pick<AttemptReport, 'attempt' | 'argv' | 'batch' | 'durationMs' | 'exit' | 'timeline' | 'ooms'> & {
@@ -169,7 +169,7 @@ function toRow(r: RawRun): RunRow {
 
 /** The most recent runs, newest first. */
 export function listRuns(db: Db, limit = 20): RunRow[] {
-  return (db.prepare(`${SELECT_RUN} ORDER BY r.id DESC LIMIT ?`).all(limit) as RawRun[]).map(toRow);
+  return readHistory(db, () => (db.prepare(`${SELECT_RUN} ORDER BY r.id DESC LIMIT ?`).all(limit) as RawRun[]).map(toRow));
 }
 
 /**
@@ -177,7 +177,7 @@ export function listRuns(db: Db, limit = 20): RunRow[] {
  * running or was cut off). A damaged report is a value: its `damage` says what could not be read.
  */
 export function getRun(db: Db, id: number): { run: RunRow; report: StoredRunReport | null } | null {
-  const raw = db.prepare(`${SELECT_RUN} WHERE r.id = ?`).get(id) as (RawRun & { report_json: unknown }) | undefined;
+  const raw = readHistory(db, () => db.prepare(`${SELECT_RUN} WHERE r.id = ?`).get(id) as (RawRun & { report_json: unknown }) | undefined);
   if (!raw) return null;
   const run = toRow(raw);
   if (raw.report_json === null || raw.report_json === undefined || raw.report_json === '') return { run, report: null };

@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 import { VENV_PYTHON } from '../setup/python-venv.js';
 import { fakeH100, fakeNvmlEnv, writeScenario } from '../fake-nvml/scenario.js';
 import { startHarness } from '../server/harness.js';
-import { expectNoHang, expectNoStackTrace, gpumem, tempDir, type CliResult } from './harness.js';
+import { expectNoEscape, expectNoHang, expectNoStackTrace, gpumem, tempDir, type CliResult } from './harness.js';
 
 const tmp = tempDir('gpumem-adv-files-');
 afterAll(tmp.remove);
@@ -73,6 +73,15 @@ describe('snapshots pickled by Python with the wrong types', () => {
     } finally {
       await h.close();
     }
+  });
+
+  it('terminal controls in keys, segment types, trace actions and settings are printed escaped', async () => {
+    const file = pythonPickle('escapes.pickle', "{'segments':[{'device':0,'segment_type':'\\x1b[31mRED','blocks':[{'size':512,'state':'active_allocated'}]}],"
+      + "'device_traces':[[{'action':'\\x1b]0;title\\x07','size':1}]],'allocator_settings':{'PYTORCH_CUDA_ALLOC_CONF':'\\x1b[2J'},'\\x1b[2Jkey':1}");
+    const r = await gpumem(['snapshot', file]);
+    expectClean(r, 'snapshot with escapes');
+    expect(r.code).toBe(0);
+    expectNoEscape(r.stdout, 'snapshot with escapes');
   });
 
   it('a JSON snapshot with an object where a number belongs: the same clear line', async () => {

@@ -179,6 +179,15 @@ describe('model files that describe no real model', () => {
     });
   }
 
+  it('a model_type with terminal controls is printed escaped in the error', async () => {
+    const file = join(tmp.dir, 'escape-config.json');
+    writeFileSync(file, JSON.stringify({ model_type: '\u001b]0;owned\u0007llama' }));
+    const r = await gpumem(['estimate', file]);
+    expectClean(r, 'estimate model_type with escapes');
+    expect(r.code).toBe(2);
+    expectNoEscape(r.stderr, 'estimate model_type with escapes');
+  });
+
   it('a config.json with 10,000 layers (the limit) is still estimated', async () => {
     const file = join(tmp.dir, 'deep-ok-config.json');
     writeFileSync(file, JSON.stringify({ ...llama, num_hidden_layers: 10_000 }));

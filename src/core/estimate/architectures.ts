@@ -4,6 +4,7 @@
  * parameter counts are exact and freezing by prefix or LoRA by module name work as on a real checkpoint.
  */
 import { GpumemError } from '../errors.js';
+import { printable } from '../text.js';
 import { bytesForElements } from './dtypes.js';
 import type { TensorInfo } from './safetensors.js';
 
@@ -70,7 +71,7 @@ export function modelFromConfig(config: Config, where = 'config.json'): ConfigMo
       shape = buildVit(ctx, config, architecture, where);
       break;
     default:
-      throw new GpumemError('INPUT_MALFORMED', `${where}: model_type "${type}" is not one gpumem can derive parameters for`, {
+      throw new GpumemError('INPUT_MALFORMED', `${where}: model_type "${printable(type.slice(0, 100))}" is not one gpumem can derive parameters for`, {
         hint: 'supported: gpt2, bert, llama, mistral, qwen2, qwen3, vit; otherwise give the model.safetensors file or --params',
       });
   }

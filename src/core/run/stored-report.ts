@@ -19,8 +19,10 @@ export const MAX_STORED_REPORT_DEPTH = 64;
 export interface StoredGpuSplit {
   gpuUuid: string | null;
   gpuIndex: number | null;
+  pids: number[];
   atMs: number | null;
   treeBytes: number | null;
+  processUsedBytes: number | null;
   allocatedBytes: number | null;
   reservedBytes: number | null;
   unallocatedBytes: number | null;
@@ -50,8 +52,9 @@ export interface StoredAttempt {
   batch: { batch: number; accum: number } | null;
   durationMs: number | null;
   exit: { code: number | null; signal: string | null } | null;
-  peaks: Array<{ index: number | null; uuid: string | null; peakBytes: number | null; chosen: boolean }>;
-  ooms: Array<{ line: number | null; text: string }>;
+  peaks: Array<{ index: number | null; uuid: string | null; peakBytes: number | null; atMs: number | null; chosen: boolean }>;
+  /** `event` and `causes` are passed on as stored (the JSON API shows them; no view reads into them). */
+  ooms: Array<{ line: number | null; text: string; event: unknown; causes: unknown }>;
   cleanup: { leftovers: Array<{ pid: number | null; outcome: string; gpuBytes: number | null }>; heldByNothing: Array<{ index: number | null; bytes: number }>; memoryReleased: boolean | null } | null;
   timeline: Array<{ tMs: number; bytes: Record<string, number> }>;
   plugins: { companion: StoredCompanion | null };
@@ -93,8 +96,8 @@ class Reader {
 }
 
 const num = nullable(figure);
-const GPU_FIELDS = ['treeBytes', 'allocatedBytes', 'reservedBytes', 'unallocatedBytes', 'nonPytorchBytes', 'otherProcessesBytes', 'peakAllocatedBytes', 'peakReservedBytes', 'numAllocRetries', 'numOoms'] as const;
-const GPU = shape({ gpuUuid: optional(nullable(text)), gpuIndex: optional(nullable(whole)), atMs: optional(num), ...Object.fromEntries(GPU_FIELDS.map((k) => [k, optional(num)])) });
+const GPU_FIELDS = ['treeBytes', 'processUsedBytes', 'allocatedBytes', 'reservedBytes', 'unallocatedBytes', 'nonPytorchBytes', 'otherProcessesBytes', 'peakAllocatedBytes', 'peakReservedBytes', 'numAllocRetries', 'numOoms'] as const;
+const GPU = shape({ gpuUuid: optional(nullable(text)), gpuIndex: optional(nullable(whole)), pids: optional(list(count)), atMs: optional(num), ...Object.fromEntries(GPU_FIELDS.map((k) => [k, optional(num)])) });
 const AT_OOM = shape({
   pid: optional(nullable(count)), device: optional(nullable(count)), gpuUuid: optional(nullable(text)), source: optional(oneOf('observer', 'counter')),
   ...Object.fromEntries(['requestedBytes', 'allocatedBytes', 'reservedBytes', 'unallocatedBytes', 'deviceLimitBytes', 'deviceFreeBytes', 'numAllocRetries'].map((k) => [k, optional(num)])),
@@ -128,7 +131,8 @@ function readCompanion(r: Reader, c: Record<string, unknown>, path: string): Sto
   const gpus = r.items<Record<string, unknown>>(c, 'gpus', path, GPU).map((g): StoredGpuSplit => {
     const n = (k: string): number | null => (typeof g[k] === 'number' ? (g[k] as number) : null);
     return {
-      gpuUuid: typeof g.gpuUuid === 'string' ? g.gpuUuid : null, gpuIndex: n('gpuIndex'), atMs: n('atMs'), treeBytes: n('treeBytes'),
+      gpuUuid: typeof g.gpuUuid === 'string' ? g.gpuUuid : null, gpuIndex: n('gpuIndex'), pids: Array.isArray(g.pids) ? (g.pids as number[]) : [],
+      atMs: n('atMs'), treeBytes: n('treeBytes'), processUsedBytes: n('processUsedBytes'),
       allocatedBytes: n('allocatedBytes'), reservedBytes: n('reservedBytes'), unallocatedBytes: n('unallocatedBytes'), nonPytorchBytes: n('nonPytorchBytes'),
       otherProcessesBytes: n('otherProcessesBytes'),
       // The per-process name (maxPeak…) is accepted too: some reports carry the peaks under it.
@@ -161,7 +165,7 @@ function readCompanion(r: Reader, c: Record<string, unknown>, path: string): Sto
   };
 }
 
-const PEAK = shape({ index: optional(nullable(whole)), uuid: optional(nullable(text)), peakBytes: optional(num), chosen: optional(flag) });
+const PEAK = shape({ index: optional(nullable(whole)), uuid: optional(nullable(text)), peakBytes: optional(num), atMs: optional(num), chosen: optional(flag) });
 const OOM = shape({ line: optional(nullable(count)), text: text });
 const LEFTOVER = shape({ pid: optional(nullable(count)), outcome: text, gpuBytes: optional(num) });
 const HELD = shape({ index: optional(nullable(whole)), bytes: figure });
@@ -182,9 +186,11 @@ function readAttempt(r: Reader, a: Record<string, unknown>, path: string, index:
     exit: exit ? { code: typeof exit.code === 'number' ? exit.code : null, signal: typeof exit.signal === 'string' ? exit.signal : null } : null,
     peaks: r.items<Record<string, unknown>>(a, 'peaks', path, PEAK).map((p) => ({
       index: typeof p.index === 'number' ? p.index : null, uuid: typeof p.uuid === 'string' ? p.uuid : null,
-      peakBytes: typeof p.peakBytes === 'number' ? p.peakBytes : null, chosen: p.chosen !== false,
+      peakBytes: typeof p.peakBytes === 'number' ? p.peakBytes : null, atMs: typeof p.atMs === 'number' ? p.atMs : null, chosen: p.chosen !== false,
     })),
-    ooms: r.items<Record<string, unknown>>(a, 'ooms', path, OOM).map((o) => ({ line: typeof o.line === 'number' ? o.line : null, text: o.text as string })),
+    ooms: r.items<Record<string, unknown>>(a, 'ooms', path, OOM).map((o) => ({
+      line: typeof o.line === 'number' ? o.line : null, text: o.text as string, event: o.event ?? null, causes: o.causes ?? null,
+    })),
     cleanup: cleanup
       ? {
         leftovers: r.items<Record<string, unknown>>(cleanup, 'leftovers', `${path}.cleanup`, LEFTOVER).map((l) => ({ pid: typeof l.pid === 'number' ? l.pid : null, outcome: l.outcome as string, gpuBytes: typeof l.gpuBytes === 'number' ? l.gpuBytes : null })),

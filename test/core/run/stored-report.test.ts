@@ -26,8 +26,8 @@ describe('parseStoredRunReport', () => {
     expect(r.env).toEqual([{ name: 'PYTORCH_CUDA_ALLOC_CONF', value: 'expandable_segments:True', action: 'set' }]);
     const a = r.attempts[0]!;
     expect(a.exit).toEqual({ code: 1, signal: null });
-    expect(a.peaks).toEqual([{ index: 0, uuid: 'GPU-a', peakBytes: 1024, chosen: true }]);
-    expect(a.ooms).toEqual([{ line: 3, text: 'torch.OutOfMemoryError: CUDA out of memory.' }]);
+    expect(a.peaks).toEqual([{ index: 0, uuid: 'GPU-a', peakBytes: 1024, atMs: 5, chosen: true }]);
+    expect(a.ooms).toEqual([{ line: 3, text: 'torch.OutOfMemoryError: CUDA out of memory.', event: {}, causes: [] }]);
     expect(a.plugins.companion?.gpus[0]?.peakAllocatedBytes).toBe(1100);
     expect(a.plugins.companion?.snapshots).toEqual(['/runs/1/oom-0.pickle']);
     expect((r.document as { pipelineCleanup: unknown }).pipelineCleanup).toEqual({ fromNewerWriter: true });
@@ -55,7 +55,7 @@ describe('parseStoredRunReport', () => {
     ]);
     expect(r.attempts).toHaveLength(1);
     expect(r.attempts[0]!.exit).toBeNull();
-    expect(r.attempts[0]!.peaks).toEqual([{ index: 1, uuid: null, peakBytes: 5, chosen: true }]);
+    expect(r.attempts[0]!.peaks).toEqual([{ index: 1, uuid: null, peakBytes: 5, atMs: null, chosen: true }]);
     expect(r.attempts[0]!.ooms).toHaveLength(1);
   });
 

@@ -5,7 +5,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { renderPytorch } from '../../../src/cli/render/run-pytorch.js';
 import { parseStoredRunReport, STORED_REPORT_VERSION } from '../../../src/core/run/index.js';
+import { compareView, hasSplitTimeline, splitView, stepsView } from '../../../src/server/run-view.js';
+import type { RunRow } from '../../../src/store/index.js';
 
 const attempt = {
   attempt: 1, argv: ['python', 'train.py'], batch: { batch: 8, accum: 2 }, durationMs: 1200, exit: { code: 1, signal: null },
@@ -81,6 +84,13 @@ describe('parseStoredRunReport', () => {
       else (a as Record<string, unknown>)[key] = value;
       const r = parseStoredRunReport(JSON.stringify({ ...intact, attempts: [a] }));
       expect(r.attempts).toHaveLength(1);
+      // Every view of a stored run reads the parsed report without throwing.
+      const run = { id: 1, pipelineId: null, stage: null, argv: ['python'], cwd: '/', gpus: null, startedAtMs: 0, durationMs: 1, status: 'ok', exitCode: 0, exitSignal: null, retries: 0, peakBytes: null, meanStepMs: null, dataWaitShare: null, samplesPerSec: null } satisfies RunRow;
+      compareView({ run, report: r }, { run, report: parseStoredRunReport(JSON.stringify(intact)) });
+      splitView(r);
+      stepsView(r);
+      hasSplitTimeline(r);
+      renderPytorch(r.attempts, (_c, t) => t);
     }), { numRuns: 300 });
   });
 });

@@ -9,10 +9,14 @@ import type { SnapshotOomAnswer } from '../allocator/oom-answer.js';
 import type { AllocatorAtOom } from '../companion/oom-event.js';
 import type { SplitPoint } from '../companion/report.js';
 import { validStepSummary, type StepSummary } from '../companion/steps.js';
+import { RUN_SCHEMA_VERSION } from './report.js';
 import { anything, count, figure, flag, isObject, kindOfJson, list, nullable, oneOf, optional, record, shape, text, whole, withinDepth, type Check } from './shape.js';
 
-/** Version of the stored report this gpumem writes; reports without the field were written as version 1. */
-export const STORED_REPORT_VERSION = 1;
+/**
+ * Version of the stored report: the run report's own schema (the history stores the run's --json report);
+ * reports stored without the field were written as version 1.
+ */
+export const STORED_REPORT_VERSION = RUN_SCHEMA_VERSION;
 /** Stored reports nest about 8 deep; a deeper one is damaged, and could not be written back as JSON. */
 export const MAX_STORED_REPORT_DEPTH = 64;
 

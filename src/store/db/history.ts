@@ -4,7 +4,7 @@
  * The report's types come from core/run; OOM events stay values until written here, in their JSON form.
  */
 import type { CompanionReport } from '../../core/companion/report.js';
-import { parseStoredRunReport, type StoredRunReport } from '../../core/run/stored-report.js';
+import { parseStoredRunReport, STORED_REPORT_VERSION, type StoredRunReport } from '../../core/run/stored-report.js';
 import { oomFindingJson } from '../../core/run/json.js';
 import type { AttemptReport, GpuPeak, GpuRef, ProcessOutcome, RunReport } from '../../core/run/report.js';
 import { readHistory, type Db } from './open.js';
@@ -78,7 +78,7 @@ export function completeRun(db: Db, id: number, report: HistoryReport): void {
   db.transaction(() => {
     db.prepare('UPDATE runs SET gpus_json = ?, duration_ms = ?, status = ?, exit_code = ?, exit_signal = ?, retries = ?, report_json = ? WHERE id = ?').run(
       report.gpus ? JSON.stringify(report.gpus) : null, report.durationMs, statusOf(report), report.exit.code, report.exit.signal,
-      report.retries, JSON.stringify({ ...report, attempts: report.attempts.map((a) => ({ ...a, ooms: a.ooms.map(oomFindingJson) })) }), id,
+      report.retries, JSON.stringify({ schemaVersion: STORED_REPORT_VERSION, ...report, attempts: report.attempts.map((a) => ({ ...a, ooms: a.ooms.map(oomFindingJson) })) }), id,
     );
     const env = db.prepare('INSERT INTO env_decisions (run_id, name, value, previous, action, reason) VALUES (?, ?, ?, ?, ?, ?)');
     for (const d of report.env) env.run(id, d.name, d.value, d.previous, d.action, d.reason);

@@ -5,32 +5,14 @@
  */
 import { formatBytes, formatDuration, formatPercent } from '../core/index.js';
 import { describeSteps, type StepSummary } from '../core/companion/index.js';
+import type { StoredAttempt, StoredRunReport } from '../core/run/index.js';
 import type { RunRow } from '../store/index.js';
 import { runsView } from './view.js';
 
-interface StoredAttempt {
-  attempt?: number;
-  durationMs?: number;
-  peaks?: Array<{ index?: number; uuid?: string; peakBytes?: number }>;
-  ooms?: unknown[];
-  cleanup?: { leftovers?: unknown[]; memoryReleased?: boolean; heldByNothing?: Array<{ bytes?: number }> };
-  plugins?: { companion?: { gpus?: StoredSplit[]; unprintedOoms?: unknown[]; processes?: Array<{ pid?: number; steps?: Partial<StepSummary> | null }> } };
-}
+type Stored = { run: RunRow; report: StoredRunReport | null };
 
-interface StoredSplit {
-  gpuUuid?: string;
-  gpuIndex?: number | null;
-  atMs?: number;
-  treeBytes?: number;
-  allocatedBytes?: number | null;
-  reservedBytes?: number | null;
-  maxPeakAllocatedBytes?: number | null;
-  maxPeakReservedBytes?: number | null;
-}
-
-function attemptsOf(report: unknown): StoredAttempt[] {
-  const attempts = (report as { attempts?: unknown } | null)?.attempts;
-  return Array.isArray(attempts) ? (attempts as StoredAttempt[]) : [];
+function attemptsOf(report: StoredRunReport | null): StoredAttempt[] {
+  return report?.attempts ?? [];
 }
 
 const stepMs = (ms: number | null): string => (ms === null ? '–' : `${ms.toFixed(1)} ms`);
@@ -43,22 +25,22 @@ function cleanupVerdict(a: StoredAttempt): string {
   const c = a.cleanup;
   if (!c) return '–';
   const parts: string[] = [];
-  const left = c.leftovers?.length ?? 0;
+  const left = c.leftovers.length;
   parts.push(left === 0 ? 'no leftovers' : `${left} leftover process${left === 1 ? '' : 'es'}`);
   if (c.memoryReleased === false) parts.push('memory not released');
-  const held = (c.heldByNothing ?? []).reduce((sum, h) => sum + (h.bytes ?? 0), 0);
+  const held = c.heldByNothing.reduce((sum, h) => sum + h.bytes, 0);
   if (held > 0) parts.push(`${formatBytes(held)} held by nothing`);
   return parts.join(', ');
 }
 
 /** Per attempt, per GPU: the tree's peak and the PyTorch peaks when the companion ran. */
 function peakText(a: StoredAttempt): string {
-  const peaks = (a.peaks ?? []).map((p) => `GPU ${p.index ?? '?'} ${size(p.peakBytes)}`);
+  const peaks = a.peaks.map((p) => `GPU ${p.index ?? '?'} ${size(p.peakBytes)}`);
   return peaks.length > 0 ? peaks.join(', ') : '–';
 }
 
 /** [label, run A, run B] rows comparing two runs; per-attempt rows name the attempt. */
-export function compareView(a: { run: RunRow; report: unknown }, b: { run: RunRow; report: unknown }): [string, string, string][] {
+export function compareView(a: Stored, b: Stored): [string, string, string][] {
   const [ra, rb] = runsView([a.run, b.run]) as Array<Record<string, string>>;
   const rows: [string, string, string][] = [
     ['command', ra!.command!, rb!.command!],
@@ -74,12 +56,13 @@ export function compareView(a: { run: RunRow; report: unknown }, b: { run: RunRo
   const aa = attemptsOf(a.report);
   const ab = attemptsOf(b.report);
   const count = (list: StoredAttempt[], f: (x: StoredAttempt) => number): string => String(list.reduce((s, x) => s + f(x), 0));
-  rows.push(['OOMs (printed + caught)', count(aa, (x) => (x.ooms?.length ?? 0) + (x.plugins?.companion?.unprintedOoms?.length ?? 0)), count(ab, (x) => (x.ooms?.length ?? 0) + (x.plugins?.companion?.unprintedOoms?.length ?? 0))]);
+  const caught = (x: StoredAttempt): number => x.ooms.length + (x.plugins.companion?.unprintedOoms.length ?? 0);
+  rows.push(['OOMs (printed + caught)', count(aa, caught), count(ab, caught)]);
   for (let i = 0; i < Math.max(aa.length, ab.length); i += 1) {
     const x = aa[i];
     const y = ab[i];
     const n = i + 1;
-    rows.push([`attempt ${n}: duration`, x?.durationMs === undefined ? '–' : formatDuration(x.durationMs), y?.durationMs === undefined ? '–' : formatDuration(y.durationMs)]);
+    rows.push([`attempt ${n}: duration`, x?.durationMs == null ? '–' : formatDuration(x.durationMs), y?.durationMs == null ? '–' : formatDuration(y.durationMs)]);
     rows.push([`attempt ${n}: peak per GPU`, x ? peakText(x) : '–', y ? peakText(y) : '–']);
     rows.push([`attempt ${n}: PyTorch peak allocated / reserved`, x ? pytorchPeaks(x) : '–', y ? pytorchPeaks(y) : '–']);
     rows.push([`attempt ${n}: cleanup`, x ? cleanupVerdict(x) : '–', y ? cleanupVerdict(y) : '–']);
@@ -88,9 +71,9 @@ export function compareView(a: { run: RunRow; report: unknown }, b: { run: RunRo
 }
 
 function pytorchPeaks(a: StoredAttempt): string {
-  const gpus = a.plugins?.companion?.gpus ?? [];
+  const gpus = a.plugins.companion?.gpus ?? [];
   if (gpus.length === 0) return 'no PyTorch numbers (run without the companion)';
-  return gpus.map((g) => `GPU ${g.gpuIndex ?? '?'} ${size(g.maxPeakAllocatedBytes)} / ${size(g.maxPeakReservedBytes)}`).join(', ');
+  return gpus.map((g) => `GPU ${g.gpuIndex ?? '?'} ${size(g.peakAllocatedBytes)} / ${size(g.peakReservedBytes)}`).join(', ');
 }
 
 /** A PyTorch split the history keeps: per attempt and GPU, at the tree's peak. */
@@ -105,23 +88,20 @@ export interface SplitView {
 }
 
 /** The PyTorch splits of a run at each GPU's peak (the series over time is in the run's samples). */
-export function splitView(report: unknown): SplitView[] {
-  return attemptsOf(report).flatMap((a, i) => (a.plugins?.companion?.gpus ?? []).map((g) => ({
-    attempt: a.attempt ?? i + 1,
+export function splitView(report: StoredRunReport | null): SplitView[] {
+  return attemptsOf(report).flatMap((a) => (a.plugins.companion?.gpus ?? []).map((g) => ({
+    attempt: a.attempt,
     gpu: g.gpuIndex === null || g.gpuIndex === undefined ? (g.gpuUuid ?? '?') : `GPU ${g.gpuIndex}`,
     atS: typeof g.atMs === 'number' ? g.atMs / 1000 : null,
-    allocatedBytes: g.allocatedBytes ?? null,
-    reservedBytes: g.reservedBytes ?? null,
-    text: `at the peak (${typeof g.atMs === 'number' ? formatDuration(g.atMs) : '–'} in): process tree ${size(g.treeBytes)} on the GPU, PyTorch reserved ${size(g.reservedBytes)}, allocated ${size(g.allocatedBytes)}; allocator peaks ${size(g.maxPeakAllocatedBytes)} allocated / ${size(g.maxPeakReservedBytes)} reserved`,
+    allocatedBytes: g.allocatedBytes,
+    reservedBytes: g.reservedBytes,
+    text: `at the peak (${typeof g.atMs === 'number' ? formatDuration(g.atMs) : '–'} in): process tree ${size(g.treeBytes)} on the GPU, PyTorch reserved ${size(g.reservedBytes)}, allocated ${size(g.allocatedBytes)}; allocator peaks ${size(g.peakAllocatedBytes)} allocated / ${size(g.peakReservedBytes)} reserved`,
   })));
 }
 
 /** Whether any attempt of a stored run kept the PyTorch split over time (runs recorded before it did not). */
-export function hasSplitTimeline(report: unknown): boolean {
-  return attemptsOf(report).some((a) => {
-    const series = (a.plugins?.companion as { splitTimeline?: unknown } | undefined)?.splitTimeline;
-    return Array.isArray(series) && series.length > 0;
-  });
+export function hasSplitTimeline(report: StoredRunReport | null): boolean {
+  return attemptsOf(report).some((a) => (a.plugins.companion?.splitTimeline?.length ?? 0) > 0);
 }
 
 /** The step timing the history keeps for one process of one attempt, with the figures in words. */
@@ -143,8 +123,8 @@ const figure = (v: unknown): number | null => (typeof v === 'number' && Number.i
  * before step timing, or of runs without the companion, give none; fields an older companion did not send
  * are null, never 0.
  */
-export function stepsView(report: unknown): StepsView[] {
-  return attemptsOf(report).flatMap((a, i) => (a.plugins?.companion?.processes ?? []).flatMap((p) => {
+export function stepsView(report: StoredRunReport | null): StepsView[] {
+  return attemptsOf(report).flatMap((a) => (a.plugins.companion?.processes ?? []).flatMap((p) => {
     const s = p.steps;
     const steps = figure(s?.steps);
     if (!s || steps === null || steps === 0) return [];
@@ -154,7 +134,7 @@ export function stepsView(report: unknown): StepsView[] {
       batchMax: figure(s.batchMax), batchAsked: figure(s.batchAsked), boundary: s.boundary === 'optimizer' ? 'optimizer' : null,
     };
     return [{
-      attempt: a.attempt ?? i + 1, pid: figure(p.pid), steps, meanStepMs: summary.meanStepMs, dataWaitShare: summary.dataWaitShare,
+      attempt: a.attempt, pid: figure(p.pid), steps, meanStepMs: summary.meanStepMs, dataWaitShare: summary.dataWaitShare,
       samplesPerSec: summary.samplesPerSec, tokensPerSec: summary.tokensPerSec ?? null, text: describeSteps(summary),
     }];
   }));

@@ -31,7 +31,8 @@ def install():
     def excepthook(kind, value, tb):
         if not _session["done"]:
             where = _innermost_user_frame(tb)
-            _finish_error("%s%s" % (_describe(kind, value), " (at %s)" % where if where else ""))
+            direct = _direct_cuda_call(value, tb)
+            _finish_error(direct or "%s%s" % (_describe(kind, value), " (at %s)" % where if where else ""))
         previous(kind, value, tb)
 
     sys.excepthook = excepthook
@@ -96,6 +97,36 @@ def _describe(kind, value):
         return ("data-dependent control flow: the program branches on, or takes a number from, a size that "
                 "depends on tensor values%s, which fake tensors do not have" % (" (%s)" % expr if expr is not None else ""))
     return "%s: %s" % (kind.__name__, _one_line(value))
+
+
+# What torch says when a call reaches the CUDA driver or runtime, which the tracer's process does not have.
+_NO_DRIVER = ("Found no NVIDIA driver", "CUDA driver version is insufficient", "no CUDA GPUs are available",
+              "Torch not compiled with CUDA enabled", "CUDA error", "cudaGetDeviceCount", "NVIDIA driver on your system")
+
+
+def _direct_cuda_call(value, tb):
+    """For an error from the CUDA driver: one line naming the call that needed a GPU and where; else None."""
+    message = str(value)
+    if not any(marker in message for marker in _NO_DRIVER):
+        return None
+    import linecache
+    from ._recorder import _SKIP_PREFIXES
+    user, callee = None, None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not code.co_filename.startswith(_SKIP_PREFIXES) and "site-packages" not in code.co_filename and not code.co_filename.startswith("<"):
+            user, callee = tb, None
+        elif user is not None and callee is None:
+            callee = "%s.%s" % (tb.tb_frame.f_globals.get("__name__", "?"), code.co_name)
+        tb = tb.tb_next
+    if user is None:
+        return None
+    filename = user.tb_frame.f_code.co_filename
+    source = linecache.getline(filename, user.tb_lineno).strip()
+    what = ", ".join(x for x in (callee, "in `%s`" % source[:120] if source else None) if x)
+    return ("%s:%d calls CUDA directly%s, which needs a real GPU: the traced step runs on fake tensors without one "
+            "(torch.cuda.synchronize, Event, Stream and GradScaler are supported); skip that call when "
+            "GPUMEM_ESTIMATE_TRACE is set" % (os.path.basename(filename), user.tb_lineno, " (%s)" % what if what else ""))
 
 
 def _one_line(value):

@@ -81,15 +81,73 @@ class _FakeProperties:
 
 
 class _FakeStream:
+    """A CUDA stream under the tracer: work on fake tensors is done at once, so there is nothing to wait for."""
+
+    device = torch.device("cuda", 0)
+    cuda_stream = 0
+    stream_id = 0
+    priority = 0
+
+    def __init__(self, *args, **kwargs):
+        pass
+
     def is_capturing(self):
         return False
 
     def synchronize(self):
         return None
 
+    def query(self):
+        return True
+
+    def wait_event(self, event):
+        return None
+
+    def wait_stream(self, stream):
+        return None
+
+    def record_event(self, event=None):
+        event = event or _FakeEvent()
+        event.record(self)
+        return event
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _FakeEvent:
+    """``torch.cuda.Event`` under the tracer: recorded and done at once; timings read 0 ms (there is no GPU)."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False, *args, **kwargs):
+        self.enable_timing = enable_timing
+
+    def record(self, stream=None):
+        return None
+
+    def wait(self, stream=None):
+        return None
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        return None
+
+    def elapsed_time(self, end_event):
+        return 0.0
+
 
 def patch_torch_cuda(stack, gpu_name, total_bytes):
     """Answers the questions scripts ask before training (is CUDA there, how many GPUs, how much memory)."""
+    # Dynamo's device registry (imported by the fake-tensor mode) checks that torch.cuda.Event and Stream are
+    # the C types; importing it first lets it keep the real ones while the program sees the fakes below.
+    try:
+        import torch._dynamo.device_interface  # noqa: F401
+    except Exception:  # pragma: no cover - a torch without dynamo has no such check
+        pass
     cuda = torch.cuda
     fakes = {
         "is_available": lambda: True,
@@ -103,6 +161,8 @@ def patch_torch_cuda(stack, gpu_name, total_bytes):
         "max_memory_allocated": lambda *a, **k: 0,
         "memory_reserved": lambda *a, **k: 0,
         "max_memory_reserved": lambda *a, **k: 0,
+        # (free, total) of the GPU being estimated for, as an otherwise empty GPU would answer.
+        "mem_get_info": lambda *a, **k: (total_bytes, total_bytes),
         "get_device_name": lambda *a, **k: gpu_name,
         "get_device_properties": lambda *a, **k: _FakeProperties(gpu_name, total_bytes),
         "get_device_capability": lambda *a, **k: (9, 0),
@@ -111,6 +171,12 @@ def patch_torch_cuda(stack, gpu_name, total_bytes):
         "is_current_stream_capturing": lambda *a, **k: False,
         "manual_seed": lambda *a, **k: None,
         "manual_seed_all": lambda *a, **k: None,
+        # Timing and stream code (events around a step, side streams) needs the driver; here it is done at once.
+        "Event": _FakeEvent,
+        "Stream": _FakeStream,
+        "current_stream": lambda *a, **k: _FakeStream(),
+        "default_stream": lambda *a, **k: _FakeStream(),
+        "stream": lambda *a, **k: _FakeStream(),
     }
     for name, fake in fakes.items():
         if hasattr(cuda, name):
@@ -124,6 +190,22 @@ def patch_torch_cuda(stack, gpu_name, total_bytes):
             if hasattr(accel, name):
                 stack.enter_context(_patched(accel, name, fake))
     stack.enter_context(_patched(torch.autocast, "__init__", _autocast_init(torch.autocast.__init__)))
+    _patch_grad_scaler(stack)
+
+
+def _patch_grad_scaler(stack):
+    # GradScaler skips optimizer.step() when its found-inf count is non-zero, read with .item(); fake tensors
+    # have no values, so that read gets the placeholder 1 and every step would be skipped. On a GPU a healthy
+    # step has finite gradients and the optimizer runs, which is the step whose memory matters.
+    amp = getattr(torch, "amp", None)
+    scaler = getattr(amp, "GradScaler", None) if amp is not None else None
+    if scaler is None or not hasattr(scaler, "_maybe_opt_step"):
+        return
+
+    def maybe_opt_step(self, optimizer, optimizer_state, *args, **kwargs):
+        return optimizer.step(*args, **kwargs)
+
+    stack.enter_context(_patched(scaler, "_maybe_opt_step", maybe_opt_step))
 
 
 def _autocast_init(original):

@@ -24,6 +24,10 @@ _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _TORCH = os.path.dirname(os.path.abspath(torch.__file__))
 _SKIP_PREFIXES = (_HERE, _TORCH, os.path.dirname(contextlib.__file__))
 
+# No GPU holds this much in one allocation (the largest have under 300 GB). A request above it fails as it would
+# on a GPU, with CUDA's error, so a program that catches the OOM goes on and the failed request is not counted.
+MAX_REAL_ALLOCATION = 4 << 40
+
 # Ops that answer with a Python number: fake tensors carry no data, so they get a placeholder.
 _LOCAL_SCALAR = torch.ops.aten._local_scalar_dense.default
 
@@ -100,11 +104,14 @@ class Recorder(TorchDispatchMode):
         key = storage._cdata
         if not on_gpu or key in self.gpu_keys:
             return
+        nbytes = self._bytes(storage.nbytes())
+        if nbytes > MAX_REAL_ALLOCATION:
+            raise _out_of_memory(nbytes)
         self.gpu_keys.add(key)
         ident = self.next_id
         self.next_id += 1
         self.live[key] = ident
-        self.writer.event(kind="alloc", id=ident, bytes=self._bytes(storage.nbytes()), dtype=str(tensor.dtype)[6:],
+        self.writer.event(kind="alloc", id=ident, bytes=nbytes, dtype=str(tensor.dtype)[6:],
                           op=op, module=self.state.module_path(), phase=self.state.phase, step=self.state.step,
                           frame=user_frame())
         weakref.finalize(storage, self._freed, key)
@@ -152,3 +159,12 @@ class Recorder(TorchDispatchMode):
         if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
             return 1.0
         return 1
+
+
+def _out_of_memory(nbytes):
+    """CUDA's out-of-memory error for a request no GPU could serve (the class the program would catch)."""
+    from .._format import format_bytes
+    cls = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", RuntimeError)
+    return cls("CUDA out of memory. Tried to allocate %s (%d bytes): no GPU has that much memory, so under gpumem "
+               "estimate a single allocation over %s fails as it would on a GPU" % (format_bytes(nbytes), nbytes,
+                                                                                     format_bytes(MAX_REAL_ALLOCATION)))

@@ -90,7 +90,14 @@ export function loadModel(path: string | undefined, params: string | undefined, 
     return { model: modelFromParams(parseParamCount(params), hints), source: 'params', files: [] };
   }
   if (!existsSync(path)) throw new GpumemError('INPUT_NOT_FOUND', `${path} does not exist`, { hint: 'check the path' });
-  const total = (tensors: TensorInfo[]): number => tensors.reduce((a, t) => a + t.elements, 0);
+  // A model without a single parameter would be estimated as 0 bytes, which reads like an answer.
+  const total = (tensors: TensorInfo[]): number => {
+    const sum = tensors.reduce((a, t) => a + t.elements, 0);
+    if (sum > 0) return sum;
+    throw new GpumemError('INPUT_MALFORMED', `${path}: ${tensors.length === 0 ? 'holds no tensors' : `its ${tensors.length} tensors hold no elements`}, so there is no model to estimate`, {
+      hint: 'give the model.safetensors file with the weights (or the folder, or its config.json), or --params 7B',
+    });
+  };
   if (statSync(path).isDirectory()) {
     const index = join(path, 'model.safetensors.index.json');
     const shape = siblingShape(path);

@@ -6,7 +6,7 @@ import { getRun, listPipelines, listRuns, type PipelineRow, type RunRow } from '
 import { cleanupProblems, type CleanupReport } from '../../core/run/index.js';
 import type { CommandHandler } from '../context.js';
 import type { RunsOptions } from '../options/supervise.js';
-import type { AttemptReport } from '../../supervise/index.js';
+import type { StoredRunReport } from '../../core/run/stored-report.js';
 import { renderPytorch } from '../render/run-pytorch.js';
 import { painter, table, trimTo } from '../render/style.js';
 import { existingHistoryFor } from './history.js';
@@ -37,17 +37,19 @@ function renderPipelines(pipelines: readonly PipelineRow[], paint: ReturnType<ty
  * The cleanup verdict of a stored run: a pipeline stage's check when there was one, else its last attempt's
  * cleanup (survivors, memory still held). Null for older or damaged reports that do not say.
  */
-function cleanupVerdict(report: unknown): string | null {
-  const rep = report as { cleanupCheck?: { passed?: unknown; reason?: unknown }; attempts?: unknown } | null;
+function cleanupVerdict(document: unknown): string | null {
+  // The stored document as written (outside data: every field is checked before use).
+  const rep = document as { cleanupCheck?: { passed?: unknown; reason?: unknown }; attempts?: unknown } | null;
   const check = rep?.cleanupCheck;
   if (check && typeof check.passed === 'boolean') {
     return check.passed ? 'cleanup check between stages: passed' : `cleanup check between stages: FAILED — ${typeof check.reason === 'string' ? printable(check.reason) : 'no reason stored'}`;
   }
   const attempts = Array.isArray(rep?.attempts) ? rep.attempts : [];
-  const cleanup = (attempts[attempts.length - 1] as { cleanup?: unknown } | undefined)?.cleanup as CleanupReport | undefined;
+  const cleanup = (attempts[attempts.length - 1] as { cleanup?: unknown } | undefined)?.cleanup as Partial<CleanupReport> | null | undefined;
   if (!cleanup || typeof cleanup !== 'object' || typeof cleanup.memoryReleased !== 'boolean') return null;
-  const survivors = Array.isArray(cleanup.survivors) ? cleanup.survivors : [];
-  const problems = cleanupProblems({ ...cleanup, survivors });
+  const survivors = (Array.isArray(cleanup.survivors) ? cleanup.survivors : [])
+    .filter((s): s is NonNullable<CleanupReport['survivors']>[number] => typeof (s as { pid?: unknown } | null)?.pid === 'number');
+  const problems = cleanupProblems({ ...(cleanup as CleanupReport), survivors });
   return problems.length === 0 ? 'cleanup: passed' : `cleanup: FAILED — ${printable(problems.join('; '))}`;
 }
 
@@ -66,7 +68,9 @@ export const run: CommandHandler<RunsOptions> = async (ctx) => {
       const found = db ? getRun(db, Number(idText)) : null;
       if (!found) throw new GpumemError('INPUT_NOT_FOUND', `no run ${idText} in the history`, { hint: 'see the ids in gpumem runs' });
       if (ctx.args.options.json) {
-        ctx.stdout.write(`${JSON.stringify({ schemaVersion: RUNS_SCHEMA_VERSION, run: found.run, report: found.report }, null, 2)}\n`);
+        // The stored document as written (unknown fields included); `reportDamage` lists what could not be read.
+        const doc = { schemaVersion: RUNS_SCHEMA_VERSION, run: found.run, report: found.report?.document ?? null, reportDamage: found.report?.damage ?? [] };
+        ctx.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
       } else {
         ctx.stdout.write(renderShow(found.run, found.report, ctx.color));
       }
@@ -107,7 +111,7 @@ function stepCells(r: RunRow): [string, string, string] {
   ];
 }
 
-function renderShow(r: RunRow, report: unknown, color: boolean): string {
+function renderShow(r: RunRow, report: StoredRunReport | null, color: boolean): string {
   const paint = painter(color);
   const lines = [
     paint('bold', `run ${r.id}: ${printable(r.argv.join(' '))}`),
@@ -115,23 +119,21 @@ function renderShow(r: RunRow, report: unknown, color: boolean): string {
     `  started ${new Date(r.startedAtMs).toISOString()} in ${printable(r.cwd)}; ${r.status === 'running' ? 'no end recorded (still running, or gpumem was killed)' : `${formatDuration(r.durationMs)}, exit ${exitText(r)}`}`,
   ];
   if (r.stage) lines.push(`  pipeline ${r.pipelineId}, stage ${printable(r.stage)}`);
-  const rep = report as { env?: Array<{ name: string; value: string | null; action: string }>; attempts?: Array<Record<string, unknown>> } | null;
-  for (const d of rep?.env ?? []) lines.push(`  env ${printable(d.name)}=${printable(d.value ?? '(unset)')} [${printable(d.action)}]`);
-  for (const a of (rep?.attempts ?? []) as Array<{
-    attempt: number; batch: { batch: number; accum: number } | null; exit: { code: number | null; signal: string | null };
-    peaks: Array<{ index: number; peakBytes: number; chosen: boolean }>; ooms: Array<{ line: number; text: string }>;
-    cleanup: { leftovers: Array<{ pid: number; outcome: string; gpuBytes: number | null }>; heldByNothing: Array<{ index: number; bytes: number }> };
-  }>) {
-    const batch = a.batch ? ` batch ${a.batch.batch} × accum ${a.batch.accum}` : '';
-    lines.push(`  attempt ${a.attempt}${batch}: exit ${a.exit.signal ?? a.exit.code}`);
-    for (const p of a.peaks) lines.push(`    GPU ${p.index} peak ${formatBytes(p.peakBytes)}${p.chosen ? '' : ' (not chosen)'}`);
-    for (const o of a.ooms) lines.push(`    OOM line ${o.line}: ${trimTo(printable(o.text), 120)}`);
-    for (const l of a.cleanup.leftovers) lines.push(`    leftover pid ${l.pid} (${formatBytes(l.gpuBytes)}): ${printable(l.outcome)}`);
-    for (const h of a.cleanup.heldByNothing ?? []) lines.push(`    GPU ${h.index}: ${formatBytes(h.bytes)} held by no process after the run`);
+  if (report && report.damage.length > 0) {
+    const shown = report.damage.slice(0, 5).map((d) => trimTo(printable(d), 160));
+    lines.push(paint('red', `  report damaged: ${shown.join('; ')}${report.damage.length > shown.length ? `; and ${report.damage.length - shown.length} more` : ''}`));
   }
-  const verdict = cleanupVerdict(report);
+  for (const d of report?.env ?? []) lines.push(`  env ${printable(d.name)}=${printable(d.value ?? '(unset)')} [${printable(d.action)}]`);
+  for (const a of report?.attempts ?? []) {
+    const batch = a.batch ? ` batch ${a.batch.batch} × accum ${a.batch.accum}` : '';
+    lines.push(`  attempt ${a.attempt}${batch}: exit ${a.exit ? printable(a.exit.signal ?? String(a.exit.code ?? '?')) : '?'}`);
+    for (const p of a.peaks) lines.push(`    GPU ${p.index ?? '?'} peak ${formatBytes(p.peakBytes)}${p.chosen ? '' : ' (not chosen)'}`);
+    for (const o of a.ooms) lines.push(`    OOM line ${o.line ?? '?'}: ${trimTo(printable(o.text), 120)}`);
+    for (const l of a.cleanup?.leftovers ?? []) lines.push(`    leftover pid ${l.pid ?? '?'} (${formatBytes(l.gpuBytes)}): ${printable(l.outcome)}`);
+    for (const h of a.cleanup?.heldByNothing ?? []) lines.push(`    GPU ${h.index ?? '?'}: ${formatBytes(h.bytes)} held by no process after the run`);
+  }
+  const verdict = cleanupVerdict(report?.document ?? null);
   if (verdict) lines.push(verdict.includes('FAILED') ? paint('red', `  ${verdict}`) : `  ${verdict}`);
-  // Stored reports of this gpumem carry the companion's data under attempts[].plugins.
-  lines.push(...renderPytorch((rep?.attempts ?? []) as unknown as Array<Pick<AttemptReport, 'attempt' | 'plugins'>>, paint));
+  lines.push(...renderPytorch(report?.attempts ?? [], paint));
   return `${lines.join('\n')}\n`;
 }

@@ -5,23 +5,24 @@
  * process's step timing.
  */
 import type { OomSettingsAnswer, SnapshotOomAnswer } from '../../core/allocator/oom-answer.js';
-import type { AllocatorAtOom } from '../../core/companion/oom-event.js';
 import { formatBytes } from '../../core/units.js';
 import { printable } from '../../core/text.js';
-import type { CompanionReport } from '../../core/companion/report.js';
 import { describeSteps } from '../../core/companion/steps.js';
-import type { AttemptReport, OomFinding } from '../../core/run/report.js';
+import type { OomFinding } from '../../core/run/report.js';
+import type { StoredAllocatorAtOom, StoredCompanion } from '../../core/run/stored-report.js';
 import { table, type Color } from './style.js';
 
 type Paint = (color: Color, text: string) => string;
 
-/** The parts of an attempt this renders; a report read back from the history has them too. */
-type PytorchAttempt = Pick<AttemptReport, 'attempt' | 'plugins'>;
+/** The parts of an attempt this renders: a live AttemptReport, or one read back by parseStoredRunReport. */
+interface PytorchAttempt {
+  attempt: number;
+  plugins?: { companion?: StoredCompanion | null };
+}
 
-/** The companion's report of an attempt, when the companion ran (checked: a stored report may predate it). */
-export function companionOf(a: PytorchAttempt): CompanionReport | null {
-  const c = a.plugins?.companion;
-  return c && Array.isArray(c.gpus) ? c : null;
+/** The companion's report of an attempt, when the companion ran (a stored report may predate it). */
+export function companionOf(a: PytorchAttempt): StoredCompanion | null {
+  return a.plugins?.companion ?? null;
 }
 
 /** "allocator at the OOM: …" for a finding the companion matched, else null. */
@@ -29,15 +30,15 @@ export function allocatorLine(f: OomFinding): string | null {
   return f.allocator ? `    allocator at that instant: ${describeAllocator(f.allocator)}` : null;
 }
 
-function describeAllocator(at: AllocatorAtOom): string {
-  if (at.source === 'counter') return `pid ${at.pid} cuda:${at.device}: counted by num_ooms (this torch has no OOM observer, so no sizes)`;
-  return `pid ${at.pid} cuda:${at.device}: requested ${formatBytes(at.requestedBytes)}, allocated ${formatBytes(at.allocatedBytes)}, ` +
+function describeAllocator(at: StoredAllocatorAtOom): string {
+  if (at.source === 'counter') return `pid ${at.pid ?? '?'} cuda:${at.device ?? '?'}: counted by num_ooms (this torch has no OOM observer, so no sizes)`;
+  return `pid ${at.pid ?? '?'} cuda:${at.device ?? '?'}: requested ${formatBytes(at.requestedBytes)}, allocated ${formatBytes(at.allocatedBytes)}, ` +
     `reserved ${formatBytes(at.reservedBytes)} (${formatBytes(at.unallocatedBytes)} unallocated), ${formatBytes(at.deviceFreeBytes)} free of ${formatBytes(at.deviceLimitBytes)}, ` +
     `retries ${at.numAllocRetries ?? 'n/a'}`;
 }
 
 /** "no CUDA device in pid …: cause", once per distinct cause, so a run with many workers says it once. */
-function noCudaLines(report: CompanionReport | null, paint: Paint): string[] {
+function noCudaLines(report: StoredCompanion | null, paint: Paint): string[] {
   const byCause = new Map<string, number[]>();
   for (const p of report?.processes ?? []) {
     if (typeof p.noCuda === 'string') byCause.set(p.noCuda, [...(byCause.get(p.noCuda) ?? []), p.pid]);
@@ -55,7 +56,7 @@ export function renderPytorch(attempts: readonly PytorchAttempt[], paint: Paint)
   if (report && report.gpus.length > 0) {
     out.push(`  PyTorch (companion${attempts.length > 1 ? `, attempt ${last?.attempt}` : ''}), split at the tree's peak on each GPU:`);
     const rows = report.gpus.map((g) => [
-      g.gpuIndex === null ? g.gpuUuid : `GPU ${g.gpuIndex}`, formatBytes(g.treeBytes), formatBytes(g.allocatedBytes), formatBytes(g.reservedBytes),
+      g.gpuIndex === null ? printable(g.gpuUuid ?? '?') : `GPU ${g.gpuIndex}`, formatBytes(g.treeBytes), formatBytes(g.allocatedBytes), formatBytes(g.reservedBytes),
       formatBytes(g.unallocatedBytes), formatBytes(g.nonPytorchBytes), formatBytes(g.otherProcessesBytes), formatBytes(g.peakAllocatedBytes),
       String(g.numAllocRetries ?? 'n/a'), String(g.numOoms ?? 'n/a'),
     ]);
@@ -64,7 +65,7 @@ export function renderPytorch(attempts: readonly PytorchAttempt[], paint: Paint)
     laid.forEach((l, i) => out.push(i === 0 ? paint('gray', `    ${l}`) : `    ${l}`));
     const retrying = report.gpus.filter((g) => (g.numAllocRetries ?? 0) > 0);
     if (retrying.length > 0) {
-      out.push(paint('yellow', `    allocator retries on ${retrying.map((g) => `GPU ${g.gpuIndex ?? g.gpuUuid}`).join(', ')}: PyTorch had to free its cache to satisfy allocations — a warning sign before an OOM`));
+      out.push(paint('yellow', `    allocator retries on ${retrying.map((g) => `GPU ${g.gpuIndex ?? printable(g.gpuUuid ?? '?')}`).join(', ')}: PyTorch had to free its cache to satisfy allocations — a warning sign before an OOM`));
     }
   }
   for (const a of attempts) {
@@ -91,7 +92,7 @@ export function renderPytorch(attempts: readonly PytorchAttempt[], paint: Paint)
 }
 
 /** "412 messages not kept: 1 naming a pid outside the run, 384 over the cap on error messages, …". */
-function describeNotKept(n: NonNullable<CompanionReport['notKept']>): string {
+function describeNotKept(n: NonNullable<StoredCompanion['notKept']>): string {
   const parts = [
     n.notInRun > 0 ? `${n.notInRun} naming a pid outside the run` : null,
     ...Object.entries(n.overKindLimit).map(([kind, count]) => `${count} over the cap on ${kind} entries`),

@@ -28,7 +28,7 @@ function deviceLines(d: DeviceReport, width: number, paint: ReturnType<typeof pa
   );
   if (s.pools.length > 0) {
     out.push('', '  Fragmentation (per pool and stream):');
-    const rows = s.pools.map((p) => [p.segmentType, p.poolId ?? '-', String(p.stream), formatBytes(p.reservedBytes), formatBytes(p.freeBytes), formatBytes(p.largestFreeBytes), String(p.freeBlockCount)]);
+    const rows = s.pools.map((p) => [printable(p.segmentType), p.poolId ?? '-', String(p.stream), formatBytes(p.reservedBytes), formatBytes(p.freeBytes), formatBytes(p.largestFreeBytes), String(p.freeBlockCount)]);
     out.push(...table([['pool', 'id', 'stream', 'reserved', 'free', 'largest free', 'free blocks'], ...rows], ['left', 'left', 'right', 'right', 'right', 'right', 'right']).map((l) => `    ${l}`));
   }
   if (d.request) {
@@ -39,7 +39,7 @@ function deviceLines(d: DeviceReport, width: number, paint: ReturnType<typeof pa
   if (d.sites.length > 0) out.push('', `  Who holds memory now (top ${d.sites.length} of ${d.siteCount} sites):`, ...siteRows(d.sites, width));
   const t = d.trace;
   if (t) {
-    const actions = Object.entries(t.actions).map(([a, n]) => `${n} ${a}`).join(', ');
+    const actions = Object.entries(t.actions).map(([a, n]) => `${n} ${printable(a)}`).join(', ');
     out.push('', `  Trace: ${t.eventCount} events (${actions})`);
     if (t.peak) {
       out.push(`  Peak allocated ${paint('bold', formatBytes(t.peak.allocatedBytes))} at event ${t.peak.eventIndex} (reserved then ${formatBytes(t.peak.reservedBytes)}); live then:`, ...siteRows(t.peak.sites, width));
@@ -58,7 +58,7 @@ function deviceLines(d: DeviceReport, width: number, paint: ReturnType<typeof pa
 /** "3 segments (2 large, 1 small; 0 expandable)", or just "0 segments" when there are none. */
 function segmentsText(s: DeviceReport['summary']): string {
   if (s.segmentCount === 0) return '0 segments';
-  const types = Object.entries(s.segmentsByType).map(([t, v]) => `${v.count} ${t}`).join(', ');
+  const types = Object.entries(s.segmentsByType).map(([t, v]) => `${v.count} ${printable(t)}`).join(', ');
   return `${s.segmentCount} segments (${types}; ${s.expandable.count} expandable)`;
 }
 
@@ -66,9 +66,9 @@ function segmentsText(s: DeviceReport['summary']): string {
 export function renderSnapshotText(report: SnapshotReport, width: number, color: boolean): string {
   const paint = painter(color);
   const lines: string[] = [`Snapshot (${report.generation} format), ${report.devices.length} device(s)`];
-  if (report.unknownKeys.length > 0) lines.push(paint('gray', `kept keys this version does not analyse: ${report.unknownKeys.join(', ')}`));
+  if (report.unknownKeys.length > 0) lines.push(paint('gray', `kept keys this version does not analyse: ${report.unknownKeys.map(printable).join(', ')}`));
   const conf = report.allocatorSettings?.PYTORCH_CUDA_ALLOC_CONF;
-  if (typeof conf === 'string') lines.push(`PYTORCH_CUDA_ALLOC_CONF=${conf}`);
+  if (typeof conf === 'string') lines.push(`PYTORCH_CUDA_ALLOC_CONF=${printable(conf)}`);
   for (const d of report.devices) lines.push('', ...deviceLines(d, width, paint));
   return `${lines.join('\n')}\n`;
 }
@@ -83,7 +83,7 @@ export function renderDiffText(diff: SnapshotDiff, top: number, width: number, c
     '',
   ];
   if (diff.sites.length === 0) lines.push('no allocation site changed');
-  const rows = diff.sites.slice(0, top).map((r) => [paint(r.deltaBytes > 0 ? 'red' : 'green', sign(r.deltaBytes)), formatBytes(r.bytesBefore), formatBytes(r.bytesAfter), `${r.countBefore}→${r.countAfter}`, trimTo(r.site, Math.max(20, width - 50))]);
+  const rows = diff.sites.slice(0, top).map((r) => [paint(r.deltaBytes > 0 ? 'red' : 'green', sign(r.deltaBytes)), formatBytes(r.bytesBefore), formatBytes(r.bytesAfter), `${r.countBefore}→${r.countAfter}`, trimTo(printable(r.site), Math.max(20, width - 50))]);
   if (rows.length > 0) lines.push(...table([['change', 'before', 'after', 'blocks', 'site'], ...rows], ['right', 'right', 'right', 'right']));
   return `${lines.join('\n')}\n`;
 }

@@ -72,7 +72,7 @@ export function modelFromConfig(config: Config, where = 'config.json'): ConfigMo
       break;
     default:
       // The config is outside text: its model_type is shown escaped, never as raw terminal bytes.
-      throw new GpumemError('INPUT_MALFORMED', `${printable(where)}: model_type "${printable(type)}" is not one gpumem can derive parameters for`, {
+      throw new GpumemError('INPUT_MALFORMED', `${printable(where)}: model_type "${printable(type.slice(0, 100))}" is not one gpumem can derive parameters for`, {
         hint: 'supported: gpt2, bert, llama, mistral, qwen2, qwen3, vit; otherwise give the model.safetensors file or --params',
       });
   }
@@ -106,7 +106,8 @@ function buildGpt2(b: Builder, c: Config, where: string): TransformerShape {
   const a = int(c, 'n_head', where);
   const V = int(c, 'vocab_size', where);
   const P = int(c, 'n_positions', where);
-  const f = optInt(c, 'n_inner') ?? 4 * h;
+  const f = optInt(c, 'n_inner', where) ?? 4 * h;
+  divides(where, ['n_head', a], ['n_embd', h]);
   add(b, 'transformer.wte.weight', [V, h]);
   add(b, 'transformer.wpe.weight', [P, h]);
   for (let i = 0; i < L; i++) {
@@ -138,7 +139,8 @@ function buildBert(b: Builder, c: Config, arch: string, where: string): Transfor
   const V = int(c, 'vocab_size', where);
   const P = int(c, 'max_position_embeddings', where);
   const f = int(c, 'intermediate_size', where);
-  const types = optInt(c, 'type_vocab_size') ?? 2;
+  const types = optInt(c, 'type_vocab_size', where) ?? 2;
+  divides(where, ['num_attention_heads', a], ['hidden_size', h]);
   add(b, 'bert.embeddings.word_embeddings.weight', [V, h]);
   add(b, 'bert.embeddings.position_embeddings.weight', [P, h]);
   add(b, 'bert.embeddings.token_type_embeddings.weight', [types, h]);
@@ -175,10 +177,12 @@ function buildLlama(b: Builder, c: Config, type: string, where: string): Transfo
   const h = int(c, 'hidden_size', where);
   const L = int(c, 'num_hidden_layers', where);
   const a = int(c, 'num_attention_heads', where);
-  const k = optInt(c, 'num_key_value_heads') ?? a;
+  const k = optInt(c, 'num_key_value_heads', where) ?? a;
   const V = int(c, 'vocab_size', where);
   const f = int(c, 'intermediate_size', where);
-  const d = optInt(c, 'head_dim') ?? h / a;
+  if (c.head_dim === undefined || c.head_dim === null) divides(where, ['num_attention_heads', a], ['hidden_size', h]);
+  divides(where, ['num_key_value_heads', k], ['num_attention_heads', a]);
+  const d = optInt(c, 'head_dim', where) ?? h / a;
   // Qwen2 puts biases on q/k/v only; Llama's `attention_bias` puts them on all four projections.
   const qkvBias = type === 'qwen2' || c.attention_bias === true;
   const oBias = type !== 'qwen2' && c.attention_bias === true;
@@ -202,7 +206,7 @@ function buildLlama(b: Builder, c: Config, type: string, where: string): Transfo
   }
   norm(b, 'model.norm', h, false);
   if (c.tie_word_embeddings !== true) linear(b, 'lm_head', h, V, false);
-  const P = optInt(c, 'max_position_embeddings') ?? 4096;
+  const P = optInt(c, 'max_position_embeddings', where) ?? 4096;
   const dropout = num(c, 'attention_dropout') ?? 0;
   return { family: type, layers: L, hidden: h, heads: a, kvHeads: k, headDim: d, intermediate: f, vocab: V, mlp: 'swiglu', norm: 'rmsnorm', dropout, outputWidth: V, maxPositions: P };
 }
@@ -212,9 +216,11 @@ function buildVit(b: Builder, c: Config, arch: string, where: string): Transform
   const L = int(c, 'num_hidden_layers', where);
   const a = int(c, 'num_attention_heads', where);
   const f = int(c, 'intermediate_size', where);
-  const image = optInt(c, 'image_size') ?? 224;
-  const patch = optInt(c, 'patch_size') ?? 16;
-  const channels = optInt(c, 'num_channels') ?? 3;
+  const image = optInt(c, 'image_size', where) ?? 224;
+  const patch = optInt(c, 'patch_size', where) ?? 16;
+  const channels = optInt(c, 'num_channels', where) ?? 3;
+  divides(where, ['num_attention_heads', a], ['hidden_size', h]);
+  divides(where, ['patch_size', patch], ['image_size', image]);
   const tokens = (image / patch) ** 2 + 1; // patches + [CLS]
   add(b, 'vit.embeddings.cls_token', [1, 1, h]);
   add(b, 'vit.embeddings.position_embeddings', [1, tokens, h]);
@@ -257,22 +263,50 @@ function dtypeOf(value: unknown): string {
   return (typeof value === 'string' && map[value]) || 'F32';
 }
 
-function optInt(c: Config, key: string): number | undefined {
-  const v = c[key];
-  return typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined;
-}
-
 function num(c: Config, key: string): number | undefined {
   const v = c[key];
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
+/**
+ * Largest value gpumem accepts per size key, each far above any published model (the deepest have under 200
+ * layers, the widest a hidden size of about 25,000, the largest vocabularies about 260,000). Beyond them the
+ * config is crafted or damaged, and building its tensors would take minutes and gigabytes.
+ */
+export const CONFIG_LIMITS: Readonly<Record<string, number>> = {
+  num_hidden_layers: 10_000, n_layer: 10_000,
+  hidden_size: 1 << 20, n_embd: 1 << 20, intermediate_size: 1 << 22, n_inner: 1 << 22, head_dim: 1 << 16,
+  num_attention_heads: 1 << 16, n_head: 1 << 16, num_key_value_heads: 1 << 16,
+  vocab_size: 1 << 24, max_position_embeddings: 1 << 27, n_positions: 1 << 27, type_vocab_size: 1 << 16, num_labels: 1 << 20,
+  image_size: 1 << 16, patch_size: 1 << 16, num_channels: 1 << 10,
+};
+
+function optInt(c: Config, key: string, where = 'config.json'): number | undefined {
+  const v = c[key];
+  if (!(typeof v === 'number' && Number.isSafeInteger(v) && v > 0)) return undefined;
+  const limit = CONFIG_LIMITS[key];
+  if (limit !== undefined && v > limit) {
+    throw new GpumemError('INPUT_MALFORMED', `${where}: "${key}" is ${v}; gpumem estimates models with ${key} up to ${limit.toLocaleString('en-US')}`, {
+      hint: 'no published model comes near this; check that this is the config.json that ships with the model',
+    });
+  }
+  return v;
+}
+
 function int(c: Config, key: string, where: string): number {
-  const v = optInt(c, key);
+  const v = optInt(c, key, where);
   if (v === undefined) {
     throw new GpumemError('INPUT_MALFORMED', `${where}: "${key}" is missing or not a positive integer`, {
       hint: 'use the config.json that ships with the model',
     });
   }
   return v;
+}
+
+/** `what` must divide evenly (heads into the hidden size, KV heads into heads, patches into the image). */
+function divides(where: string, part: [string, number], whole: [string, number]): void {
+  if (whole[1] % part[1] === 0) return;
+  throw new GpumemError('INPUT_MALFORMED', `${where}: "${whole[0]}" ${whole[1]} is not a multiple of "${part[0]}" ${part[1]}`, {
+    hint: 'the attention would not split evenly; check that this is the config.json that ships with the model',
+  });
 }

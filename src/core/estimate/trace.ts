@@ -4,6 +4,7 @@
  * that carries the error when the traced program never completed its steps.
  */
 import { GpumemError } from '../errors.js';
+import { formatBytes } from '../units.js';
 
 export const TRACE_SCHEMA_VERSION = 1;
 
@@ -58,6 +59,12 @@ const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 function parseEvent(o: Record<string, unknown>, line: number): TraceEvent | null {
   switch (o.kind) {
     case 'alloc':
+      // The tracer fails such a request as CUDA would; a trace from elsewhere still gets the size named.
+      if (typeof o.bytes === 'number' && o.bytes > Number.MAX_SAFE_INTEGER) {
+        throw new GpumemError('INPUT_MALFORMED', `trace line ${line}: an allocation of ${formatBytes(o.bytes)} is too large to be real (no GPU has that much memory)`, {
+          hint: 'check the sizes the program asks for; the tracer fails any single allocation over 4 TiB as a GPU would',
+        });
+      }
       if (!isCount(o.id) || !isCount(o.bytes)) throw bad(line, 'alloc needs whole-number id and bytes');
       if (typeof o.phase !== 'string' || !PHASES.has(o.phase)) throw bad(line, 'alloc has no known phase');
       return {

@@ -2,3 +2,4 @@
 export * from './report.js';
 export * from './utilization.js';
 export { runReportJson, oomFindingJson, type RunReportJson, type AttemptReportJson, type OomFindingJson } from './json.js';
+export { parseStoredRunReport, storedSnapshotFiles, STORED_REPORT_VERSION, type StoredRunReport, type StoredAttempt, type StoredCompanion, type StoredGpuSplit, type StoredAllocatorAtOom } from './stored-report.js';

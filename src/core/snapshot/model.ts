@@ -9,6 +9,7 @@
 import { GpumemError } from '../errors.js';
 import { nameRecord } from '../records.js';
 import { OTHER_ACTION, TRACE_ACTIONS, type MemorySnapshot, type SnapshotBlock, type SnapshotSegment, type TraceColumns } from './model-types.js';
+import { boolAt, deviceAt, dictAt, fieldError, listAt, numberAt, settingsAt, textAt } from './fields.js';
 import { isDict, type PickleDict, type PickleValue } from './unpickle-types.js';
 
 export * from './model-types.js';
@@ -17,25 +18,19 @@ const KNOWN_KEYS = new Set(['segments', 'device_traces', 'allocator_settings', '
 const NO_FRAMES: readonly unknown[] = Object.freeze([]);
 const ACTION_CODES = new Map<string, number>(TRACE_ACTIONS.map((a, i) => [a, i]));
 
-/** Reads a number field: ints, floats and wide ints (BigInt, converted) are numbers; anything else is null. */
-export function num(value: PickleValue | undefined): number | null {
-  if (typeof value === 'number') return value;
-  if (typeof value === 'bigint') return Number(value);
-  return null;
+/** Reads a number field: ints, floats and wide ints (BigInt, converted) are numbers; absent or None is null, anything else an error. */
+export function num(value: PickleValue | undefined, where: () => string = () => 'a number field'): number | null {
+  return numberAt(value, where);
 }
 
 /**
  * Reads a size or address field: a whole number of bytes from 0 to 2^53 − 1, or null when absent. Anything
- * else (1.5, inf, −1, 1e300) is a damaged or crafted file, reported with the field's place.
+ * else (1.5, inf, −1, 1e300, a string, a list) is a damaged or crafted file, reported with the field's place.
  */
 export function byteField(value: PickleValue | undefined, where: () => string): number | null {
-  const n = num(value ?? null);
+  const n = numberAt(value, where);
   if (n === null) return null;
-  if (!Number.isSafeInteger(n) || n < 0) {
-    throw new GpumemError('INPUT_MALFORMED', `${where()} is ${String(value)}, not a whole number of bytes`, {
-      hint: 'sizes and addresses in a snapshot are non-negative integers; this file is damaged or was not written by PyTorch',
-    });
-  }
+  if (!Number.isSafeInteger(n) || n < 0) throw fieldError(where(), value, 'a whole number of bytes');
   return n;
 }
 
@@ -68,63 +63,70 @@ export function readSnapshot(root: PickleValue, fileBytes: number, columnTraces:
   const segments: SnapshotSegment[] = [];
   for (let si = 0; si < rawSegments.length; si++) {
     const raw = rawSegments[si];
-    if (!isDict(raw)) continue;
-    const rawBlocks = Array.isArray(raw.blocks) ? raw.blocks : [];
+    const at = (field: string) => (): string => `segment ${si}: ${field}`;
+    if (!isDict(raw)) throw fieldError(`segment ${si}`, raw, 'a segment dict');
+    const rawBlocks = listAt(raw.blocks, at('blocks')) ?? [];
     spend(rawBlocks.length);
-    const address = byteField(raw.address, () => `segment ${si}: address`) ?? 0;
+    const address = byteField(raw.address, at('address')) ?? 0;
     let cursor = address;
     const blocks: SnapshotBlock[] = [];
     for (let bi = 0; bi < rawBlocks.length; bi++) {
       const b = rawBlocks[bi];
-      if (!isDict(b)) continue;
-      const sizeBytes = byteField(b.size, () => `segment ${si}, block ${bi}: size`) ?? 0;
-      const history = Array.isArray(b.history) ? b.history : null;
+      const bat = (field: string) => (): string => `segment ${si}, block ${bi}: ${field}`;
+      if (!isDict(b)) throw fieldError(`segment ${si}, block ${bi}`, b, 'a block dict');
+      const sizeBytes = byteField(b.size, bat('size')) ?? 0;
+      const history = listAt(b.history, bat('history'));
       if (history) legacy = true;
-      const last = history && history.length > 0 ? history[history.length - 1] : undefined;
+      const last = history && history.length > 0 ? dictAt(history[history.length - 1], bat(`history[${history.length - 1}]`)) : null;
+      const frames = listAt(b.frames, bat('frames')) ?? (last ? listAt(last.frames, bat('history[-1].frames')) : null);
       blocks.push({
-        address: byteField(b.address, () => `segment ${si}, block ${bi}: address`) ?? cursor,
+        address: byteField(b.address, bat('address')) ?? cursor,
         sizeBytes,
-        requestedBytes: byteField(b.requested_size, () => `segment ${si}, block ${bi}: requested_size`) ?? (isDict(last) ? byteField(last.real_size, () => `segment ${si}, block ${bi}: real_size`) : null),
-        state: typeof b.state === 'string' ? b.state : 'unknown',
-        frames: Array.isArray(b.frames) ? b.frames : isDict(last) && Array.isArray(last.frames) ? last.frames : NO_FRAMES,
+        requestedBytes: byteField(b.requested_size, bat('requested_size')) ?? (last ? byteField(last.real_size, bat('history[-1].real_size')) : null),
+        state: textAt(b.state, bat('state')) ?? 'unknown',
+        frames: frames ?? NO_FRAMES,
       });
       cursor += sizeBytes;
     }
-    const pool = raw.segment_pool_id;
+    const pool = listAt(raw.segment_pool_id, at('segment_pool_id'));
     segments.push({
-      device: num(raw.device) ?? 0,
+      device: deviceAt(raw.device, at('device')) ?? 0,
       address,
-      totalBytes: byteField(raw.total_size, () => `segment ${si}: total_size`) ?? blocks.reduce((s, b) => s + b.sizeBytes, 0),
-      stream: num(raw.stream) ?? 0,
-      segmentType: typeof raw.segment_type === 'string' ? raw.segment_type : 'unknown',
-      poolId: Array.isArray(pool) ? pool.map((x) => String(num(x) ?? x)).join(',') : null,
-      isExpandable: typeof raw.is_expandable === 'boolean' ? raw.is_expandable : null,
+      totalBytes: byteField(raw.total_size, at('total_size')) ?? blocks.reduce((s, b) => s + b.sizeBytes, 0),
+      stream: numberAt(raw.stream, at('stream')) ?? 0,
+      segmentType: textAt(raw.segment_type, at('segment_type')) ?? 'unknown',
+      poolId: pool ? pool.map((x, i) => String(poolPart(x, at(`segment_pool_id[${i}]`)))).join(',') : null,
+      isExpandable: boolAt(raw.is_expandable, at('is_expandable')),
       blocks,
     });
   }
   const traces: TraceColumns[] = columnTraces ?? [];
-  const rawTraces = columnTraces === null && Array.isArray(top.device_traces) ? top.device_traces : [];
+  const rawTraces = columnTraces === null ? listAt(top.device_traces, () => 'device_traces') ?? [] : [];
   for (let d = 0; d < rawTraces.length; d++) {
-    const list = rawTraces[d];
-    const entries = Array.isArray(list) ? list : [];
+    const entries = listAt(rawTraces[d], () => `device_traces[${d}]`) ?? [];
     spend(entries.length);
-    traces.push(readTrace(entries));
+    traces.push(readTrace(entries, d));
     // Let the raw entries go as soon as they are in columns: the dicts are the bulk of a large file.
     rawTraces[d] = null;
   }
-  const settings = top.allocator_settings;
-  const annotations = top.external_annotations;
+  const annotations = listAt(top.external_annotations, () => 'external_annotations');
   return {
     generation: Array.isArray(root) ? 'segments-list' : legacy ? 'history' : 'frames',
     segments,
     traces,
-    allocatorSettings: isDict(settings) ? settings : null,
-    externalAnnotationCount: Array.isArray(annotations) ? annotations.length : 0,
+    allocatorSettings: settingsAt(top.allocator_settings),
+    externalAnnotationCount: annotations ? annotations.length : 0,
     unknownKeys: Object.keys(top).filter((k) => !KNOWN_KEYS.has(k)),
   };
 }
 
-function readTrace(entries: readonly PickleValue[]): TraceColumns {
+/** One part of a segment_pool_id tuple: a whole number (PyTorch writes two, e.g. (0, 0)). */
+function poolPart(value: PickleValue, where: () => string): number | bigint {
+  if (typeof value === 'bigint' || (typeof value === 'number' && Number.isInteger(value))) return value;
+  throw fieldError(where(), value, 'an integer');
+}
+
+function readTrace(entries: readonly PickleValue[], device: number): TraceColumns {
   const n = entries.length;
   const stacks: Array<readonly unknown[]> = [NO_FRAMES];
   const stackIds = new Map<readonly unknown[], number>();
@@ -141,24 +143,29 @@ function readTrace(entries: readonly PickleValue[]): TraceColumns {
   };
   let i = 0;
   for (const e of entries) {
-    if (!isDict(e)) continue;
-    const name = typeof e.action === 'string' ? e.action : 'unknown';
+    const at = (field: string) => (): string => `trace entry ${i}: ${field}`;
+    if (!isDict(e)) throw fieldError(`device_traces[${device}][${i}]`, e, 'a trace entry dict');
+    const name = textAt(e.action, at('action')) ?? 'unknown';
     let code = ACTION_CODES.get(name);
     if (code === undefined) {
       code = OTHER_ACTION;
       t.otherActions[name] = (t.otherActions[name] ?? 0) + 1;
     }
     t.action[i] = code;
-    t.addr[i] = num(name === 'oom' ? e.device_free : e.addr) ?? 0;
-    t.sizeBytes[i] = byteField(e.size, () => `trace entry ${i}: size`) ?? 0;
-    t.stream[i] = num(e.stream) ?? 0;
-    t.timeUs[i] = num(e.time_us) ?? NaN;
+    // Both address fields are checked whatever the action, as the columnar reader does.
+    const addr = numberAt(e.addr, at('addr')) ?? 0;
+    const deviceFree = numberAt(e.device_free, at('device_free')) ?? 0;
+    t.addr[i] = name === 'oom' ? deviceFree : addr;
+    t.sizeBytes[i] = byteField(e.size, at('size')) ?? 0;
+    t.stream[i] = numberAt(e.stream, at('stream')) ?? 0;
+    t.timeUs[i] = numberAt(e.time_us, at('time_us')) ?? NaN;
     // Entries share frame lists by identity (PyTorch reuses one list per recorded stack); keep each once.
-    if (Array.isArray(e.frames) && e.frames.length > 0) {
-      let id = stackIds.get(e.frames);
+    const frames = listAt(e.frames, at('frames'));
+    if (frames && frames.length > 0) {
+      let id = stackIds.get(frames);
       if (id === undefined) {
-        id = stacks.push(e.frames) - 1;
-        stackIds.set(e.frames, id);
+        id = stacks.push(frames) - 1;
+        stackIds.set(frames, id);
       }
       t.stack[i] = id;
     }

@@ -7,6 +7,7 @@
  */
 import { GpumemError } from '../errors.js';
 import { nameRecord } from '../records.js';
+import { listAt, textAt } from './fields.js';
 import { byteField, num } from './model.js';
 import { OTHER_ACTION, TRACE_ACTIONS, type TraceColumns } from './model-types.js';
 import { StackTable, EMPTY_STACK } from './stacks.js';
@@ -55,7 +56,7 @@ export class TraceEntryRef extends Special {
   }
 }
 
-/** Code and name of an `action` value: unknown names (and non-strings, as "unknown") are OTHER_ACTION. */
+/** Code and name of an `action` value (checked to be a string or None): unknown names, and None as "unknown", are OTHER_ACTION. */
 export function actionCode(value: PickleValue | undefined): { code: number; name: string } {
   const name = typeof value === 'string' ? value : 'unknown';
   return { code: ACTION_CODES.get(name) ?? OTHER_ACTION, name };
@@ -124,9 +125,10 @@ export class TraceBuilder {
   /** SETITEM on an entry being filled: one key of a trace entry dict. Keys the model does not read are dropped. */
   setField(ref: TraceEntryRef, key: string, value: PickleValue): void {
     const row = ref.row;
+    const at = (): string => `trace entry ${row}: ${key}`;
     switch (key) {
       case 'action': {
-        const { code, name } = actionCode(value);
+        const { code, name } = actionCode(textAt(value, at));
         ref.action = code;
         this.action[row] = code;
         if (code === OTHER_ACTION && name !== 'unknown') this.otherNames.set(row, name);
@@ -135,24 +137,24 @@ export class TraceBuilder {
         break;
       }
       case 'addr':
-        ref.addr = num(value) ?? 0;
+        ref.addr = num(value, at) ?? 0;
         if (ref.action !== OOM_ACTION) this.addr[row] = ref.addr;
         break;
       case 'device_free':
-        ref.deviceFree = num(value) ?? 0;
+        ref.deviceFree = num(value, at) ?? 0;
         if (ref.action === OOM_ACTION) this.addr[row] = ref.deviceFree;
         break;
       case 'size':
-        this.size[row] = byteField(value, () => `trace entry ${row}: size`) ?? 0;
+        this.size[row] = byteField(value, at) ?? 0;
         break;
       case 'stream':
-        this.stream[row] = num(value) ?? 0;
+        this.stream[row] = num(value, at) ?? 0;
         break;
       case 'time_us':
-        this.time[row] = num(value) ?? NaN;
+        this.time[row] = num(value, at) ?? NaN;
         break;
       case 'frames':
-        this.stack[row] = Array.isArray(value) ? this.stacks.stackIdOf(value) : EMPTY_STACK;
+        this.stack[row] = this.stacks.stackIdOf(listAt(value, at) ?? []);
         break;
       default:
     }

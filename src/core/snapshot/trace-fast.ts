@@ -8,6 +8,7 @@
  * columns with the same rules (TraceBuilder.setField).
  */
 import { ENTRY_CODE, type Memo } from './memo.js';
+import { fieldError, listAt, textAt } from './fields.js';
 import { num } from './model.js';
 import { OTHER_ACTION } from './model-types.js';
 import { OP } from './opcodes.js';
@@ -26,6 +27,7 @@ const F_STREAM = 5;
 const F_TIME = 6;
 const F_FRAMES = 7;
 const FIELDS = new Map([['action', F_ACTION], ['addr', F_ADDR], ['device_free', F_DEVICE_FREE], ['size', F_SIZE], ['stream', F_STREAM], ['time_us', F_TIME], ['frames', F_FRAMES]]);
+const FIELD_NAMES = ['', ...FIELDS.keys()];
 /** Entries read per call at most, so the caller checks its memory budget between runs. */
 const MAX_RUN = 1024;
 
@@ -241,7 +243,7 @@ export class FastEntryReader {
     if (code >= this.actionOfCode.length) this.actionOfCode = grow(this.actionOfCode, code);
     let action = (this.actionOfCode[code] as number) - 1;
     if (action < 0) {
-      action = actionCode(this.memo.values[code] as never).code;
+      action = actionCode(textAt(this.memo.values[code], () => this.where(F_ACTION))).code;
       this.actionOfCode[code] = action + 1;
     }
     this.action = action;
@@ -251,25 +253,32 @@ export class FastEntryReader {
 
   private setNumber(field: number, v: number): void {
     if (field === F_ADDR) this.addr = v;
-    else if (field === F_SIZE) this.size = v;
+    else if (field === F_SIZE) {
+      // The same rule as byteField on the general path: a size is a whole number of bytes.
+      if (!Number.isSafeInteger(v) || v < 0) throw fieldError(this.where(field), v, 'a whole number of bytes');
+      this.size = v;
+    }
     else if (field === F_TIME) this.time = v;
     else if (field === F_STREAM) this.stream = v;
     else if (field === F_DEVICE_FREE) this.deviceFree = v;
-    else if (field === F_ACTION) {
-      this.action = OTHER_ACTION;
-      this.otherName = null;
-    } else if (field === F_FRAMES) this.stack = EMPTY_STACK;
+    else if (field === F_ACTION) throw fieldError(this.where(field), v, 'a string');
+    else if (field === F_FRAMES) throw fieldError(this.where(field), v, 'a list');
+  }
+
+  /** "trace entry 12: addr", for the entry being read (its row is the next one). */
+  private where(field: number): string {
+    return `trace entry ${this.builder.length}: ${FIELD_NAMES[field] ?? 'field'}`;
   }
 
   private setValue(field: number, v: unknown): void {
     if (field === F_OTHER) return;
     if (field === F_ACTION) {
-      const { code, name } = actionCode(v as never);
+      const { code, name } = actionCode(textAt(v, () => this.where(field)));
       this.action = code;
       this.otherName = code === OTHER_ACTION ? name : null;
-    } else if (field === F_FRAMES) this.stack = Array.isArray(v) ? this.builder.stacks.stackIdOf(v) : EMPTY_STACK;
+    } else if (field === F_FRAMES) this.stack = this.builder.stacks.stackIdOf(listAt(v, () => this.where(field)) ?? []);
     else {
-      const n = num(v as never);
+      const n = num(v as never, () => this.where(field));
       if (field === F_TIME) this.time = n ?? NaN;
       else this.setNumber(field, n ?? 0);
     }

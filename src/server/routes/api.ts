@@ -7,6 +7,7 @@ import { reportJson } from '../../core/diagnose/report-json.js';
 import { statusJson } from '../../core/status-json.js';
 import type { Sample } from '../../core/types.js';
 import { getRun, listPipelines, listRuns, RUNS_SCHEMA_VERSION } from '../../store/index.js';
+import type { StoredRunReport } from '../../core/run/index.js';
 import { sendError, sendJson } from '../http/respond.js';
 import type { ServerState } from '../state.js';
 import { pipelinesView, runsView } from '../view.js';
@@ -76,24 +77,21 @@ export function handleApiRead(req: IncomingMessage, res: ServerResponse, url: UR
     const found = db ? getRun(db, Number(run[1])) : null;
     if (!found) sendError(res, 404, 'NOT_FOUND', `no run ${run[1]} in the history`);
     else if (run[2]) sendJson(res, 200, { schemaVersion: RUNS_SCHEMA_VERSION, kind: 'gpumem.run-samples', runId: found.run.id, attempts: attemptSeries(found.report) });
-    else sendJson(res, 200, { schemaVersion: RUNS_SCHEMA_VERSION, run: found.run, report: found.report });
+    else sendJson(res, 200, { schemaVersion: RUNS_SCHEMA_VERSION, run: found.run, report: found.report?.document ?? null, reportDamage: found.report?.damage ?? [] });
     return true;
   }
   return false;
 }
 
 /** Each attempt's memory timeline, PyTorch summary and PyTorch split over time from a stored report (docs/run.md). */
-function attemptSeries(report: unknown): unknown[] {
-  const attempts = (report as { attempts?: unknown } | null)?.attempts;
-  if (!Array.isArray(attempts)) return [];
-  type Stored = { attempt?: unknown; timeline?: unknown; ooms?: unknown; peaks?: unknown; plugins?: { companion?: { gpus?: unknown; splitTimeline?: unknown } } };
-  return attempts.map((a: Stored) => ({
-    attempt: a.attempt ?? null,
-    timeline: Array.isArray(a.timeline) ? a.timeline : [],
-    peaks: Array.isArray(a.peaks) ? a.peaks : [],
-    ooms: Array.isArray(a.ooms) ? a.ooms : [],
-    pytorch: Array.isArray(a.plugins?.companion?.gpus) ? a.plugins.companion.gpus : [],
+function attemptSeries(report: StoredRunReport | null): unknown[] {
+  return (report?.attempts ?? []).map((a) => ({
+    attempt: a.attempt,
+    timeline: a.timeline,
+    peaks: a.peaks,
+    ooms: a.ooms,
+    pytorch: a.plugins.companion?.gpus ?? [],
     // Runs recorded before the history kept the split over time have none.
-    pytorchTimeline: Array.isArray(a.plugins?.companion?.splitTimeline) ? a.plugins.companion.splitTimeline : [],
+    pytorchTimeline: a.plugins.companion?.splitTimeline ?? [],
   }));
 }

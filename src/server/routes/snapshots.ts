@@ -8,6 +8,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { basename, sep } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { storedSnapshotFiles } from '../../core/run/index.js';
 import { getRun, RUNS_SCHEMA_VERSION } from '../../store/index.js';
 import type { AnalysisJob } from '../analysis/job.js';
 import { analyseInWorker, type AnalysisLimits } from '../analysis/run-analysis.js';
@@ -20,17 +21,6 @@ import { SERVE_SCHEMA_VERSION } from './api.js';
 /** Default upload limit: a snapshot of a long trace is tens of MB; this leaves room without letting a client fill memory. */
 export const DEFAULT_MAX_UPLOAD_BYTES = 256 * 1024 * 1024;
 const MAX_WHAT_IFS = 8;
-
-/** Snapshot files a stored run report names (`attempts[].plugins.companion.snapshots`), in order, without repeats. */
-export function runSnapshotFiles(report: unknown): string[] {
-  const attempts = (report as { attempts?: unknown } | null)?.attempts;
-  if (!Array.isArray(attempts)) return [];
-  const files = attempts.flatMap((a: { plugins?: { companion?: { snapshots?: unknown } } }) => {
-    const list = a?.plugins?.companion?.snapshots;
-    return Array.isArray(list) ? list.filter((f): f is string => typeof f === 'string') : [];
-  });
-  return [...new Set(files)];
-}
 
 /** The real path of `file` when it is a regular file inside `folder`; null otherwise (missing, a link out, not a file). */
 function insideFolder(file: string, folder: string | null): { path: string; sizeBytes: number } | null {
@@ -129,7 +119,7 @@ export function handleRunSnapshots(req: IncomingMessage, res: ServerResponse, ur
     return true;
   }
   const folder = state.runsFolder();
-  const files = runSnapshotFiles(found.report).map((file, index) => ({ index, file, name: basename(file), readable: insideFolder(file, folder) }));
+  const files = storedSnapshotFiles(found.report).map((file, index) => ({ index, file, name: basename(file), readable: insideFolder(file, folder) }));
   if (m[2] === undefined) {
     sendJson(res, 200, {
       schemaVersion: RUNS_SCHEMA_VERSION,

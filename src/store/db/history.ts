@@ -4,9 +4,10 @@
  * The report's types come from core/run; OOM events stay values until written here, in their JSON form.
  */
 import type { CompanionReport } from '../../core/companion/report.js';
+import { parseStoredRunReport, STORED_REPORT_VERSION, type StoredRunReport } from '../../core/run/stored-report.js';
 import { oomFindingJson } from '../../core/run/json.js';
 import type { AttemptReport, GpuPeak, GpuRef, ProcessOutcome, RunReport } from '../../core/run/report.js';
-import type { Db } from './open.js';
+import { readHistory, type Db } from './open.js';
 
 /** The parts of an attempt's report the history keeps (a supervise AttemptReport fits). */
 export type HistoryAttempt = Pick<AttemptReport, 'attempt' | 'argv' | 'batch' | 'durationMs' | 'exit' | 'timeline' | 'ooms'> & {
@@ -90,7 +91,7 @@ function statusOf(report: HistoryReport, check: StageCheckVerdict | null): strin
  * cleanup check's verdict, kept in the report as `cleanupCheck` (docs/run.md, "History").
  */
 export function completeRun(db: Db, id: number, report: HistoryReport, check: StageCheckVerdict | null = null): void {
-  const stored = { ...report, attempts: report.attempts.map((a) => ({ ...a, ooms: a.ooms.map(oomFindingJson) })), ...(check ? { cleanupCheck: { passed: check.passed, reason: check.reason } } : {}) };
+  const stored = { schemaVersion: STORED_REPORT_VERSION, ...report, attempts: report.attempts.map((a) => ({ ...a, ooms: a.ooms.map(oomFindingJson) })), ...(check ? { cleanupCheck: { passed: check.passed, reason: check.reason } } : {}) };
   db.transaction(() => {
     db.prepare('UPDATE runs SET gpus_json = ?, duration_ms = ?, status = ?, exit_code = ?, exit_signal = ?, retries = ?, report_json = ? WHERE id = ?').run(
       report.gpus ? JSON.stringify(report.gpus) : null, report.durationMs, statusOf(report, check), report.exit.code, report.exit.signal,
@@ -185,21 +186,21 @@ function toRow(r: RawRun): RunRow {
 
 /** The most recent runs, newest first. */
 export function listRuns(db: Db, limit = 20): RunRow[] {
-  return (db.prepare(`${SELECT_RUN} ORDER BY r.id DESC LIMIT ?`).all(limit) as RawRun[]).map(toRow);
+  return readHistory(db, () => (db.prepare(`${SELECT_RUN} ORDER BY r.id DESC LIMIT ?`).all(limit) as RawRun[]).map(toRow));
 }
 
-/** One run with its full stored report (null while it is still running or was cut off). */
-export function getRun(db: Db, id: number): { run: RunRow; report: unknown } | null {
-  const raw = db.prepare(`${SELECT_RUN} WHERE r.id = ?`).get(id) as (RawRun & { report_json: string | null }) | undefined;
+/**
+ * One run with its stored report, read by the one tolerant reader every view uses (null while it is still
+ * running or was cut off). A damaged report is a value: its `damage` says what could not be read.
+ */
+export function getRun(db: Db, id: number): { run: RunRow; report: StoredRunReport | null } | null {
+  const raw = readHistory(db, () => db.prepare(`${SELECT_RUN} WHERE r.id = ?`).get(id) as (RawRun & { report_json: unknown }) | undefined);
   if (!raw) return null;
-  let report: unknown = null;
-  try {
-    report = raw.report_json ? (JSON.parse(raw.report_json) as unknown) : null;
-  } catch {
-    const run = toRow(raw);
-    return { run: { ...run, unreadable: run.unreadable ? `${run.unreadable}, report_json` : 'damaged field report_json' }, report: null };
-  }
-  return { run: toRow(raw), report };
+  const run = toRow(raw);
+  if (raw.report_json === null || raw.report_json === undefined || raw.report_json === '') return { run, report: null };
+  const report = parseStoredRunReport(typeof raw.report_json === 'string' ? raw.report_json : '');
+  if (report.document !== null) return { run, report };
+  return { run: { ...run, unreadable: run.unreadable ? `${run.unreadable}, report_json` : 'damaged field report_json' }, report };
 }
 
 /** Inserts a pipeline that is starting; returns its id. */

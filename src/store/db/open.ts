@@ -3,7 +3,7 @@
  * last committed state intact; readers never block the writer), in the XDG data directory unless a path is
  * given, migrated to the current schema on open.
  */
-import { lstatSync, mkdirSync } from 'node:fs';
+import { lstatSync, mkdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -19,9 +19,30 @@ export function defaultDbPath(env: Readonly<Record<string, string | undefined>>)
   return join(base, 'gpumem', 'history.db');
 }
 
-/** Opens (creating when needed) and migrates the database at `path`. Errors become STORE_ERROR with a hint. */
+/** SQLite's answers for a file that exists but is no usable database (see openHistory). */
+const NOT_A_HISTORY = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT']);
+
+/**
+ * Opens (creating when needed) and migrates the database at `path`. A path that is no usable history — a
+ * directory, a device such as /dev/null, a file that is not SQLite or a damaged database — is the user's
+ * input (INPUT_*, exit 2) with a hint to move it aside or choose another; anything else (permissions, a
+ * full or read-only disk) is STORE_ERROR (exit 1).
+ */
 export function openHistory(path: string): Db {
   refuseForeignLink(path);
+  let kind: string | null = null;
+  try {
+    const stat = statSync(path);
+    if (stat.isDirectory()) kind = 'a directory';
+    else if (!stat.isFile()) kind = stat.isCharacterDevice() || stat.isBlockDevice() ? 'a device' : stat.isFIFO() ? 'a FIFO' : 'not a regular file';
+  } catch {
+    // Missing: created below.
+  }
+  if (kind !== null) {
+    throw new GpumemError('INPUT_UNREADABLE', `cannot open the run history at ${path}: it is ${kind}, not a database file`, {
+      hint: 'give --db the path of a history file (gpumem creates it when it does not exist)',
+    });
+  }
   try {
     mkdirSync(dirname(path), { recursive: true });
     const db = new Database(path);
@@ -35,10 +56,28 @@ export function openHistory(path: string): Db {
     return db;
   } catch (error) {
     if (error instanceof GpumemError) throw error;
-    // A file that is not SQLite is the user's input (a wrong --db), not a failure of ours: exit 2, not 1.
-    const notDb = (error as { code?: unknown }).code === 'SQLITE_NOTADB';
+    // A file that is not SQLite, or a damaged one, is the user's input (a wrong --db), not a failure of ours: exit 2, not 1.
+    const notDb = NOT_A_HISTORY.has(String((error as { code?: unknown }).code));
     throw new GpumemError(notDb ? 'INPUT_MALFORMED' : 'STORE_ERROR', `cannot open the run history at ${path}: ${(error as Error).message}`, {
-      hint: notDb ? 'this file is not a gpumem history; choose another file with --db PATH' : 'choose another file with --db PATH, or check the directory is writable',
+      hint: notDb
+        ? 'this file is damaged or not a gpumem history; move it aside (gpumem then starts a new one) or choose another file with --db PATH'
+        : 'choose another file with --db PATH, or check the directory is writable',
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Runs a read of the history; a damage SQLite finds only when it reaches the broken page (after a clean
+ * open) becomes the same INPUT_MALFORMED error as a damaged file found at open, instead of a stack trace.
+ */
+export function readHistory<T>(db: Db, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (!NOT_A_HISTORY.has(String((error as { code?: unknown }).code))) throw error;
+    throw new GpumemError('INPUT_MALFORMED', `cannot read the run history at ${db.name}: ${(error as Error).message}`, {
+      hint: 'this file is damaged or not a gpumem history; move it aside (gpumem then starts a new one) or choose another file with --db PATH',
       cause: error,
     });
   }

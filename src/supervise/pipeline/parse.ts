@@ -7,6 +7,7 @@ import { LineCounter, isMap, isSeq, parseDocument, type Node, type YAMLMap } fro
 import { GpumemError } from '../../core/errors.js';
 import { nameRecord } from '../../core/records.js';
 import { parseByteSize } from '../../core/units.js';
+import { aliasProblems, nestingProblem } from './yaml-limits.js';
 
 export interface StageSpec {
   name: string;
@@ -67,6 +68,8 @@ export function splitCommand(text: string): string[] | null {
 
 /** Parses and validates pipeline text; `file` names it in messages. Throws one INPUT_MALFORMED listing every problem. */
 export function parsePipeline(text: string, file: string): PipelineSpec {
+  const tooDeep = nestingProblem(text, file);
+  if (tooDeep !== null) throw malformed(file, [tooDeep]);
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
   const problems: string[] = [];
@@ -78,6 +81,7 @@ export function parsePipeline(text: string, file: string): PipelineSpec {
   // Only the first syntax error: the ones after it are usually the parser losing its place, not new mistakes.
   const first = doc.errors[0];
   if (first) problems.push(`${file}:${counter.linePos(first.pos[0]).line}: ${first.message.split('\n')[0]}`);
+  else problems.push(...aliasProblems(doc, file, lineOf));
   if (problems.length > 0) throw malformed(file, problems);
   const root = doc.contents;
   if (!isMap(root)) throw malformed(file, [`${file}:1: the file must be a mapping with a "stages" list`]);

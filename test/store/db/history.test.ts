@@ -49,7 +49,8 @@ describe('run history', () => {
     expect(rows.map((r) => [r.id, r.status])).toEqual([[id, 'ok'], [running, 'running']]);
     expect(rows[0]?.peakBytes).toBe(3 * 2 ** 30 + 1 + 7);
     const got = getRun(db, id);
-    expect((got?.report as HistoryReport).attempts[0]?.peaks[0]?.peakBytes).toBe(3 * 2 ** 30 + 1);
+    expect(got?.report?.attempts[0]?.peaks[0]?.peakBytes).toBe(3 * 2 ** 30 + 1);
+    expect(got?.report?.damage).toEqual([]);
     expect(db.prepare('SELECT COUNT(*) AS n FROM leftovers WHERE run_id = ?').get(id)).toEqual({ n: 1 });
     expect(getRun(db, 999)).toBeNull();
     db.close();

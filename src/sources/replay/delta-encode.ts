@@ -31,6 +31,13 @@ type Item = Record<string, unknown>;
 /** The sample fields that are not arrays of items, compared whole. */
 const ITEM_FIELDS: ReadonlySet<string> = new Set(['timeMs', 'devices', 'processes']);
 
+/** Fields of `item` whose value is not undefined (the ones JSON writes). */
+function definedFields(item: Item): number {
+  let count = 0;
+  for (const name in item) if (item[name] !== undefined) count++;
+  return count;
+}
+
 /** A name a path can hold: the dot separates a nested field, the comma paths changed together. */
 const plainName = (name: string): boolean => !name.includes('.') && !name.includes(',');
 
@@ -42,29 +49,29 @@ const plainName = (name: string): boolean => !name.includes('.') && !name.includ
  */
 function diffItem(prev: Item, next: Item, pos: number, out: ChangedFields): boolean {
   const found: [string, unknown][] = [];
-  let prevCount = 0;
-  for (const _ in prev) prevCount++;
   let nextCount = 0;
   for (const name in next) {
-    nextCount++;
-    if (!(name in prev) || !plainName(name)) return false;
-    const a = prev[name];
     const b = next[name];
+    // A field set to undefined is not written: it is absent, as a reader will see it.
+    if (b === undefined) continue;
+    nextCount++;
+    const a = prev[name];
+    if (a === undefined || !plainName(name)) return false;
     if (a === b) continue;
     if (isNestedField(name, a) && isNestedField(name, b)) {
       let count = 0;
       for (const sub in b) {
+        if (b[sub] === undefined) continue;
         count++;
-        if (!(sub in a) || !plainName(sub)) return false;
+        if (a[sub] === undefined || !plainName(sub)) return false;
         if (!sameValue(a[sub], b[sub])) found.push([`${name}.${sub}`, b[sub]]);
       }
-      for (const _ in a) count--;
-      if (count !== 0) return false;
+      if (count !== definedFields(a)) return false;
     } else if (!sameValue(a, b)) {
       found.push([name, b]);
     }
   }
-  if (prevCount !== nextCount) return false;
+  if (nextCount !== definedFields(prev)) return false;
   if (found.length === 0) return true;
   const key = found.length === 1 ? found[0]![0] : found.map(([path]) => path).join(',');
   ((out[key] ??= {}) as Record<string, unknown>)[pos] = found.length === 1 ? found[0]![1] : found.map(([, value]) => value);
@@ -154,9 +161,12 @@ function diffRows(prev: Item[], next: Item[]): RowChanges | null {
 /** The delta from `prev` to `next`, or null when a keyframe must be written instead. */
 function diffSamples(prev: EncodedSample, next: EncodedSample): DeltaLine | null {
   const body: DeltaBody = { timeMs: next.timeMs };
-  for (const name in prev) if (!ITEM_FIELDS.has(name) && !(name in next)) return null;
-  for (const [name, value] of Object.entries(next)) {
-    if (!ITEM_FIELDS.has(name) && !sameValue((prev as unknown as Item)[name], value)) body[name] = value;
+  const before = prev as unknown as Item;
+  const after = next as unknown as Item;
+  // A sample field that went away cannot be said in a delta (a reader keeps what it has).
+  for (const name in before) if (!ITEM_FIELDS.has(name) && before[name] !== undefined && after[name] === undefined) return null;
+  for (const name in after) {
+    if (!ITEM_FIELDS.has(name) && after[name] !== undefined && !sameValue(before[name], after[name])) body[name] = after[name];
   }
   const devices = diffDevices(prev.devices as unknown as Item[], next.devices as unknown as Item[]);
   const processes = diffRows(prev.processes as unknown as Item[], next.processes as unknown as Item[]);

@@ -96,6 +96,17 @@ describe('recording format 3: keyframes and deltas', () => {
     expect(lines.filter((l) => l.startsWith('{"delta":')).length).toBe(1500 - keyframes);
   });
 
+  it('a field set to undefined reads as absent, and a field that goes away is still written', () => {
+    const samples = [...syntheticSession({ gpus: 2, procsPerGpu: 3, changeShare: 0.5, seed: 4 }, 6)];
+    samples[1]!.devices[0]!.clocks = undefined;
+    samples[2]!.devices[0]!.clocks = undefined;
+    samples[3]!.processes[1]!.host = { ...samples[3]!.processes[1]!.host!, cpuPct: undefined };
+    samples[4]!.source = { ...samples[4]!.source, note: undefined };
+    samples[5]!.source = { ...samples[5]!.source, note: 'now there is one' };
+    const { path, written } = write('undefined.ndjson', samples);
+    expect(mismatches(path, written.map((s) => JSON.parse(JSON.stringify(s)) as Sample))).toEqual([]);
+  });
+
   it('the writer compares against what it wrote, not against objects the source changes afterwards', () => {
     const samples = [...syntheticSession({ gpus: 2, procsPerGpu: 4, changeShare: 0.5, seed: 3 }, 4)];
     const path = join(dir, 'reused.ndjson');

@@ -72,6 +72,8 @@ function applyItemChanges(items: Item[], ops: Item, where: string, touched: Set<
 
 /** Sets `field` or `field.sub` of a (copied) item, copying the nested object it writes into. */
 function setPath(item: Item, path: string, value: unknown, where: string): void {
+  // Assigning `__proto__` would swap the item's prototype, not set a field.
+  if (path.split('.').includes('__proto__')) fail(`${where}: __proto__ is not a field`);
   const dot = path.indexOf('.');
   if (dot < 0) {
     item[path] = value;
@@ -126,7 +128,10 @@ function checkOps(ops: Item, known: ReadonlySet<string>, where: string): void {
 export function applyDelta(state: DeltaState, body: Item, hosts: HostFactsDecoder): DeltaState {
   if (typeof body.timeMs !== 'number' || !Number.isFinite(body.timeMs)) fail('delta has no numeric timeMs');
   const fields: Item = { ...state.fields };
-  for (const [name, value] of Object.entries(body)) if (!ITEM_FIELDS.has(name)) fields[name] = value;
+  for (const [name, value] of Object.entries(body)) {
+    if (name === '__proto__') fail('delta.__proto__ is not a sample field');
+    if (!ITEM_FIELDS.has(name)) fields[name] = value;
+  }
 
   let devices = state.devices;
   let decodedDevices = state.sample.devices;

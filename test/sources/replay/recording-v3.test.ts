@@ -217,6 +217,9 @@ describe('deltas that do not fit are refused with the line and the field', () =>
     expect(tryLines(editDelta(lines, 3, (d) => { d.processes.removed = [2, 1]; }))).toThrow(/:4: delta\.processes\.removed\[1\] must be a position in the sample before/);
     expect(tryLines(editDelta(lines, 3, (d) => { d.devices.changed = { 'temperatureC.x': { 0: 1 } }; }))).toThrow(/:4: delta\.devices\.changed\.temperatureC\.x names a field of devices\[0\]\.temperatureC, which is not an object/);
     expect(tryLines(editDelta(lines, 3, (d) => { d.timeMs = 'soon'; }))).toThrow(/:4: delta has no numeric timeMs/);
+    const proto = (text: string): string[] => lines.map((l, i) => (i === 3 ? text : l));
+    expect(tryLines(proto('{"delta":{"timeMs":1700000001000,"processes":{"changed":{"__proto__":{"0":{"pid":1}}}}}}'))).toThrow(/:4: .*__proto__ is not a field/);
+    expect(tryLines(proto('{"delta":{"timeMs":1700000001000,"__proto__":{"x":1}}}'))).toThrow(/:4: delta\.__proto__ is not a sample field/);
   });
 
   it('a bad last line that is whole is refused too: only a cut-off line is forgiven', () => {

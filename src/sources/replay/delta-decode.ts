@@ -85,8 +85,13 @@ function setPath(item: Item, path: string, value: unknown, where: string): void 
   item[field] = { ...(nested as Item), [path.slice(dot + 1)]: value };
 }
 
-/** Applies `removed` then `added` to the rows (and their decoded twins) in place. */
-function applyRowMembership(rows: Item[], decoded: Sample['processes'], ops: Item, touched: Set<number>): void {
+type Rows = { rows: Item[]; decoded: Sample['processes'] };
+
+/**
+ * Applies `removed` then `added` to the rows and their decoded twins, in one pass each (a recording may
+ * list hundreds of thousands of rows), returning new arrays; added positions go into `touched`.
+ */
+function applyRowMembership({ rows, decoded }: Rows, ops: Item, touched: Set<number>): Rows {
   if (ops.removed !== undefined) {
     const removed = ops.removed;
     if (!Array.isArray(removed)) fail('delta.processes.removed must be an array of positions');
@@ -99,19 +104,31 @@ function applyRowMembership(rows: Item[], decoded: Sample['processes'], ops: Ite
     }
     const gone = new Set(removed as number[]);
     const keep = (_: unknown, i: number): boolean => !gone.has(i);
-    rows.splice(0, rows.length, ...rows.filter(keep));
-    decoded.splice(0, decoded.length, ...decoded.filter(keep));
+    rows = rows.filter(keep);
+    decoded = decoded.filter(keep);
   }
-  if (ops.added !== undefined) {
-    // Integer keys iterate in ascending order, so each row goes in at its final position and no row added
-    // before it moves.
-    for (const [key, row] of Object.entries(objectOf(ops.added, 'delta.processes.added'))) {
-      const at = position(key, rows.length + 1, 'delta.processes.added');
-      rows.splice(at, 0, objectOf(row, `delta.processes.added.${key}`));
-      decoded.splice(at, 0, null as unknown as Sample['processes'][number]);
-      touched.add(at);
+  if (ops.added === undefined) return { rows, decoded };
+  // Integer keys iterate in ascending order, so the new rows merge with the kept ones in one pass.
+  const added = Object.entries(objectOf(ops.added, 'delta.processes.added'));
+  const total = rows.length + added.length;
+  const outRows: Item[] = new Array<Item>(total);
+  const outDecoded: Sample['processes'] = new Array<Sample['processes'][number]>(total);
+  let kept = 0;
+  let next = 0;
+  let at = added.length > 0 ? position(added[0]![0], total, 'delta.processes.added') : -1;
+  for (let i = 0; i < total; i++) {
+    if (i === at) {
+      outRows[i] = objectOf(added[next]![1], `delta.processes.added.${added[next]![0]}`);
+      touched.add(i);
+      next++;
+      at = next < added.length ? position(added[next]![0], total, 'delta.processes.added') : -1;
+    } else {
+      outRows[i] = rows[kept]!;
+      outDecoded[i] = decoded[kept]!;
+      kept++;
     }
   }
+  return { rows: outRows, decoded: outDecoded };
 }
 
 const ROW_OPS: ReadonlySet<string> = new Set(['removed', 'added', 'replaced', 'changed']);
@@ -155,9 +172,9 @@ export function applyDelta(state: DeltaState, body: Item, hosts: HostFactsDecode
     const ops = objectOf(body.processes, 'delta.processes');
     checkOps(ops, ROW_OPS, 'delta.processes');
     const touched = new Set<number>();
-    rows = rows.slice();
-    decodedRows = decodedRows.slice();
-    applyRowMembership(rows, decodedRows, ops, touched);
+    ({ rows, decoded: decodedRows } = ops.removed === undefined && ops.added === undefined
+      ? { rows: rows.slice(), decoded: decodedRows.slice() }
+      : applyRowMembership({ rows, decoded: decodedRows }, ops, touched));
     applyItemChanges(rows, ops, 'delta.processes', touched);
     for (const at of touched) {
       const row: Item = { ...rows[at]! };

@@ -107,6 +107,19 @@ describe('recording format 3: keyframes and deltas', () => {
     expect(mismatches(path, written.map((s) => JSON.parse(JSON.stringify(s)) as Sample))).toEqual([]);
   });
 
+  it('a delta that removes and adds rows among 150,000 reads back (no call with one argument per row)', () => {
+    const many = Array.from({ length: 150_000 }, (_, i) => ({ ...processRow(100_000 + i, 0, null, MiB), unavailable: {} }));
+    const base = [...syntheticSession({ gpus: 1, procsPerGpu: 0, changeShare: 0, seed: 1 }, 3)];
+    const samples = [
+      { ...base[0]!, processes: many },
+      { ...base[1]!, processes: [...many.slice(0, 10), ...many.slice(11), { ...processRow(7, 0, null, MiB), unavailable: {} }] },
+      { ...base[2]!, processes: [{ ...processRow(8, 0, null, MiB), unavailable: {} }, ...many.slice(0, 10), ...many.slice(11)] },
+    ];
+    const { path, written, keyframes } = write('many-rows.ndjson', samples);
+    expect(keyframes).toBe(1);
+    expect(mismatches(path, written)).toEqual([]);
+  });
+
   it('the writer compares against what it wrote, not against objects the source changes afterwards', () => {
     const samples = [...syntheticSession({ gpus: 2, procsPerGpu: 4, changeShare: 0.5, seed: 3 }, 4)];
     const path = join(dir, 'reused.ndjson');

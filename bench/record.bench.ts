@@ -1,49 +1,84 @@
 /**
- * Bytes per sample `gpumem record` writes at 8 GPUs × 64 processes (fake driver, real sleeping pids, host
- * facts from /proc), in the current format against version 1 (every sample carrying every pid's whole host
- * facts) measured on the same samples in the same run.
+ * Bytes `gpumem record` writes. First at 8 GPUs × 64 processes from the fake driver (real sleeping pids, host
+ * facts from /proc), in the current format against versions 1 (every sample whole, whole host facts) and 2
+ * (every sample whole, host facts by reference) measured on the same samples in the same run. The fleet's
+ * numbers do not move, so the current format's deltas say almost nothing there; the second part measures the
+ * model of change of test/sources/replay/synthetic-session.ts (every GPU's numbers and 10 % of the rows
+ * moving each second) at 8 × 64 and 8 × 512, per hour at 1 Hz. Bytes, not timings: the same every run.
  */
-import { statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Sample } from '../src/core/types.js';
 import { openNvmlSource } from '../src/sources/nvml/index.js';
 import { createHostEnricher } from '../src/sources/procfs/index.js';
-import { RECORDING_VERSION } from '../src/sources/replay/index.js';
+import { HOST_FACTS_KEY, RECORDING_VERSION, createHostFactsEncoder } from '../src/sources/replay/index.js';
 import { createRecordingWriter } from '../src/store/recording/index.js';
 import { fakeNvmlLib } from '../test/fake-nvml/scenario.js';
+import { syntheticSession, type SessionShape } from '../test/sources/replay/synthetic-session.js';
 import { startFleet } from './fleet.js';
 
 const GPUS = 8;
 const PROCS_PER_GPU = 64;
 const SAMPLES = 60;
 
+const kb = (b: number): string => `${(b / 1000).toFixed(1)} KB`;
+const mbPerHour = (bytesPerSample: number): string => `${((bytesPerSample * 3600) / 1e6).toFixed(1)} MB per hour at 1 Hz`;
+
+/** Writes `samples` in the current format and, on the side, counts the bytes versions 1 and 2 would have written. */
+function writeAll(path: string, samples: Iterable<Sample>): { count: number; nowBytes: number; v1Bytes: number; v2Bytes: number } {
+  const writer = createRecordingWriter(path, { intervalMs: 1000 });
+  const headerBytes = statSync(path).size;
+  const v2 = createHostFactsEncoder(2);
+  let v1Bytes = 0;
+  let v2Bytes = 0;
+  let count = 0;
+  for (const sample of samples) {
+    writer.write(sample);
+    v1Bytes += Buffer.byteLength(`${JSON.stringify(sample)}\n`);
+    const { definitions, sample: line } = v2(sample);
+    v2Bytes += Buffer.byteLength(`${definitions ? `${JSON.stringify({ [HOST_FACTS_KEY]: definitions })}\n` : ''}${JSON.stringify(line)}\n`);
+    count++;
+  }
+  writer.close();
+  return { count, nowBytes: statSync(path).size - headerBytes, v1Bytes, v2Bytes };
+}
+
 export async function run(): Promise<void> {
   const fleet = await startFleet('record', GPUS, PROCS_PER_GPU, (i) => i % 100);
-  const dir = fleet.dir;
+  const lines: string[] = [];
   try {
     process.env.GPUMEM_FAKE_NVML_SCENARIO = fleet.scenario;
     const nvml = openNvmlSource({ libPath: fakeNvmlLib('590') });
     const enrich = createHostEnricher();
-    const path = join(dir, 'rec.ndjson');
-    const writer = createRecordingWriter(path, { intervalMs: 1000 });
-    const headerBytes = statSync(path).size;
-    let v1Bytes = 0;
-    for (let i = 0; i < SAMPLES; i++) {
-      const sample = enrich(await nvml.readSample());
-      writer.write(sample);
-      v1Bytes += Buffer.byteLength(`${JSON.stringify(sample)}\n`);
-    }
-    writer.close();
+    const samples: Sample[] = [];
+    for (let i = 0; i < SAMPLES; i++) samples.push(enrich(await nvml.readSample()));
     nvml.close();
-    const nowBytes = statSync(path).size - headerBytes;
-    const kb = (b: number): string => `${(b / 1000).toFixed(1)} KB`;
-    process.stdout.write([
-      `fake driver: ${GPUS} GPUs × ${PROCS_PER_GPU} processes (real pids), ${SAMPLES} samples`,
-      `format 1 (whole host facts every sample)   ${kb(v1Bytes / SAMPLES)} per sample`,
-      `format ${RECORDING_VERSION} (host facts once per process)   ${kb(nowBytes / SAMPLES)} per sample (first sample with its definitions included in the mean)`,
-      `ratio format ${RECORDING_VERSION} / format 1: ${(nowBytes / v1Bytes).toFixed(3)}×  (${((nowBytes / SAMPLES) * 3600 / 1e9).toFixed(2)} GB per hour at 1 Hz, was ${((v1Bytes / SAMPLES) * 3600 / 1e9).toFixed(2)})`,
-      '',
-    ].join('\n'));
+    enrich.close();
+    const r = writeAll(join(fleet.dir, 'rec.ndjson'), samples);
+    lines.push(
+      `fake driver: ${GPUS} GPUs × ${PROCS_PER_GPU} processes (real pids, numbers static), ${r.count} samples`,
+      `format 1 (whole samples, whole host facts)      ${kb(r.v1Bytes / r.count)} per sample`,
+      `format 2 (whole samples, host facts by ref)     ${kb(r.v2Bytes / r.count)} per sample`,
+      `format ${RECORDING_VERSION} (keyframe + deltas)                  ${kb(r.nowBytes / r.count)} per sample (first sample with its definitions included in the mean)`,
+    );
   } finally {
     fleet.stop();
   }
+  const models: [string, SessionShape, number][] = [
+    ['8 × 64, 10 % of rows change', { gpus: 8, procsPerGpu: 64, changeShare: 0.1, seed: 11 }, 600],
+    ['8 × 64, every process busy on the CPU', { gpus: 8, procsPerGpu: 64, changeShare: 0.1, seed: 11, busyCpu: true }, 600],
+    ['8 × 512, 10 % of rows change', { gpus: 8, procsPerGpu: 512, changeShare: 0.1, seed: 13 }, 120],
+  ];
+  const dir = mkdtempSync(join(tmpdir(), 'gpumem-bench-record-'));
+  try {
+    for (const [name, shape, count] of models) {
+      const r = writeAll(join(dir, 'model.ndjson'), syntheticSession(shape, count));
+      // Over `count` samples: one keyframe and the host facts of every process, then deltas.
+      lines.push(`model ${name}, ${count} samples: format ${RECORDING_VERSION} ${kb(r.nowBytes / count)} per sample (${mbPerHour(r.nowBytes / count)}); format 2 ${kb(r.v2Bytes / count)} (${mbPerHour(r.v2Bytes / count)}); ratio ${(r.nowBytes / r.v2Bytes).toFixed(4)}×`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -98,7 +98,7 @@ async function record(samples: number): Promise<string> {
   expect(r.stderr).toContain(`wrote 1 sample to ${one}`);
   const line = readFileSync(one, 'utf8').trimEnd().split('\n');
   const many = join(dir, `rec-${recordings++}.ndjson`);
-  // Format 2: the host-facts definitions come before the one sample, which refers to them.
+  // The host-facts definitions come before the one sample (a whole one: a recording starts with a keyframe).
   const sample = JSON.parse(line[line.length - 1]!);
   writeFileSync(many, [...line.slice(0, -1), ...Array.from({ length: samples }, (_, i) => JSON.stringify({ ...sample, timeMs: sample.timeMs + i * 1000 }))].join('\n') + '\n');
   return many;

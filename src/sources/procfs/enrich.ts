@@ -4,6 +4,7 @@
  * loop re-reads only /proc/PID/stat per process, through a descriptor held open between samples.
  */
 import type { GpuProcess, HostFacts, Sample } from '../../core/types.js';
+import { heldFilesBudget } from './fd-budget.js';
 import { NOT_HERE, invisibleFacts, openRssHandle, readStableFacts, readHostFacts, type ProcOptions } from './host-facts.js';
 import type { ProcStat } from './parse.js';
 import { openStatHandle, readProcStat, type ProcFileHandle, type StatHandle } from './stat.js';
@@ -13,14 +14,10 @@ export interface HostEnricher {
   (sample: Sample): Sample;
   /** Releases the /proc descriptors held between samples; the enricher keeps working (re-opening). */
   close(): void;
+  /** What the enricher has done so far: stable facts read (status, cmdline, exe, cgroup, environ), files held now. */
+  readonly counts: { stableFactReads: number; heldFiles: number };
 }
 
-/**
- * At most this many /proc/PID/stat and statm descriptors stay open between samples (512 GPU processes need
- * 512, plus one statm per row on screen); beyond it a pid is read by path each sample, so the enricher never
- * exhausts the descriptor limit.
- */
-const MAX_HELD_STATS = 2048;
 
 interface Known {
   startTicks: number;
@@ -65,6 +62,10 @@ function cpuPctBetween(ticksBefore: number | null | undefined, ticksNow: number 
 export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
   const cache = new Map<number, Known>();
   let held = 0;
+  let stableFactReads = 0;
+  // /proc/PID/stat and statm descriptors kept open between samples (one stat per GPU process, one statm per
+  // row on screen). Past the budget a pid's stat is read by path each sample; its stable facts stay cached.
+  const maxHeld = options.maxHeldFiles ?? heldFilesBudget();
   const restatMs = options.restatEveryMs ?? 0;
   const focusMs = options.focusRestatEveryMs ?? restatMs;
   const ticksPerSec = options.clockTicksPerSec ?? 100;
@@ -154,7 +155,7 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     // and the rows on screen (the focus) in faster ones.
     const inFocus = focus?.has(pid) === true;
     if (known && !(inFocus ? rounds.focus || (live && !known.focusRead) : rounds.off)) return known.facts;
-    let stat: ProcStat | null = known?.stat ? known.stat.read() : null;
+    let stat: ProcStat | null = known ? readKnownStat(known, pid) : null;
     if (known && stat && stat.startTicks === known.startTicks && stat.state !== 'Z') {
       const f = known.facts;
       const cpuPct = live ? cpuPctBetween(f.cpuTicks, stat.cpuTicks, sampleAtMs - known.statAtMs, ticksPerSec) : null;
@@ -170,7 +171,7 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     }
     forget(pid);
     let handle: StatHandle | null = null;
-    if (held < MAX_HELD_STATS) {
+    if (held < maxHeld) {
       try {
         handle = openStatHandle(pid, options);
       } catch {
@@ -185,6 +186,7 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     }
     const holder: RssHolder = { rss: null };
     const usage = live ? { cpuPct: null, rssBytes: focus === null || inFocus ? readRss(holder, pid) : null } : {};
+    stableFactReads++;
     const facts: HostFacts = { visible: true, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks, ...dated(), ...usage, ...readStableFacts(pid, stat, options) };
     // A zombie is read afresh every sample (its facts are being released); there is nothing to hold for it.
     if (handle && stat.state === 'Z') {
@@ -192,7 +194,7 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
       handle = null;
     }
     if (handle) held++;
-    // A pid without a held stat is read afresh next time: nothing else is held for it either.
+    // A pid without a held stat holds nothing else either (its stable facts are cached all the same).
     if (!handle && holder.rss) {
       holder.rss.close();
       holder.rss = null;
@@ -202,9 +204,27 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     return facts;
   }
 
+  /**
+   * The stat of a known pid: through its held descriptor, else (past the budget when it was first seen)
+   * through one opened now if there is room, else by path. Null when it cannot be read.
+   */
+  function readKnownStat(known: Known, pid: number): ProcStat | null {
+    if (known.stat) return known.stat.read();
+    if (held < maxHeld) {
+      try {
+        known.stat = openStatHandle(pid, options);
+        held++;
+        return known.stat.read();
+      } catch {
+        return null;
+      }
+    }
+    return readProcStat(pid, options);
+  }
+
   /** The RSS of a known pid through its held statm (opened on first use, within the descriptor budget). */
   function readRss(known: RssHolder, pid: number): number | null {
-    if (!known.rss && held < MAX_HELD_STATS) {
+    if (!known.rss && held < maxHeld) {
       try {
         known.rss = openRssHandle(pid, options);
         held++;
@@ -221,11 +241,13 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     return bytes;
   }
 
-  return Object.assign(enrich, {
+  const enricher = Object.assign(enrich, {
     close(): void {
       for (const pid of [...cache.keys()]) forget(pid);
     },
   });
+  // A getter (Object.assign would copy the counts once).
+  return Object.defineProperty(enricher, 'counts', { get: () => ({ stableFactReads, heldFiles: held }) }) as HostEnricher;
 }
 
 /** Fills `host` on every process of one sample from /proc, without caching. */

@@ -41,6 +41,8 @@ export interface ProcOptions extends ProcRootOptions {
   nowMs?: () => number;
   /** Bytes per page for `rssBytes` (default: the kernel's, read once from /proc/self/smaps, else 4096). */
   pageBytes?: number;
+  /** At most this many /proc files held open between samples (default: heldFilesBudget(), from our descriptor limit). */
+  maxHeldFiles?: number;
 }
 
 /** Why a file could not be read, as a reason string for the `unavailable` map. */

@@ -1,15 +1,21 @@
 /**
  * The recording format (docs/recording.md): NDJSON, line 1 a header naming the format and its version, then
- * one Sample per line in time order. Readers refuse newer major versions instead of misreading them.
+ * one sample per line in time order (version 3: a full sample or a delta against the one before). Readers
+ * refuse newer versions instead of misreading them.
  */
 import { GpumemError } from '../../core/errors.js';
 import type { Sample } from '../../core/types.js';
-import type { HostFactsDecoder } from './host-table.js';
+import { DeltaProblem, applyDelta, keyframeState, type DeltaState } from './delta-decode.js';
+import { DELTA_KEY } from './delta-shape.js';
+import { createHostFactsDecoder, type HostFactsDecoder } from './host-table.js';
 import { isObject, isTimeMs, sampleProblem } from './validate.js';
 
 export const RECORDING_FORMAT = 'gpumem-recording';
-/** 2: host facts written once per process (host-table.ts); 1: full host facts in every sample, still read. */
-export const RECORDING_VERSION = 2;
+/**
+ * 3: samples as deltas between keyframes (delta-encode.ts); 2: host facts written once per process
+ * (host-table.ts); 1: full host facts in every sample. All three are read.
+ */
+export const RECORDING_VERSION = 3;
 
 /** Facts about the machine a recording was made on. */
 export interface RecordingHostInfo {
@@ -32,6 +38,8 @@ export interface RecordingHeader {
   note: string | null;
   /** Sampling interval asked for, ms. */
   intervalMs: number | null;
+  /** Version 3: how often the writer meant to write a full sample (informative; readers take any line as it comes). */
+  keyframes?: { everySamples: number; everyMs: number };
 }
 
 function bad(path: string, line: number, what: string, hint = 'record it again with `gpumem record --out FILE`'): GpumemError {
@@ -107,4 +115,42 @@ function checkRecordedSample(s: Record<string, unknown>, path: string, line: num
   const problem = sampleProblem(s);
   if (problem) throw bad(path, line, `sample field ${problem}`);
   return s as unknown as Sample;
+}
+
+/** Turns the lines after the header into samples: null for a line that only defines host facts. */
+export type LineDecoder = (text: string, line: number) => Sample | null;
+
+/**
+ * Makes the decoder for one recording's version. Version 3 keeps the sample before (a delta applies to it):
+ * a delta before any full sample, or one that does not fit the sample before it, is refused with the line
+ * and the field (GpumemError('INPUT_MALFORMED')).
+ */
+export function createLineDecoder(header: RecordingHeader, path: string): LineDecoder {
+  if (header.version < 2) return (text, line) => parseRecordedSample(text, path, line);
+  const hosts = createHostFactsDecoder();
+  if (header.version === 2) return (text, line) => parseRecordingLine(text, path, line, hosts);
+  let state: DeltaState | null = null;
+  return (text, line) => {
+    const value = parseJsonLine(text, path, line);
+    const { isDefinitions, problem } = hosts.define(value);
+    if (problem) throw bad(path, line, problem);
+    if (isDefinitions) return null;
+    if (DELTA_KEY in value && !('timeMs' in value)) {
+      if (state === null) throw bad(path, line, 'a delta line before the first full sample');
+      const body = value[DELTA_KEY];
+      if (!isObject(body)) throw bad(path, line, `${DELTA_KEY} must be an object`);
+      try {
+        state = applyDelta(state, body, hosts);
+      } catch (error) {
+        if (error instanceof DeltaProblem) throw bad(path, line, error.message);
+        throw error;
+      }
+      return state.sample;
+    }
+    // A keyframe: its rows are kept as written (for the next delta), the sample gets copies with host facts in.
+    const rows = Array.isArray(value.processes) ? value.processes.map((p: unknown) => (isObject(p) ? { ...p } : p)) : value.processes;
+    const sample = checkRecordedSample({ ...value, processes: rows }, path, line, hosts);
+    state = keyframeState(value, sample);
+    return sample;
+  };
 }

@@ -1,9 +1,13 @@
 /**
- * Format version 2 writes each process's host facts once: a `{"hostFacts": {ID: facts…}}` line defines
- * them before the first sample that needs them, and a sample's process row then carries
- * `"host": {"ref": ID}`, plus `state` and `ppid` when they differ from the definition (the only facts the
- * enricher re-reads every sample). Row fields that are null and nullable are left out (readers fill them). At 8 GPUs × 64 processes this is what keeps a sample from repeating
- * every command line, environment and cgroup 512 times.
+ * Host facts written once per process (format versions 2 and 3): a `{"hostFacts": {ID: facts…}}` line defines
+ * them before the first sample that needs them, and a sample's process row then carries `"host": {"ref": ID}`
+ * plus the facts the enricher re-reads every sample. Version 2 writes `state` and `ppid` only when they
+ * differ from the definition; version 3 always writes every volatile fact the process has (`state`, `ppid`,
+ * `cpuTicks`, `cpuTicksAtMs`, `cpuPct`, `rssBytes`), so a row's reference keeps its fields from sample to sample
+ * and a delta line carries only the values that moved (a busy process's CPU ticks no longer redefine its
+ * command line and environment every sample). Row fields that are null and nullable are left out (readers
+ * fill them). At 8 GPUs × 64 processes this is what keeps a sample from repeating every command line,
+ * environment and cgroup 512 times.
  */
 import type { HostFacts, Sample } from '../../core/types.js';
 import { isObject, NULLABLE_PROCESS_FIELDS } from './validate.js';
@@ -11,12 +15,16 @@ import { isObject, NULLABLE_PROCESS_FIELDS } from './validate.js';
 /** The key of a definitions line. */
 export const HOST_FACTS_KEY = 'hostFacts';
 
-/** A process row's host facts by reference. */
-export interface HostRef {
-  ref: number;
-  state?: HostFacts['state'];
-  ppid?: HostFacts['ppid'];
-}
+/** Facts the enricher re-reads every sample: carried beside the reference, never a reason for a new definition (version 3). */
+export const VOLATILE_HOST_FACTS = ['state', 'ppid', 'cpuTicks', 'cpuTicksAtMs', 'cpuPct', 'rssBytes'] as const;
+
+/** Facts a version 2 reference may carry when they differ from the definition. */
+const V2_VOLATILE = ['state', 'ppid'] as const;
+
+type Volatile = (typeof VOLATILE_HOST_FACTS)[number];
+
+/** A process row's host facts by reference, with the volatile facts that override the definition. */
+export type HostRef = { ref: number } & Partial<Pick<HostFacts, Volatile>>;
 
 type Row = Sample['processes'][number];
 
@@ -33,7 +41,9 @@ function compact(row: Row, host: HostRef | null): EncodedRow {
     if (key === 'host') {
       if (host !== null) out.host = host;
     } else if (value !== null || !NULLABLE_PROCESS_FIELDS.has(key)) {
-      out[key] = value;
+      // Maps (`unavailable`) are copied: a version 3 writer compares this row with the next sample's, and a
+      // source that reused the map would otherwise hide its own change.
+      out[key] = isObject(value) ? { ...value } : value;
     }
   }
   return out as EncodedRow;
@@ -43,12 +53,24 @@ function compact(row: Row, host: HostRef | null): EncodedRow {
 export type HostFactsEncoder = (sample: Sample) => { definitions: Record<string, HostFacts> | null; sample: EncodedSample };
 
 /**
- * Makes an encoder that remembers, per pid, the facts it last defined. Facts equal in everything but state
- * and ppid reuse the definition; anything else (a reused pid, a process turned zombie) gets a new one.
- * Pids absent from a sample are forgotten, so memory follows the live processes, not the recording's length.
+ * The identity of a process's facts: everything but the volatile values (which of them are present counts,
+ * since a reference can replace a value but not take one away).
  */
-export function createHostFactsEncoder(): HostFactsEncoder {
+function definitionKey(host: HostFacts, volatile: readonly Volatile[]): string {
+  const masked: Record<string, unknown> = { ...host };
+  for (const name of volatile) if (name in masked) masked[name] = true;
+  return JSON.stringify(masked);
+}
+
+/**
+ * Makes an encoder that remembers, per pid, the facts it last defined. Facts equal in everything but the
+ * volatile ones reuse the definition; anything else (a reused pid, a process turned zombie) gets a new one.
+ * Pids absent from a sample are forgotten, so memory follows the live processes, not the recording's length.
+ * `version` 3 (the default) writes every volatile fact in each reference; 2 writes state and ppid when they differ.
+ */
+export function createHostFactsEncoder(version: 2 | 3 = 3): HostFactsEncoder {
   const byPid = new Map<number, { key: string; id: number; facts: HostFacts }>();
+  const volatile: readonly Volatile[] = version === 2 ? V2_VOLATILE : VOLATILE_HOST_FACTS;
   let nextId = 1;
   return (sample) => {
     let definitions: Record<string, HostFacts> | null = null;
@@ -56,17 +78,18 @@ export function createHostFactsEncoder(): HostFactsEncoder {
     const processes = sample.processes.map((p) => {
       if (p.host === null) return compact(p, null);
       seen.add(p.pid);
-      const key = JSON.stringify({ ...p.host, state: undefined, ppid: undefined });
+      const key = definitionKey(p.host, volatile);
       let known = byPid.get(p.pid);
       if (known?.key !== key) {
         known = { key, id: nextId++, facts: p.host };
         byPid.set(p.pid, known);
         (definitions ??= {})[known.id] = p.host;
       }
-      const ref: HostRef = { ref: known.id };
-      if (p.host.state !== known.facts.state) ref.state = p.host.state;
-      if (p.host.ppid !== known.facts.ppid) ref.ppid = p.host.ppid;
-      return compact(p, ref);
+      const ref: Record<string, unknown> = { ref: known.id };
+      for (const name of volatile) {
+        if (version === 3 ? name in p.host : p.host[name] !== known.facts[name]) ref[name] = p.host[name];
+      }
+      return compact(p, ref as HostRef);
     });
     for (const pid of byPid.keys()) if (!seen.has(pid)) byPid.delete(pid);
     return { definitions, sample: { ...sample, processes } };
@@ -79,11 +102,22 @@ export interface HostFactsDecoder {
   define(line: Record<string, unknown>): { isDefinitions: boolean; problem: string | null };
   /** Replaces every `{"ref": ID}` host of a parsed sample line in place; returns a problem text or null. */
   resolve(line: Record<string, unknown>): string | null;
+  /** Replaces the `{"ref": ID}` host of one row in place (`where` names it in the problem text). */
+  resolveRow(row: Record<string, unknown>, where: string): string | null;
 }
 
 /** Makes a decoder for one recording. */
 export function createHostFactsDecoder(): HostFactsDecoder {
   const defined = new Map<number, Record<string, unknown>>();
+  const resolveRow = (p: Record<string, unknown>, where: string): string | null => {
+    if (!isObject(p.host) || !('ref' in p.host)) return null;
+    const { ref, ...volatile } = p.host;
+    const facts = typeof ref === 'number' ? defined.get(ref) : undefined;
+    if (!facts) return `${where}.host.ref ${JSON.stringify(ref ?? null)} names no host facts defined on an earlier line`;
+    // A copy per row: validation fills absent fields in place, and rows must not share one object.
+    p.host = { ...facts, ...volatile };
+    return null;
+  };
   return {
     define(line) {
       if (!(HOST_FACTS_KEY in line) || 'timeMs' in line) return { isDefinitions: false, problem: null };
@@ -98,14 +132,12 @@ export function createHostFactsDecoder(): HostFactsDecoder {
     resolve(line) {
       if (!Array.isArray(line.processes)) return null;
       for (const [i, p] of (line.processes as unknown[]).entries()) {
-        if (!isObject(p) || !isObject(p.host) || !('ref' in p.host)) continue;
-        const ref = p.host as Record<string, unknown>;
-        const facts = typeof ref.ref === 'number' ? defined.get(ref.ref) : undefined;
-        if (!facts) return `processes[${i}].host.ref ${JSON.stringify(ref.ref ?? null)} names no host facts defined on an earlier line`;
-        // A copy per row: validation fills absent fields in place, and rows must not share one object.
-        p.host = { ...facts, ...('state' in ref ? { state: ref.state } : {}), ...('ppid' in ref ? { ppid: ref.ppid } : {}) };
+        if (!isObject(p)) continue;
+        const problem = resolveRow(p, `processes[${i}]`);
+        if (problem) return problem;
       }
       return null;
     },
+    resolveRow,
   };
 }

@@ -3,8 +3,7 @@ import { readInputBytes } from '../files/index.js';
 import { GpumemError } from '../../core/errors.js';
 import type { Sample } from '../../core/types.js';
 import type { GpuSource } from '../source.js';
-import { parseRecordingHeader, parseRecordingLine, type RecordingHeader } from './format.js';
-import { createHostFactsDecoder } from './host-table.js';
+import { createLineDecoder, parseRecordingHeader, type RecordingHeader } from './format.js';
 
 export interface Recording {
   header: RecordingHeader;
@@ -40,14 +39,14 @@ export function readRecording(path: string): Recording {
   }
   const header = parseRecordingHeader(lines[0]!, path);
   const endsCleanly = lines[lines.length - 1] === '';
-  const hosts = header.version >= 2 ? createHostFactsDecoder() : null;
+  const decode = createLineDecoder(header, path);
   const samples: Sample[] = [];
   for (let i = 1; i < lines.length; i++) {
     const text = lines[i]!;
     if (text.trim() === '') continue;
     const last = i === lines.length - 1;
     try {
-      const sample = parseRecordingLine(text, path, i + 1, hosts);
+      const sample = decode(text, i + 1);
       if (sample) samples.push(asReplay(sample, path, header));
     } catch (error) {
       if (last && !endsCleanly) break;

@@ -107,33 +107,49 @@ function checkNested(parent: Record<string, unknown>, name: string, schema: Sche
   return checkFields(value, schema, `${where}.${name}`, hasUnavailable);
 }
 
+/** Checks one device of a sample in place (filling absent nullable fields); `where` names it, e.g. "devices[0]". */
+export function deviceProblem(d: Record<string, unknown>, where: string): string | null {
+  d.migInstances ??= [];
+  if (!Array.isArray(d.migInstances)) return `${where}.migInstances must be an array`;
+  const problem = checkFields(d, DEVICE, where) ?? checkNested(d, 'memory', MEMORY, where, false) ?? checkNested(d, 'utilization', UTILIZATION, where, false)
+    // Clocks are absent from recordings made before gpumem read them.
+    ?? (d.clocks === undefined ? null : checkNested(d, 'clocks', CLOCKS, where, false))
+    ?? (d.totalEnergyMj === undefined ? null : checkFields({ totalEnergyMj: d.totalEnergyMj }, LATER_DEVICE, where, false));
+  if (problem) return problem;
+  for (const [j, m] of (d.migInstances as unknown[]).entries()) {
+    if (!isObject(m)) return `${where}.migInstances[${j}] must be an object`;
+    const migProblem = checkFields(m, MIG, `${where}.migInstances[${j}]`) ?? checkNested(m, 'memory', MEMORY, `${where}.migInstances[${j}]`, false);
+    if (migProblem) return migProblem;
+  }
+  return null;
+}
+
+/** Checks one process row in place (host facts already resolved); `where` names it, e.g. "processes[3]". */
+export function processProblem(p: Record<string, unknown>, where: string): string | null {
+  p.host ??= null;
+  return checkFields(p, PROCESS, where) ?? (p.host === null ? null : checkNested(p, 'host', HOST, where));
+}
+
+/** Checks the sample's own fields in place (time and its `unavailable` map). */
+export function sampleFieldsProblem(s: Record<string, unknown>): string | null {
+  if (!matches(s.timeMs, 'time')) return 'timeMs must be a time in ms since the epoch';
+  s.unavailable ??= {};
+  return matches(s.unavailable, 'strMap') ? null : 'unavailable must be an object of strings';
+}
+
 /**
  * Checks a parsed sample line in place (filling absent nullable fields with null) and returns the first
  * problem, naming the field (e.g. "devices[0].utilization.gpuPct must be a number or null"), or null.
  */
 export function sampleProblem(s: Record<string, unknown>): string | null {
-  if (!matches(s.timeMs, 'time')) return 'timeMs must be a time in ms since the epoch';
-  s.unavailable ??= {};
-  if (!matches(s.unavailable, 'strMap')) return 'unavailable must be an object of strings';
+  const own = sampleFieldsProblem(s);
+  if (own) return own;
   for (const [i, d] of (s.devices as Record<string, unknown>[]).entries()) {
-    const where = `devices[${i}]`;
-    d.migInstances ??= [];
-    if (!Array.isArray(d.migInstances)) return `${where}.migInstances must be an array`;
-    const problem = checkFields(d, DEVICE, where) ?? checkNested(d, 'memory', MEMORY, where, false) ?? checkNested(d, 'utilization', UTILIZATION, where, false)
-      // Clocks are absent from recordings made before gpumem read them.
-      ?? (d.clocks === undefined ? null : checkNested(d, 'clocks', CLOCKS, where, false))
-      ?? (d.totalEnergyMj === undefined ? null : checkFields({ totalEnergyMj: d.totalEnergyMj }, LATER_DEVICE, where, false));
+    const problem = deviceProblem(d, `devices[${i}]`);
     if (problem) return problem;
-    for (const [j, m] of (d.migInstances as unknown[]).entries()) {
-      if (!isObject(m)) return `${where}.migInstances[${j}] must be an object`;
-      const migProblem = checkFields(m, MIG, `${where}.migInstances[${j}]`) ?? checkNested(m, 'memory', MEMORY, `${where}.migInstances[${j}]`, false);
-      if (migProblem) return migProblem;
-    }
   }
   for (const [i, p] of (s.processes as Record<string, unknown>[]).entries()) {
-    const where = `processes[${i}]`;
-    p.host ??= null;
-    const problem = checkFields(p, PROCESS, where) ?? (p.host === null ? null : checkNested(p, 'host', HOST, where));
+    const problem = processProblem(p, `processes[${i}]`);
     if (problem) return problem;
   }
   return null;

@@ -1,7 +1,8 @@
 /**
  * Writing recordings (format in docs/recording.md, parsed by sources/replay). Each sample, with the host
  * facts it is the first to need, is written with a single append, so a recorder killed mid-run leaves every
- * earlier sample readable.
+ * earlier sample readable: a sample is a keyframe or a delta against the sample before, and a reader
+ * rebuilds every sample up to the last whole line.
  */
 import { closeSync, writeSync } from 'node:fs';
 import { hostname, platform, release } from 'node:os';
@@ -9,7 +10,7 @@ import { GpumemError } from '../../core/errors.js';
 import type { Sample } from '../../core/types.js';
 import { detectContainer } from '../../sources/procfs/index.js';
 import { createNewFile } from '../new-file.js';
-import { HOST_FACTS_KEY, RECORDING_FORMAT, RECORDING_VERSION, createHostFactsEncoder, type RecordingHeader, type RecordingHostInfo } from '../../sources/replay/index.js';
+import { DEFAULT_KEYFRAMES, HOST_FACTS_KEY, RECORDING_FORMAT, RECORDING_VERSION, createRecordingEncoder, type KeyframePolicy, type RecordingHeader, type RecordingHostInfo } from '../../sources/replay/index.js';
 
 export interface RecordingWriter {
   readonly path: string;
@@ -17,6 +18,8 @@ export interface RecordingWriter {
   write(sample: Sample): void;
   /** Samples written so far. */
   readonly count: number;
+  /** Of those, the ones written whole (keyframes); the others are deltas. */
+  readonly keyframes: number;
   /** Closes the file; safe to call twice. */
   close(): void;
 }
@@ -27,6 +30,8 @@ export interface RecordingWriterOptions {
   /** Overrides for tests; default: now. */
   createdMs?: number;
   writer?: string;
+  /** When to write a whole sample instead of a delta (default DEFAULT_KEYFRAMES: 600 samples or 10 minutes). */
+  keyframes?: KeyframePolicy;
 }
 
 /** What the header says about this machine. */
@@ -50,6 +55,7 @@ export function createRecordingWriter(path: string, options: RecordingWriterOpti
       hint: 'choose a writable path for --out', cause: error,
     });
   }
+  const keyframes = options.keyframes ?? DEFAULT_KEYFRAMES;
   const header: RecordingHeader = {
     format: RECORDING_FORMAT,
     version: RECORDING_VERSION,
@@ -58,23 +64,29 @@ export function createRecordingWriter(path: string, options: RecordingWriterOpti
     host: currentHostInfo(),
     note: options.note ?? null,
     intervalMs: options.intervalMs ?? null,
+    keyframes: { everySamples: keyframes.everySamples, everyMs: keyframes.everyMs },
   };
   writeSync(fd, `${JSON.stringify(header)}\n`);
-  const encode = createHostFactsEncoder();
+  const encode = createRecordingEncoder(keyframes);
   let count = 0;
+  let keyframeCount = 0;
   return {
     path,
     get count() {
       return count;
     },
+    get keyframes() {
+      return keyframeCount;
+    },
     write(sample: Sample): void {
       if (fd === null) throw new GpumemError('FAILED', `${path}: recording already closed`);
-      const { definitions, sample: line } = encode(sample);
+      const { definitions, line, keyframe } = encode(sample);
       // New host facts and the sample that first uses them go out in one write: a recorder killed between
       // two writes never leaves a sample whose facts are missing.
       const defs = definitions ? `${JSON.stringify({ [HOST_FACTS_KEY]: definitions })}\n` : '';
       writeSync(fd, `${defs}${JSON.stringify(line)}\n`);
       count++;
+      if (keyframe) keyframeCount++;
     },
     close(): void {
       if (fd !== null) closeSync(fd);

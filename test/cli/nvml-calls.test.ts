@@ -12,6 +12,7 @@ import { countsOf, readCallsFile } from '../fake-nvml/calls.js';
 import { fakeH100, fakeNvmlEnv, writeScenario } from '../fake-nvml/scenario.js';
 import { BIN } from '../helpers/cli.js';
 import { GiB } from '../../src/core/units.js';
+import { watchServe } from '../helpers/serve-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-nvml-calls-'));
 const trainer = spawn('/bin/sleep', ['60'], { stdio: 'ignore' });
@@ -70,17 +71,8 @@ describe('NVML calls per command', () => {
   it('serve reads energy once per /metrics scrape, not per sample', async () => {
     const callsOut = join(dir, `calls-${runs++}.json`);
     const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--source', 'nvml', '--interval', '100', '--idle-interval', '100'], { env: envFor(callsOut) });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (b: Buffer) => { stderr += b.toString(); });
-    const base = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (b: Buffer) => {
-        stdout += b.toString();
-        const m = /http:\/\/[\d.]+:(\d+)\//.exec(stdout);
-        if (m) resolve(`http://127.0.0.1:${m[1]}`);
-      });
-      child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
-    });
+    const served = watchServe(child, 'serve');
+    const base = await served.base;
     const scrape = async (): Promise<string> => (await fetch(`${base}/metrics`)).text();
     const first = await scrape();
     await new Promise((r) => setTimeout(r, 500));
@@ -89,7 +81,7 @@ describe('NVML calls per command', () => {
       child.once('exit', (c) => resolve(c));
       child.kill('SIGINT');
     });
-    expect(code, stderr).toBe(0);
+    expect(code, served.stderr()).toBe(0);
     for (const body of [first, second]) {
       expect(body).toMatch(/^DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION\{gpu="0",[^}]*\} 5000000$/m);
       expect(body).toMatch(/^DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION\{gpu="1",[^}]*\} 5000001$/m);

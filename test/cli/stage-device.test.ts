@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fakeH100, fakeNvmlEnv, writeScenario } from '../fake-nvml/scenario.js';
+import { watchServe } from '../helpers/serve-process.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-stage-'));
@@ -28,17 +29,8 @@ describe('the staged bundle', () => {
     const child = spawn(process.execPath, ['gpumem.mjs', 'serve', '--port', '0', '--source', 'nvml', '--readonly'], {
       cwd: staged, env: { PATH: process.env.PATH, XDG_DATA_HOME: dir, XDG_RUNTIME_DIR: dir, ...fakeNvmlEnv('590', scenario) },
     });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (b: Buffer) => { stderr += b.toString(); });
-    const base = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (b: Buffer) => {
-        stdout += b.toString();
-        const m = /http:\/\/[\d.]+:(\d+)\//.exec(stdout);
-        if (m) resolve(`http://127.0.0.1:${m[1]}`);
-      });
-      child.once('exit', (code) => reject(new Error(`staged serve exited ${code}: ${stderr}`)));
-    });
+    const served = watchServe(child, 'staged serve');
+    const base = await served.base;
     const page = await fetch(`${base}/`);
     const body = await page.text();
     const script = await fetch(`${base}/assets/app.js`);
@@ -51,7 +43,7 @@ describe('the staged bundle', () => {
     expect(body).toContain('<html');
     expect(script.status).toBe(200);
     expect(metrics).toMatch(/^DCGM_FI_DEV_FB_USED\{gpu="0",/m);
-    expect(stderr).toBe('');
+    expect(served.stderr()).toBe('');
     expect(code).toBe(0);
   });
 });

@@ -6,6 +6,7 @@
  * and fields this version does not know are kept in `document` untouched. Nothing here throws on data.
  */
 import type { CompanionDrops } from '../companion/intake.js';
+import type { PytorchGpuSummary } from '../companion/summary.js';
 import type { SnapshotOomAnswer } from '../allocator/oom-answer.js';
 import type { AllocatorAtOom } from '../companion/oom-event.js';
 import type { SplitPoint } from '../companion/report.js';
@@ -21,23 +22,8 @@ export const STORED_REPORT_VERSION = RUN_SCHEMA_VERSION;
 /** Stored reports nest about 8 deep; a deeper one is damaged, and could not be written back as JSON. */
 export const MAX_STORED_REPORT_DEPTH = 64;
 
-export interface StoredGpuSplit {
-  gpuUuid: string | null;
-  gpuIndex: number | null;
-  pids: number[];
-  atMs: number | null;
-  treeBytes: number | null;
-  processUsedBytes: number | null;
-  allocatedBytes: number | null;
-  reservedBytes: number | null;
-  unallocatedBytes: number | null;
-  nonPytorchBytes: number | null;
-  otherProcessesBytes: number | null;
-  peakAllocatedBytes: number | null;
-  peakReservedBytes: number | null;
-  numAllocRetries: number | null;
-  numOoms: number | null;
-}
+/** One GPU's PyTorch summary as read back: every figure the companion wrote, each null where it could not be read. */
+export type StoredGpuSplit = { [K in keyof PytorchGpuSummary]: K extends 'pids' ? number[] : PytorchGpuSummary[K] | null };
 
 /** The allocator at a caught OOM; pid and device are null when a stored report lacks them. */
 export type StoredAllocatorAtOom = Omit<AllocatorAtOom, 'pid' | 'device'> & { pid: number | null; device: number | null };

@@ -3,5 +3,6 @@ export { readHostFacts, readBootTimeMs, userName, reasonFor, type ProcOptions } 
 export { readProcStat, readStartTicks, readProcTable, readProcText, readCmdline, readEnviron, listPids, childrenByParent, descendantsOf, type ProcRootOptions } from './stat.js';
 export { createHostEnricher, enrichSample, type HostEnricher } from './enrich.js';
 export { parseProcStat, parseStatmResidentPages, parseContainerId, parseCudaEnv, parseCmdline, parsePasswd, parseBootTimeSec, statusNumbers, type ProcStat } from './parse.js';
+export { parseJobFacts, parseRunMark } from './job.js';
 export { detectContainer, type ContainerProbeOptions } from './container.js';
 export { readNvidiaDeviceFds, testDevicePrefixProblem, type DeviceFds, type DeviceFdOptions } from './device-fds.js';

@@ -4,6 +4,7 @@
  * context, cuBLAS/NCCL workspaces, other allocators); whether the job a process belongs to has ended; and how
  * many process rows the cardinality cap left out.
  */
+import { splitProcessMemory } from '../../core/companion/index.js';
 import type { MetricDef, Row } from './define.js';
 import { PROCESS_LABELS } from './process-series.js';
 
@@ -12,7 +13,7 @@ const SPLIT_LABELS = [...PROCESS_LABELS, 'part'];
 export const JOB_METRICS: readonly MetricDef[] = [
   {
     name: 'gpumem_process_memory_split_bytes', type: 'gauge', labels: SPLIT_LABELS,
-    help: 'A supervised process\'s GPU memory by part, in bytes: part="pytorch_allocated" (allocated_bytes.all.current), "pytorch_cached" (reserved_bytes.all.current minus allocated: held by the caching allocator, free for PyTorch), "non_pytorch" (used_memory minus reserved: CUDA context, library workspaces, other allocators). The three add up to the process\'s used memory.',
+    help: 'A supervised process\'s GPU memory by part, in bytes: part="pytorch_allocated" (allocated_bytes.all.current), "pytorch_cached" (reserved_bytes.all.current minus allocated: held by the caching allocator, free for PyTorch), "non_pytorch" (used_memory minus reserved: CUDA context, library workspaces, other allocators). The three add up to the process\'s used memory; a part that cannot be computed has no sample.',
     rows: (s, c) => {
       const used = new Map<string, number>();
       for (const r of c.processes.rows) if (r.process.usedBytes !== null) used.set(`${r.process.pid}\u0000${r.process.gpuUuid}`, r.process.usedBytes);
@@ -20,14 +21,11 @@ export const JOB_METRICS: readonly MetricDef[] = [
       for (const p of s.companion) {
         for (const d of p.devices) {
           const labels = c.processes.labelsFor(p.pid, d.gpuUuid);
-          const { allocatedBytes, reservedBytes } = d.stats;
-          if (labels === null || allocatedBytes === null) continue;
-          rows.push([{ ...labels, part: 'pytorch_allocated' }, allocatedBytes]);
-          if (reservedBytes === null) continue;
-          rows.push([{ ...labels, part: 'pytorch_cached' }, Math.max(0, reservedBytes - allocatedBytes)]);
-          const held = used.get(`${p.pid}\u0000${d.gpuUuid}`);
-          // The driver's number and the companion's are read at different moments: never a negative part.
-          if (held !== undefined) rows.push([{ ...labels, part: 'non_pytorch' }, Math.max(0, held - reservedBytes)]);
+          if (labels === null) continue;
+          // The same split as `gpumem diagnose`: a part it cannot compute (the driver read before PyTorch grew) has no sample.
+          const split = splitProcessMemory(p.pid, d.gpuUuid, used.get(`${p.pid}\u0000${d.gpuUuid}`) ?? null, d.stats);
+          const parts: Array<[string, number | null]> = [['pytorch_allocated', split.allocatedBytes], ['pytorch_cached', split.cachedBytes], ['non_pytorch', split.nonPytorchBytes]];
+          for (const [part, bytes] of parts) if (bytes !== null) rows.push([{ ...labels, part }, bytes]);
         }
       }
       return rows;

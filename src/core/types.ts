@@ -105,7 +105,25 @@ export interface HostFacts {
   nspid: number[] | null;
   /** CUDA-relevant environment from /proc/PID/environ, when readable. */
   cudaEnv: CudaEnv | null;
+  /**
+   * The job the process belongs to (Slurm job, Kubernetes pod, `gpumem run`), from its cgroup and environment;
+   * null when neither names one. Absent in recordings made before gpumem read it.
+   */
+  job?: JobFacts | null;
   unavailable: Unavailable;
+}
+
+/** A process's job, as far as its own /proc/PID/cgroup and environment tell (sources/procfs/job.ts). */
+export interface JobFacts {
+  /** Slurm job id: the cgroup path slurmstepd placed it in, else SLURM_JOB_ID. */
+  slurmJobId: string | null;
+  /** Kubernetes pod UID from the kubelet's cgroup path. */
+  podUid: string | null;
+  /** Pod name (POD_NAME, else HOSTNAME) and namespace (POD_NAMESPACE), for a process in a pod's cgroup only. */
+  podName: string | null;
+  podNamespace: string | null;
+  /** GPUMEM_RUN_MARK: `SUPERVISORPID-STARTMS-HEX`, set by `gpumem run` on every process it starts. */
+  runMark: string | null;
 }
 
 export interface CudaEnv {

@@ -3,13 +3,14 @@
  * node:http listener. Requests never wait on sampling: every view renders from the sampler's latest sample.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { EventHub } from './http/events.js';
 import { hasToken, hostAllowed } from './http/guard.js';
 import { sendError, send } from './http/respond.js';
 import { WorkGate, type WorkLimits } from './http/work-gate.js';
 import { DEFAULT_ANALYSIS_LIMITS, type AnalysisLimits } from './analysis/run-analysis.js';
-import { MetricsExporter, wantsOpenMetrics } from './metrics/exporter.js';
+import { MetricsExporter, wantsOpenMetrics, type ExporterOptions } from './metrics/exporter.js';
 import { killProcess, parsePid, type KillSettings } from './routes/actions.js';
 import { LiveStream } from './live-stream.js';
 import { handleApiRead } from './routes/api.js';
@@ -29,6 +30,13 @@ export interface AppOptions {
   bindAddress: string;
   /** Token for actions; null turns actions off (--readonly). */
   token: string | null;
+  /**
+   * Token every read of /metrics and /api/ needs as `Authorization: Bearer …` (the action token is taken too);
+   * null: reads are open, as on loopback. The page's files stay open: they carry no data.
+   */
+  readToken?: string | null;
+  /** The host label's spelling and the per-process series cap of /metrics. */
+  metrics?: ExporterOptions;
   kill: KillSettings;
   /** Largest snapshot upload accepted (default 256 MiB). */
   maxUploadBytes?: number;
@@ -68,7 +76,8 @@ export function createApp(options: AppOptions): App {
   const { state } = options;
   let bindAddress = options.bindAddress;
   const assets = loadAssets();
-  const exporter = new MetricsExporter();
+  const exporter = new MetricsExporter(options.metrics);
+  const readToken = options.readToken ?? null;
   const { pace } = options;
   const events = new EventHub({
     maxClients: 32,
@@ -100,6 +109,10 @@ export function createApp(options: AppOptions): App {
     }
     const url = new URL(req.url ?? '/', 'http://localhost');
     const method = req.method ?? 'GET';
+    if (readToken !== null && (url.pathname === '/metrics' || url.pathname.startsWith('/api/'))
+      && !hasToken(req, readToken) && !(options.token !== null && hasToken(req, options.token))) {
+      return sendError(res, 401, 'TOKEN', 'this server needs its read token: Authorization: Bearer TOKEN (Prometheus: authorization.credentials_file)', { 'WWW-Authenticate': 'Bearer realm="gpumem"' });
+    }
     const kill = /^\/api\/v1\/processes\/([^/]*)\/kill$/.exec(url.pathname);
     if (kill) {
       if (method !== 'POST') return sendError(res, 405, 'METHOD', 'use POST');
@@ -170,12 +183,20 @@ function storedRecord(url: URL): string | null {
   return null;
 }
 
+/** A certificate chain and its private key, PEM, for HTTPS. */
+export interface TlsFiles {
+  cert: Buffer;
+  key: Buffer;
+}
+
 /**
  * Listens on `host:port` (port 0: any free one) and resolves with the server, its real port and the address
  * it bound (the resolver's literal: `127.1` and `localhost` come back as 127.0.0.1, `0:0:0:0:0:0:0:1` as ::1).
+ * With `tls` it speaks HTTPS only (node:https, TLS 1.2 or newer).
  */
-export function listen(app: App, host: string, port: number): Promise<{ server: Server; port: number; address: string }> {
-  const server = createServer((req, res) => app.handle(req, res));
+export function listen(app: App, host: string, port: number, tls?: TlsFiles): Promise<{ server: Server; port: number; address: string }> {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => app.handle(req, res);
+  const server: Server = tls ? createTlsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, handler) : createServer(handler);
   // A page left open must not keep a dead connection's socket forever.
   server.keepAliveTimeout = 5000;
   return new Promise((resolve, reject) => {

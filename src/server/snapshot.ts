@@ -22,4 +22,9 @@ export interface ServerSnapshot {
   companion: readonly LiveCompanionEntry[];
   findings: readonly Finding[];
   runs: RunSummary | null;
+  /**
+   * Pids whose job has ended while they still hold GPU memory: the `gpumem run` that marked them is over, or
+   * the diagnosis found them orphaned (launcher gone, idle).
+   */
+  jobEnded: ReadonlySet<number>;
 }

@@ -7,11 +7,12 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { hostname as osHostname, userInfo } from 'node:os';
 import { diagnose, type DiagnoseReport } from '../core/diagnose/engine.js';
+import type { Finding } from '../core/diagnose/types.js';
 import type { Sample } from '../core/types.js';
 import { detectPidNamespace, readAncestors, RingBuffer, type LiveSampler } from '../orchestrate/index.js';
 import { liveRow, type LiveRow } from './live-row.js';
 import { sameReadings } from './sample-change.js';
-import type { ProcOptions } from '../sources/index.js';
+import { parseRunMark, readBootTimeMs, readProcStat, type ProcOptions } from '../sources/index.js';
 import { historySummary, listRuns, openHistory, readLiveCompanion, type Db, type LiveCompanionEntry } from '../store/index.js';
 import type { RunSummary, ServerSnapshot } from './snapshot.js';
 
@@ -33,6 +34,7 @@ export interface ServerStateOptions {
   diagnosisUnchangedMs?: number;
   /** How long the history summary is reused (default 5000 ms). */
   cacheMs?: number;
+  /** The host label's value on /metrics (default: NODE_NAME, as dcgm-exporter reads it, else the machine's name). */
   hostname?: string;
   proc?: ProcOptions;
   now?: () => number;
@@ -74,7 +76,7 @@ export class ServerState {
   private readonly unsubscribe: () => void;
 
   constructor(private readonly options: ServerStateOptions) {
-    this.hostname = options.hostname ?? osHostname();
+    this.hostname = options.hostname ?? (options.env.NODE_NAME || osHostname());
     this.now = options.now ?? Date.now;
     this.cacheMs = options.cacheMs ?? 5000;
     this.companionCache = new Cached(1000, this.now);
@@ -109,7 +111,42 @@ export class ServerState {
   snapshot(): ServerSnapshot | undefined {
     const sample = this.latest();
     if (!sample) return undefined;
-    return { sample, hostname: this.hostname, companion: this.companion(), findings: this.diagnosis()?.findings ?? [], runs: this.runs() };
+    const findings = this.diagnosis()?.findings ?? [];
+    return { sample, hostname: this.hostname, companion: this.companion(), findings, runs: this.runs(), jobEnded: this.jobEnded(sample, findings) };
+  }
+
+  /**
+   * The pids of the sample whose job has ended: named by the diagnosis's `orphans` finding (launcher gone,
+   * idle), or marked by a `gpumem run` whose supervisor is no longer alive. A replayed sample says nothing
+   * about this machine's processes, so only its findings count.
+   */
+  private jobEnded(sample: Sample, findings: readonly Finding[]): Set<number> {
+    const ended = new Set<number>();
+    for (const f of findings) if (f.id === 'orphans') for (const pid of f.evidence.pids) ended.add(pid);
+    if (sample.source.kind === 'replay') return ended;
+    const over = new Map<string, boolean>();
+    for (const p of sample.processes) {
+      const mark = p.host?.job?.runMark;
+      if (typeof mark !== 'string') continue;
+      if (!over.has(mark)) over.set(mark, this.runOver(mark));
+      if (over.get(mark)) ended.add(p.pid);
+    }
+    return ended;
+  }
+
+  /**
+   * Whether the supervisor a run mark names is gone: no such pid, or a process started after the run began
+   * (the pid was reused). /proc/stat's boot time has whole seconds, so a start up to 2 s after counts as the same.
+   */
+  private runOver(mark: string): boolean {
+    const run = parseRunMark(mark);
+    if (!run) return false;
+    const stat = readProcStat(run.supervisorPid, this.options.proc);
+    if (!stat) return true;
+    const bootMs = readBootTimeMs(this.options.proc);
+    if (bootMs === null) return false;
+    const startMs = bootMs + (stat.startTicks * 1000) / (this.options.proc?.clockTicksPerSec ?? 100);
+    return startMs > run.startedAtMs + 2000;
   }
 
   /** PyTorch statistics published by running `gpumem run` supervisors (re-read at most once a second). */

@@ -14,8 +14,8 @@ writeScenario(scenario, { driverVersion: '590.48.01', cudaVersion: 13010, device
 const env = { PATH: '/nonexistent', XDG_DATA_HOME: dir, XDG_RUNTIME_DIR: dir, ...fakeNvmlEnv('590', scenario) };
 
 /** Starts serve, waits for its first lines, runs `probe`, then stops it with SIGINT and returns everything. */
-async function serve(args: string[], probe: (base: string, out: string) => Promise<void>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--source', 'nvml', ...args], { env });
+async function serve(args: string[], probe: (base: string, out: string) => Promise<void>, extraEnv: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--source', 'nvml', ...args], { env: { ...env, ...extraEnv } });
   let stdout = '';
   let stderr = '';
   child.stderr.on('data', (b: Buffer) => { stderr += b.toString(); });
@@ -48,13 +48,14 @@ describe('gpumem serve', () => {
   });
 
   it('says loudly when it listens beyond loopback, and --readonly refuses actions', async () => {
-    const r = await serve(['--host', '0.0.0.0', '--readonly'], async (base) => {
-      const res = await fetch(`${base}/api/v1/processes/${process.pid}/kill`, { method: 'POST', headers: { Authorization: 'Bearer abcdefghijklmnop0123' } });
+    const read = { GPUMEM_SERVE_READ_TOKEN: 'read-token-0123456789' };
+    const r = await serve(['--host', '0.0.0.0', '--expose', '--readonly'], async (base) => {
+      const res = await fetch(`${base}/api/v1/processes/${process.pid}/kill`, { method: 'POST', headers: { Authorization: `Bearer ${read.GPUMEM_SERVE_READ_TOKEN}` } });
       expect(res.status).toBe(403);
-    });
-    expect(r.stderr).toMatch(/^WARNING: listening on 0\.0\.0\.0, not loopback: anyone who can reach this address sees every GPU process, its user and full command line\.\n$/);
+    }, read);
+    expect(r.stderr).toMatch(/^WARNING: listening on 0\.0\.0\.0, not loopback: anyone with the read token sees every GPU process, its user and full command line\.\n$/);
     expect(r.stdout).toContain('read-only: processes cannot be ended');
-    expect(r.stdout).not.toContain('token');
+    expect(r.stdout).not.toContain('actions token');
     expect(r.code).toBe(0);
   });
 

@@ -30,7 +30,7 @@ describe('hostile strings and requests', () => {
   it('escapes a hostile program name into one label that promtool parses', async () => {
     const text = await (await fetch(`${h.base}/metrics`)).text();
     const line = text.split('\n').find((l) => l.startsWith('gpumem_process_gpu_memory_bytes') && l.includes(`pid="${odd.pid}"`));
-    expect(line).toBe(`gpumem_process_gpu_memory_bytes{pid="${odd.pid}",user="${line!.match(/user="([^"]*)"/)![1]}",command="ev\\"il\\\\name\\n# TYPE x counter\\nx 1",container="",gpu="0",UUID="GPU-00000000-0000-4000-8000-000000000000"} ${5 * MiB}`);
+    expect(line).toBe(`gpumem_process_gpu_memory_bytes{pid="${odd.pid}",user="${line!.match(/user="([^"]*)"/)![1]}",command="ev\\"il\\\\name\\n# TYPE x counter\\nx 1",container="",rank="",local_rank="",hpc_job="",namespace="",pod="",pod_uid="",gpumem_run="",gpu="0",UUID="GPU-00000000-0000-4000-8000-000000000000"} ${5 * MiB}`);
     expect(text).not.toMatch(/^x 1$/m);
     const own = text.split('\n\n').filter((block) => !block.includes('DCGM_FI_')).join('\n\n');
     const r = spawnSync('promtool', ['check', 'metrics'], { input: own, encoding: 'utf8' });

@@ -28,7 +28,7 @@ describe('/metrics', () => {
     const res = await fetch(`${h.base}/metrics`);
     expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
     const text = await res.text();
-    const gpu0 = { gpu: '0', UUID: 'GPU-00000000-0000-4000-8000-000000000000', pci_bus_id: '00000000:00:00.0', device: 'nvidia0', modelName: 'NVIDIA H100 80GB HBM3', Hostname: 'testhost', DCGM_FI_DRIVER_VERSION: '590.48.01' };
+    const gpu0 = { gpu: '0', UUID: 'GPU-00000000-0000-4000-8000-000000000000', pci_bus_id: '00000000:00:00.0', device: 'nvidia0', modelName: 'NVIDIA H100 80GB HBM3', hostname: 'testhost', DCGM_FI_DRIVER_VERSION: '590.48.01' };
     expect(valueOf(text, 'DCGM_FI_DEV_FB_USED', gpu0)).toBe(20_000);
     expect(valueOf(text, 'DCGM_FI_DEV_FB_RESERVED', gpu0)).toBe(479);
     expect(valueOf(text, 'DCGM_FI_DEV_FB_FREE', gpu0)).toBe(81559 - 479 - 20_000);

@@ -93,7 +93,7 @@ describe('a real Prometheus scraping gpumem serve', () => {
     const used = await query('DCGM_FI_DEV_FB_USED{gpu="0"}');
     expect(used).toHaveLength(1);
     expect(used[0]!.value[1]).toBe('20000');
-    expect(used[0]!.metric).toMatchObject({ UUID: 'GPU-00000000-0000-4000-8000-000000000000', modelName: 'NVIDIA H100 80GB HBM3', Hostname: 'testhost', device: 'nvidia0' });
+    expect(used[0]!.metric).toMatchObject({ UUID: 'GPU-00000000-0000-4000-8000-000000000000', modelName: 'NVIDIA H100 80GB HBM3', hostname: 'testhost', device: 'nvidia0' });
     expect((await query('DCGM_FI_DEV_GPU_UTIL{gpu="0"}'))[0]!.value[1]).toBe('87');
     expect((await query('sum(DCGM_FI_DEV_POWER_USAGE)'))[0]!.value[1]).toBe('481.345');
     expect((await query('DCGM_FI_DEV_SM_CLOCK{gpu="0"}'))[0]!.value[1]).toBe('1755');

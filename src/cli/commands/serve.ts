@@ -11,6 +11,7 @@ import { openSource } from '../../sources/index.js';
 import { sourceOptionsFromContext } from '../open-source.js';
 import { SERVE_FIELDS } from '../nvml-fields.js';
 import { painter } from '../render/style.js';
+import { decideExposure, TOKEN_FORM } from './serve-exposure.js';
 
 /**
  * A known GPU process's state, parent and CPU ticks are re-read from /proc this often, all in one round,
@@ -23,29 +24,31 @@ const RESTAT_EVERY_MS = 10_000;
 export const run: CommandHandler<ServeOptions> = async (ctx) => {
   const o = ctx.args.options;
   const { port } = o;
-  // `[::1]` is how an IPv6 address is written in a URL; the resolver wants it bare.
-  const host = /^\[.*\]$/.test(o.host) ? o.host.slice(1, -1) : o.host;
   const intervalMs = o.interval;
   const given = o.token ?? ctx.env.GPUMEM_SERVE_TOKEN;
-  if (given !== undefined && !/^[A-Za-z0-9._~+/=-]{16,256}$/.test(given)) {
+  if (given !== undefined && !TOKEN_FORM.test(given)) {
     throw new GpumemError('BAD_OPTION_VALUE', '--token: needs 16 to 256 characters of A–Z, a–z, 0–9, ._~+/=-', { hint: 'or leave it out for a random one' });
   }
-  const token = o.readonly ? null : (given ?? newToken());
+  const exposure = await decideExposure(o, ctx.env);
+  const { host } = exposure;
+  const token = o.readonly || !exposure.actionsAllowed ? null : (given ?? newToken());
   if (o.token !== undefined) {
     // Any local user can read another process's arguments (ps, /proc/PID/cmdline); the environment is private.
     ctx.stderr.write('gpumem serve: warning: --token is visible to every user of this machine in the process list (/proc/PID/cmdline); set GPUMEM_SERVE_TOKEN instead\n');
   }
 
-  const source = await openSource({ ...sourceOptionsFromContext(ctx, SERVE_FIELDS), proc: { restatEveryMs: RESTAT_EVERY_MS } });
+  const procRoot = o.procRoot === undefined ? {} : { procRoot: o.procRoot };
+  const source = await openSource({ ...sourceOptionsFromContext(ctx, SERVE_FIELDS), proc: { restatEveryMs: RESTAT_EVERY_MS, ...procRoot } });
   const sampler = new LiveSampler(source, {
     intervalMs,
     // Full samples only for the diagnosis window; the charts keep compact points (ServerState).
     capacity: 8,
     onError: (error) => ctx.stderr.write(`gpumem serve: warning: sampling failed: ${(error as Error).message ?? String(error)}\n`),
   });
-  const state = new ServerState({ sampler, env: ctx.env, dbPath: o.db ?? defaultDbPath(ctx.env) });
+  const state = new ServerState({ sampler, env: ctx.env, dbPath: o.db ?? defaultDbPath(ctx.env), proc: procRoot });
   const app = createApp({
-    state, bindAddress: host, token,
+    state, bindAddress: host, token, readToken: exposure.readToken,
+    metrics: { hostLabel: o.hostLabel, maxProcesses: o.metricsMaxProcesses },
     kill: { graceMs: 5000, killOptions: { devicePrefix: ctx.env.GPUMEM_DEVICE_PREFIX || undefined } },
     // Energy is read when Prometheus asks for it (3.84 ms of driver CPU per GPU on an H100), not every sample.
     ...(source.readTotalEnergyMj ? { energyAtScrape: source.readTotalEnergyMj.bind(source) } : {}),
@@ -58,7 +61,7 @@ export const run: CommandHandler<ServeOptions> = async (ctx) => {
     await sampler.start();
     let bound: Awaited<ReturnType<typeof listen>>;
     try {
-      bound = await listen(app, host, port);
+      bound = await listen(app, host, port, exposure.tls ?? undefined);
     } catch (error) {
       throw new GpumemError('BAD_OPTION_VALUE', `cannot listen on ${host}:${port}: ${(error as Error).message}`, {
         hint: 'choose another --port (0 picks a free one) or --host', cause: error,
@@ -66,13 +69,15 @@ export const run: CommandHandler<ServeOptions> = async (ctx) => {
     }
     const paint = painter(ctx.color);
     const shown = host.includes(':') ? `[${host}]` : host;
-    const base = `http://${shown}:${bound.port}/`;
+    const base = `${exposure.tls ? 'https' : 'http'}://${shown}:${bound.port}/`;
     ctx.stdout.write(`gpumem serve: ${base}  (metrics ${base}metrics, API ${base}api/v1/)\n`);
     if (token !== null) ctx.stdout.write(`actions token: ${token}  (page with actions: ${base}#token=${token})\n`);
     else ctx.stdout.write('read-only: processes cannot be ended from the page or the API\n');
+    if (exposure.readToken !== null) ctx.stdout.write('read token: /metrics and /api/ need Authorization: Bearer with the token given\n');
     // Decided from the address the listener bound, so every spelling of loopback (127.1, ::ffff:127.0.0.1) counts.
     if (!isLoopbackAddress(bound.address)) {
-      ctx.stderr.write(paint('red', `WARNING: listening on ${host}, not loopback: anyone who can reach this address sees every GPU process, its user and full command line${token === null ? '' : ', and with the token can end processes'}.\n`));
+      const who = exposure.readToken === null ? 'anyone who can reach this address' : 'anyone with the read token';
+      ctx.stderr.write(paint('red', `WARNING: listening on ${host}, not loopback: ${who} sees every GPU process, its user and full command line${token === null ? '' : ', and with the action token can end processes'}.\n`));
     }
     await untilInterrupted(async (stopped) => {
       while (!stopped()) await stopped.sleep(3_600_000);

@@ -6,17 +6,20 @@
 import { MiB } from '../../core/units.js';
 import type { Device } from '../../core/types.js';
 import type { ServerSnapshot } from '../snapshot.js';
-import type { MetricDef, Row } from './define.js';
+import type { HostLabel, MetricDef, MetricsContext, Row } from './define.js';
 
-/** dcgm-exporter's label set for one GPU (or one MIG instance: GPU_I_PROFILE and GPU_I_ID added). */
-export function deviceLabels(device: Device, hostname: string): Record<string, string> {
+/**
+ * dcgm-exporter's label set for one GPU (or one MIG instance: GPU_I_PROFILE and GPU_I_ID added), with the host
+ * label spelled as the dcgm-exporter a fleet already runs spells it.
+ */
+export function deviceLabels(device: Device, hostname: string, hostLabel: HostLabel): Record<string, string> {
   return {
     gpu: String(device.index),
     UUID: device.uuid ?? '',
     pci_bus_id: device.pciBusId ?? '',
     device: device.minorNumber === null ? '' : `nvidia${device.minorNumber}`,
     modelName: device.name ?? '',
-    Hostname: hostname,
+    [hostLabel]: hostname,
     DCGM_FI_DRIVER_VERSION: device.driverVersion ?? '',
   };
 }
@@ -27,10 +30,10 @@ const mib = (bytes: number | null): number | null => (bytes === null ? null : Ma
 type DeviceValue = (d: Device) => number | null;
 
 function perDevice(value: DeviceValue, withMig?: (m: Device['migInstances'][number]) => number | null) {
-  return (s: ServerSnapshot): Row[] => {
+  return (s: ServerSnapshot, c: MetricsContext): Row[] => {
     const rows: Row[] = [];
     for (const d of s.sample.devices) {
-      const base = deviceLabels(d, s.hostname);
+      const base = deviceLabels(d, s.hostname, c.hostLabel);
       if (withMig && d.migInstances.length > 0) {
         for (const m of d.migInstances) {
           const v = withMig(m);
@@ -45,7 +48,8 @@ function perDevice(value: DeviceValue, withMig?: (m: Device['migInstances'][numb
   };
 }
 
-const DEVICE_LABELS = ['gpu', 'UUID', 'pci_bus_id', 'device', 'modelName', 'Hostname', 'DCGM_FI_DRIVER_VERSION'];
+/** As declared; `hostname` goes out as `Hostname` under --host-label Hostname. */
+const DEVICE_LABELS = ['gpu', 'UUID', 'pci_bus_id', 'device', 'modelName', 'hostname', 'DCGM_FI_DRIVER_VERSION'];
 const MIG_LABELS = [...DEVICE_LABELS, 'GPU_I_PROFILE', 'GPU_I_ID'];
 
 /** The dcgm-exporter metrics gpumem can fill from NVML or nvidia-smi. */

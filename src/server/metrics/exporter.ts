@@ -9,8 +9,10 @@
 import { Registry } from 'prom-client';
 import type { ServerSnapshot } from '../snapshot.js';
 import { DCGM_METRICS } from './dcgm.js';
-import type { MetricDef } from './define.js';
+import type { HostLabel, MetricDef, MetricsContext } from './define.js';
 import { GPUMEM_METRICS } from './gpumem.js';
+import { JOB_METRICS } from './jobs.js';
+import { buildProcessSeries, DEFAULT_MAX_PROCESSES } from './process-series.js';
 import { STEP_METRICS } from './steps.js';
 
 /** prom-client's constructor takes the content type; its type declarations leave the parameter out. */
@@ -53,7 +55,7 @@ class SnapshotCollector {
   name: string;
   readonly help: string;
   readonly type: string;
-  current: ServerSnapshot | null = null;
+  current: { snapshot: ServerSnapshot; context: MetricsContext } | null = null;
 
   private readonly labelSets = new LabelSets();
 
@@ -64,7 +66,7 @@ class SnapshotCollector {
   }
 
   get(): Collected {
-    const rows = this.current ? this.def.rows(this.current) : [];
+    const rows = this.current ? this.def.rows(this.current.snapshot, this.current.context) : [];
     return { name: this.name, help: this.help, type: this.type, values: rows.map(([labels, value]) => ({ sharedLabels: this.labelSets.intern(labels), value })) };
   }
 
@@ -89,7 +91,7 @@ function buildSet(contentType: string, duration: () => number | null): FormatSet
   const registry = new RegistryOf(contentType);
   const openMetrics = contentType === Registry.OPENMETRICS_CONTENT_TYPE;
   const durationDef: MetricDef = { ...DURATION, rows: () => { const s = duration(); return s === null ? [] : [[{}, s]]; } };
-  const collectors = [...DCGM_METRICS, ...GPUMEM_METRICS, ...STEP_METRICS, durationDef].map((def) => new SnapshotCollector(def, openMetrics));
+  const collectors = [...DCGM_METRICS, ...GPUMEM_METRICS, ...JOB_METRICS, ...STEP_METRICS, durationDef].map((def) => new SnapshotCollector(def, openMetrics));
   for (const c of collectors) registry.registerMetric(c as never);
   return { registry, collectors };
 }
@@ -99,9 +101,26 @@ export function wantsOpenMetrics(accept: string | undefined): boolean {
   return accept !== undefined && /application\/openmetrics-text/i.test(accept);
 }
 
+export interface ExporterOptions {
+  /** The host label's name on dcgm-exporter metrics (default `hostname`, as dcgm-exporter writes it since its PR 655). */
+  hostLabel?: HostLabel;
+  /** Processes with per-process series at most (default 1024); the rest are counted, not exported. */
+  maxProcesses?: number;
+}
+
 export class MetricsExporter {
   private readonly sets = new Map<string, FormatSet>();
   private previousSeconds: number | null = null;
+  private readonly hostLabel: HostLabel;
+  private readonly maxProcesses: number;
+  /** Processes left out by the cap at the previous scrape, and the count of every one left out so far. */
+  private droppedBefore = new Set<string>();
+  private droppedTotal = 0;
+
+  constructor(options: ExporterOptions = {}) {
+    this.hostLabel = options.hostLabel ?? 'hostname';
+    this.maxProcesses = options.maxProcesses ?? DEFAULT_MAX_PROCESSES;
+  }
 
   /** The body and content type for one scrape of `snapshot`. */
   async render(snapshot: ServerSnapshot, openMetrics: boolean): Promise<{ body: string; contentType: string }> {
@@ -112,7 +131,11 @@ export class MetricsExporter {
       set = buildSet(type, () => this.previousSeconds);
       this.sets.set(type, set);
     }
-    for (const c of set.collectors) c.current = snapshot;
+    const processes = buildProcessSeries(snapshot, this.maxProcesses);
+    for (const key of processes.droppedKeys) if (!this.droppedBefore.has(key)) this.droppedTotal++;
+    this.droppedBefore = processes.droppedKeys;
+    const context: MetricsContext = { hostLabel: this.hostLabel, processes, droppedTotal: this.droppedTotal };
+    for (const c of set.collectors) c.current = { snapshot, context };
     const body = await set.registry.metrics();
     for (const c of set.collectors) c.reset();
     this.previousSeconds = (performance.now() - started) / 1000;

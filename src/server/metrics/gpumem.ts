@@ -2,35 +2,21 @@
  * gpumem's own metrics, `gpumem_`-prefixed with the unit in the name: per-process GPU memory, PyTorch's
  * allocator numbers for supervised runs, findings, runs and OOMs from the history.
  */
-import type { GpuProcess, Sample } from '../../core/types.js';
-import type { ServerSnapshot } from '../snapshot.js';
 import type { MetricDef, Row } from './define.js';
+import { PROCESS_LABELS } from './process-series.js';
 
-/** The program's base name: what `ps -o comm` would roughly show, from argv[0] or the driver's name. */
-export function commandName(p: GpuProcess): string {
-  const first = p.host?.cmdline?.[0] ?? p.name ?? '';
-  const base = first.slice(first.lastIndexOf('/') + 1);
-  return base;
-}
-
-function gpuIndexByUuid(sample: Sample): Map<string, number> {
-  return new Map(sample.devices.filter((d) => d.uuid !== null).map((d) => [d.uuid as string, d.index]));
-}
-
-const PROCESS_LABELS = ['pid', 'user', 'command', 'container', 'gpu', 'UUID'];
-const TORCH_LABELS = ['pid', 'gpu', 'UUID'];
+export { commandName } from './process-series.js';
 
 type TorchStat = 'allocatedBytes' | 'reservedBytes' | 'peakAllocatedBytes' | 'peakReservedBytes' | 'numOoms';
 
-function torchRows(stat: TorchStat) {
-  return (s: ServerSnapshot): Row[] => {
-    const index = gpuIndexByUuid(s.sample);
+function torchRows(stat: TorchStat): MetricDef['rows'] {
+  return (s, c) => {
     const rows: Row[] = [];
     for (const p of s.companion) {
       for (const d of p.devices) {
         const v = d.stats[stat];
-        const gpu = index.get(d.gpuUuid);
-        if (v !== null) rows.push([{ pid: String(p.pid), gpu: gpu === undefined ? '' : String(gpu), UUID: d.gpuUuid }, v]);
+        const labels = v === null ? null : c.processes.labelsFor(p.pid, d.gpuUuid);
+        if (v !== null && labels !== null) rows.push([labels, v]);
       }
     }
     return rows;
@@ -41,42 +27,30 @@ export const GPUMEM_METRICS: readonly MetricDef[] = [
   {
     name: 'gpumem_process_gpu_memory_bytes', type: 'gauge', labels: PROCESS_LABELS,
     help: 'GPU memory a process holds on a GPU (nvidia-smi --query-compute-apps used_memory), in bytes.',
-    rows: (s) => {
-      const index = gpuIndexByUuid(s.sample);
-      const rows: Row[] = [];
-      for (const p of s.sample.processes) {
-        if (p.usedBytes === null) continue;
-        const gpu = p.gpuIndex ?? (p.gpuUuid === null ? undefined : index.get(p.gpuUuid));
-        rows.push([{
-          pid: String(p.pid), user: p.host?.user ?? '', command: commandName(p), container: p.host?.containerId ?? '',
-          gpu: gpu === undefined ? '' : String(gpu), UUID: p.gpuUuid ?? '',
-        }, p.usedBytes]);
-      }
-      return rows;
-    },
+    rows: (_s, c) => c.processes.rows.filter((r) => r.process.usedBytes !== null).map((r): Row => [r.labels, r.process.usedBytes as number]),
   },
   {
-    name: 'gpumem_pytorch_allocated_bytes', type: 'gauge', labels: TORCH_LABELS,
+    name: 'gpumem_pytorch_allocated_bytes', type: 'gauge', labels: PROCESS_LABELS,
     help: 'PyTorch allocated_bytes.all.current of a supervised process on a GPU, in bytes.',
     rows: torchRows('allocatedBytes'),
   },
   {
-    name: 'gpumem_pytorch_reserved_bytes', type: 'gauge', labels: TORCH_LABELS,
+    name: 'gpumem_pytorch_reserved_bytes', type: 'gauge', labels: PROCESS_LABELS,
     help: 'PyTorch reserved_bytes.all.current (allocated plus cached) of a supervised process on a GPU, in bytes.',
     rows: torchRows('reservedBytes'),
   },
   {
-    name: 'gpumem_pytorch_peak_allocated_bytes', type: 'gauge', labels: TORCH_LABELS,
+    name: 'gpumem_pytorch_peak_allocated_bytes', type: 'gauge', labels: PROCESS_LABELS,
     help: 'PyTorch allocated_bytes.all.peak of a supervised process on a GPU, in bytes.',
     rows: torchRows('peakAllocatedBytes'),
   },
   {
-    name: 'gpumem_pytorch_peak_reserved_bytes', type: 'gauge', labels: TORCH_LABELS,
+    name: 'gpumem_pytorch_peak_reserved_bytes', type: 'gauge', labels: PROCESS_LABELS,
     help: 'PyTorch reserved_bytes.all.peak of a supervised process on a GPU, in bytes.',
     rows: torchRows('peakReservedBytes'),
   },
   {
-    name: 'gpumem_pytorch_ooms_total', type: 'counter', labels: TORCH_LABELS,
+    name: 'gpumem_pytorch_ooms_total', type: 'counter', labels: PROCESS_LABELS,
     help: 'PyTorch num_ooms of a supervised process on a GPU: out-of-memory errors it raised.',
     rows: torchRows('numOoms'),
   },

@@ -6,6 +6,7 @@
 import { closeSync, openSync, readFileSync, readlinkSync, readSync } from 'node:fs';
 import type { HostFacts } from '../../core/types.js';
 import { parseBootTimeSec, parseCmdline, parseContainerId, parseCudaEnv, parsePasswd, parseProcStat, parseStatmResidentPages, statusNumbers, type ProcStat } from './parse.js';
+import { parseJobFacts } from './job.js';
 import { openProcFileHandle, readProcText, type ProcFileHandle, type ProcRootOptions } from './stat.js';
 
 export interface ProcOptions extends ProcRootOptions {
@@ -152,13 +153,16 @@ export function readStableFacts(pid: number, stat: ProcStat, options: ProcOption
   const cmdline = take('cmdline', tryRead(() => parseCmdline(readFileSync(`${dir}/cmdline`, 'utf8'))));
   if (cmdline === null && !unavailable.cmdline) unavailable.cmdline = stat.state === 'Z' ? 'zombie: command line released' : 'empty command line (kernel thread?)';
   const exe = take('exe', tryRead(() => readlinkSync(`${dir}/exe`)));
-  const containerId = take('containerId', tryRead(() => parseContainerId(readFileSync(`${dir}/cgroup`, 'utf8'))));
-  const cudaEnv = take('cudaEnv', tryRead(() => parseCudaEnv(readFileSync(`${dir}/environ`, 'utf8'))));
+  const cgroup = tryRead(() => readFileSync(`${dir}/cgroup`, 'utf8'));
+  const containerId = take('containerId', cgroup.ok ? { ok: true, value: parseContainerId(cgroup.value) } : cgroup);
+  const environ = tryRead(() => readFileSync(`${dir}/environ`, 'utf8'));
+  const cudaEnv = take('cudaEnv', environ.ok ? { ok: true, value: parseCudaEnv(environ.value) } : environ);
+  const job = parseJobFacts(cgroup.ok ? cgroup.value : null, environ.ok ? environ.value : null);
   const boot = readBootTimeMs(options);
   const hz = options.clockTicksPerSec ?? 100;
   const startTimeMs = boot === null ? null : Math.round(boot + (stat.startTicks * 1000) / hz);
   if (startTimeMs === null) unavailable.startTimeMs = 'no btime in /proc/stat';
-  return { uid, user, cmdline, exe, startTimeMs, startTicks: stat.startTicks, containerId, nspid, cudaEnv, unavailable };
+  return { uid, user, cmdline, exe, startTimeMs, startTicks: stat.startTicks, containerId, nspid, cudaEnv, job, unavailable };
 }
 
 const GONE_FIELDS = ['uid', 'user', 'ppid', 'cmdline', 'exe', 'startTimeMs', 'startTicks', 'state', 'containerId', 'nspid', 'cudaEnv'] as const;

@@ -4,12 +4,11 @@
  * end promptly with one `error:` line saying what and where, one `hint:` line, and the documented exit
  * status (2 for usage, 3 for no GPU), never a stack trace, a hang or a silent success.
  */
-import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN, expectNoEscape, expectNoHang, expectNoStackTrace, gpumem, tempDir, type CliResult } from './harness.js';
+import { expectNoEscape, expectNoHang, expectNoStackTrace, gpumem, tempDir, type CliResult } from './harness.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/doctor-example.ndjson', import.meta.url));
 const tmp = tempDir('gpumem-adv-cli-');
@@ -231,3 +230,11 @@ describe('no GPU at all', () => {
   });
 });
 
+describe('explain given a file that is not a log', () => {
+  it('a gpumem recording: says what it is and what reads it (it was a silent "none found")', async () => {
+    const r = await gpumem(['explain', EXAMPLE], { env });
+    expectNoStackTrace(r, 'explain on a recording');
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(`gpumem: ${EXAMPLE} is a gpumem recording, not a log: it holds GPU samples (read it with gpumem doctor --replay FILE)\n`);
+  });
+});

@@ -68,8 +68,9 @@ export function checkSample(s: Sample, kind: GpuSource['kind'], e: SourceExpecta
     else expect(Number.isSafeInteger(p.usedBytes) && p.usedBytes >= 0).toBe(true);
     if (p.host) {
       for (const [k, v] of Object.entries(p.host)) {
-        // containerId null is a fact ("not in a container"), not a missing reading.
-        if (v === null && k !== 'containerId') expect(p.host.unavailable[k], `process ${p.pid} host.${k} null without a reason`).toBeTruthy();
+        // containerId and job null are facts ("not in a container", "in no job"), not missing readings; an unknown
+        // job carries its reason (host-facts.ts).
+        if (v === null && k !== 'containerId' && k !== 'job') expect(p.host.unavailable[k], `process ${p.pid} host.${k} null without a reason`).toBeTruthy();
       }
     }
   }

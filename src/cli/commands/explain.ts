@@ -8,6 +8,7 @@ import { closeSync, fstatSync } from 'node:fs';
 import { createOomByteScanner } from '../../core/oom/byte-scanner.js';
 import { explainOom } from '../../core/oom/explain.js';
 import { GpumemError } from '../../core/errors.js';
+import { printable } from '../../core/text.js';
 import { OOM_SCHEMA_VERSION, eventToJson as oomEventToJson } from '../../core/oom/json.js';
 import type { OomContext, OomEvent } from '../../core/oom/types.js';
 import type { CommandContext, CommandHandler } from '../context.js';
@@ -47,6 +48,15 @@ async function liveContext(ctx: CommandContext<ExplainOptions>): Promise<OomCont
     ctx.stderr.write(`gpumem: --live: GPU state not available (${error instanceof Error ? error.message : String(error)}); explaining from the log alone\n`);
   }
   return context;
+}
+
+/** What a file that is not a log is, from its first bytes: a gpumem recording or a pickled memory snapshot. */
+function notALog(head: Buffer): { what: string; use: string } | null {
+  const text = head.toString('latin1');
+  if (/^\s*\{\s*"format"\s*:\s*"gpumem-recording"/.test(text)) return { what: 'a gpumem recording', use: 'it holds GPU samples (read it with gpumem doctor --replay FILE)' };
+  // Pickle protocol 2 and later start with PROTO (0x80) and the protocol number.
+  if (head[0] === 0x80 && (head[1] ?? 0) >= 2 && (head[1] ?? 0) <= 5) return { what: 'a pickle (a PyTorch memory snapshot?)', use: 'read it with gpumem snapshot FILE' };
+  return null;
 }
 
 function explained(file: string, events: readonly OomEvent[], context: OomContext): ExplainedEvent[] {
@@ -118,10 +128,17 @@ export const run: CommandHandler<ExplainOptions> = async (ctx) => {
   for (const input of inputs) {
     const scanner = createOomByteScanner();
     const events: OomEvent[] = [];
-    const onBytes = (bytes: Buffer): void => void appendAll(events, scanner.push(bytes));
+    let head: Buffer | null = null;
+    const onBytes = (bytes: Buffer): void => {
+      head ??= bytes.subarray(0, 64);
+      appendAll(events, scanner.push(bytes));
+    };
     if (input === '-') await readStdin(ctx, onBytes);
     else readWhole(input, ctx.cwd, onBytes);
     appendAll(events, scanner.end());
+    const kind = head === null ? null : notALog(head);
+    // A file of another kind holds no OOM message: say what it is and what reads it, not just "none found".
+    if (kind) ctx.stderr.write(`gpumem: ${printable(input === '-' ? '<stdin>' : input)} is ${kind.what}, not a log: ${kind.use}\n`);
     appendAll(items, explained(input === '-' ? '<stdin>' : input, events, context));
   }
   const snapshots = [...new Set(inputs.flatMap((i) => snapshotsNear(i, ctx.cwd)))];

@@ -158,6 +158,8 @@ export function readStableFacts(pid: number, stat: ProcStat, options: ProcOption
   const environ = tryRead(() => readFileSync(`${dir}/environ`, 'utf8'));
   const cudaEnv = take('cudaEnv', environ.ok ? { ok: true, value: parseCudaEnv(environ.value) } : environ);
   const job = parseJobFacts(cgroup.ok ? cgroup.value : null, environ.ok ? environ.value : null);
+  // No job is a fact ("in no Slurm job, pod or gpumem run") only when both places it could show were read.
+  if (job === null && !(cgroup.ok && environ.ok)) unavailable.job = `${cgroup.ok ? 'environment' : 'cgroup'} not readable: the job is unknown`;
   const boot = readBootTimeMs(options);
   const hz = options.clockTicksPerSec ?? 100;
   const startTimeMs = boot === null ? null : Math.round(boot + (stat.startTicks * 1000) / hz);

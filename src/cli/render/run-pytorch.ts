@@ -12,6 +12,7 @@ import type { CompanionReport } from '../../core/companion/report.js';
 import { describeSteps } from '../../core/companion/steps.js';
 import type { AttemptReport, OomFinding } from '../../core/run/report.js';
 import { table, type Color } from './style.js';
+import { renderRanks } from './run-ranks.js';
 
 type Paint = (color: Color, text: string) => string;
 
@@ -67,6 +68,7 @@ export function renderPytorch(attempts: readonly PytorchAttempt[], paint: Paint)
       out.push(paint('yellow', `    allocator retries on ${retrying.map((g) => `GPU ${g.gpuIndex ?? g.gpuUuid}`).join(', ')}: PyTorch had to free its cache to satisfy allocations — a warning sign before an OOM`));
     }
   }
+  out.push(...renderRanks(report?.ranks, paint));
   for (const a of attempts) {
     for (const u of companionOf(a)?.unprintedOoms ?? []) {
       out.push(paint('yellow', `  OOM caught by the program (attempt ${a.attempt}, not printed): ${describeAllocator(u)}`));

@@ -98,6 +98,12 @@ function cpuTicksInWindow(row: GpuProcess, samples: readonly Sample[]): number |
   return null;
 }
 
+/** The rank a rank's environment names (RANK, else LOCAL_RANK), as a number; null when it names none. */
+function rankNumber(host: HostFacts | null): number | null {
+  const text = host?.cudaEnv?.RANK ?? host?.cudaEnv?.LOCAL_RANK;
+  return text !== undefined && /^\d{1,7}$/.test(text.trim()) ? Number(text.trim()) : null;
+}
+
 /**
  * Builds the view of every process row in the latest sample of the window. `ancestors` (the non-GPU parents'
  * /proc facts) and `companion` are evidence for the roles; without them a role rests on the rows alone.
@@ -136,6 +142,7 @@ export function buildProcessViews(
       contextOnly,
       cpuTicksInWindow: cpuTicksInWindow(row, samples),
       role,
+      rank: role === 'rank' ? rankNumber(host) : null,
     };
   });
 }

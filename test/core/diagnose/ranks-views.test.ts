@@ -50,3 +50,17 @@ describe('ranks of a live job in the diagnosis', () => {
     expect(ctx.processes.map((v) => [v.pid, v.role, v.rank, v.gpuIndex])).toEqual([[501, 'rank', 0, 0], [502, 'rank', 1, 1], [503, 'worker', null, 1]]);
   });
 });
+
+describe('diagnose report: the role column names the rank', () => {
+  it('shows "rank 1" for a rank with RANK=1 and "worker" for its worker', async () => {
+    const { roleTag } = await import('../../../src/cli/diagnose/render.js');
+    const torchrun = host(500, { cmd: ['torchrun', 'train.py'], ppid: 400 });
+    const spawn = ['python3', '-c', 'from multiprocessing.spawn import spawn_main', '--multiprocessing-fork'];
+    const s = windowOf(1, () => ({
+      devices: [device(0, 2 * GiB)],
+      processes: [proc(502, 0, 1 * GiB, { ppid: 500, env: { RANK: '1' } }), proc(503, 0, 1 * GiB, { ppid: 502, cmd: spawn, env: { RANK: '1' } })],
+    }));
+    const ctx = buildContext(input(s, { ancestors: { 500: torchrun } }));
+    expect(ctx.processes.map(roleTag)).toEqual(['rank 1', 'worker']);
+  });
+});

@@ -19,7 +19,7 @@ afterEach(() => cleanups.splice(0).forEach((f) => f()));
 interface Truth { rank: number; pid: number; device: number; nvmlBytes: number; peakAllocatedBytes: number; peakReservedBytes: number }
 interface Report {
   exit: { code: number };
-  attempts: Array<{ findings?: RunFinding[]; plugins: { companion?: { ranks?: RankSummary[] } } }>;
+  attempts: Array<{ findings?: RunFinding[]; plugins: { companion?: { ranks?: RankSummary[]; notKept?: unknown } } }>;
 }
 
 function truths(text: string): Truth[] {
@@ -59,6 +59,8 @@ describe('gpumem run over the ranks of one job (fake torch, fake NVML, real proc
     expect(ids(findings)).toEqual([]);
     // The parent (an mp.spawn-style launcher) named no rank and is no row.
     expect(ranks).toHaveLength(2);
+    // Ranks descend from gpumem through their parent: the channel refused nothing they sent.
+    expect(report.attempts[0]?.plugins.companion?.notKept).toBeUndefined();
   }, 60_000);
 
   it('finds every rank on GPU 0 when two GPUs were chosen (the forgotten set_device)', async () => {

@@ -142,7 +142,8 @@ export function buildProcessViews(
       contextOnly,
       cpuTicksInWindow: cpuTicksInWindow(row, samples),
       role,
-      rank: role === 'rank' ? rankNumber(host) : null,
+      // The environment first (what the launcher set), then what the rank's companion said (mp.spawn ranks).
+      rank: role === 'rank' ? (rankNumber(host) ?? companion[row.pid]?.rank?.rank ?? null) : null,
     };
   });
 }

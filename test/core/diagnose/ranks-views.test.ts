@@ -64,3 +64,25 @@ describe('diagnose report: the role column names the rank', () => {
     expect(ctx.processes.map(roleTag)).toEqual(['rank 1', 'worker']);
   });
 });
+
+describe('mp.spawn ranks: the number comes from the companion', () => {
+  it('a spawned rank with no RANK in its environment shows the rank its companion published', async () => {
+    const { applyCompanionMessage, buildLiveCompanionDoc, createCompanionState, parseCompanionLine, parseLiveCompanionDoc } = await import('../../../src/core/companion/index.js');
+    const state = createCompanionState();
+    for (const [pid, rank] of [[601, 0], [602, 1]] as const) {
+      applyCompanionMessage(state, parseCompanionLine(JSON.stringify({ schemaVersion: 1, timeMs: 1, pid, type: 'rank', source: 'torch.distributed', rank, localRank: null, worldSize: 2, backend: 'nccl' }))!);
+    }
+    const doc = parseLiveCompanionDoc(JSON.stringify(buildLiveCompanionDoc(state, { pid: 1, startTicks: null }, 5, () => 100)), 'live');
+    expect(doc.processes.map((p) => [p.pid, p.rank])).toEqual([
+      [601, { rank: 0, localRank: null, worldSize: 2, backend: 'nccl' }], [602, { rank: 1, localRank: null, worldSize: 2, backend: 'nccl' }],
+    ]);
+    const bad = JSON.stringify({ ...doc, processes: [{ ...doc.processes[0], rank: { rank: -1 } }] });
+    expect(() => parseLiveCompanionDoc(bad, 'live')).toThrow(/processes\[0\] is malformed/);
+
+    const spawn = ['/usr/bin/python3', '-c', 'from multiprocessing.spawn import spawn_main; spawn_main(tracker_fd=5, pipe_handle=7)', '--multiprocessing-fork'];
+    const s = windowOf(1, () => ({ devices: [device(0, 2 * GiB)], processes: [601, 602].map((pid) => proc(pid, 0, 1 * GiB, { ppid: 600, cmd: spawn })) }));
+    const companion = Object.fromEntries(doc.processes.map((p) => [p.pid, p]));
+    const ctx = buildContext(input(s, { ancestors: { 600: host(600, { cmd: ['python3', 'main.py'] }) }, companion }));
+    expect(ctx.processes.map((v) => [v.pid, v.role, v.rank])).toEqual([[601, 'rank', 0], [602, 'rank', 1]]);
+  });
+});

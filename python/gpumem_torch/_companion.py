@@ -15,6 +15,7 @@ from ._config import SCHEMA_VERSION, Config
 from ._cuda import late_problem, static_status
 from ._oom import OomRecorder, enable_history
 from ._probe import is_oom_exception, probe
+from ._rank import RankReporter
 from ._stats import all_device_stats, cuda_ready, device_identities
 from ._steps import install as install_steps
 from ._transfers import compiling_probe, install as install_transfers
@@ -50,6 +51,7 @@ class Companion:
         self.oom = OomRecorder(torch, config, self.pid)
         self.observer_attached = False
         self.steps = None
+        self.ranks = None
 
     # -- sending -----------------------------------------------------------------------------------------
 
@@ -97,6 +99,7 @@ class Companion:
         self._guard("exit hook", lambda: atexit.register(self.finish))
         self._guard("fork hook", lambda: os.register_at_fork(after_in_child=self._forked))
         self._guard("exception hook", self._install_excepthook)
+        self._guard("rank", self._install_ranks)
         self._guard("step timing", self._install_steps)
         self._guard("copy timing", self._install_transfers)
         if self.cuda["problem"] is not None:
@@ -106,6 +109,11 @@ class Companion:
         self._guard("cuda setup", self._schedule_cuda_setup)
         if self.config.rate_hz and self.config.rate_hz > 0:
             self._guard("sampler", self._start_sampler)
+
+    def _install_ranks(self):
+        self.ranks = RankReporter(self.torch, self.send)
+        self.ranks.wrap_init()
+        self.ranks.start()
 
     def _install_steps(self):
         self.steps = install_steps(self.torch, self.send)
@@ -248,6 +256,9 @@ class Companion:
             self.report("statistics", exc)
         if self.steps is not None:
             self._guard("step timing", self.steps.flush)
+        if self.ranks is not None:
+            # A group made without init_process_group (or before the wrap) is still named at exit.
+            self._guard("rank", self.ranks.check)
         self.send({"type": "bye", "dropped": self.channel.dropped})
         self.channel.close()
 

@@ -74,7 +74,7 @@ export class LiveStream {
         live: JSON.stringify(liveRow(sample)),
         viewHead: JSON.stringify(headView(sample)).slice(0, -1),
         // Most samples show the same rows: reuse their text rather than rebuild 512 rows to compare.
-        processes: previous && sameRows(previous.sample, sample) ? previous.processes : JSON.stringify(processesView(sample)),
+        processes: previous && sameRows(previous.sample, sample) ? previous.processes : JSON.stringify(processesView(sample, this.state.ancestorsOf(sample))),
         findings,
       };
       this.latest = parts;

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { hostname as osHostname, userInfo } from 'node:os';
 import { diagnose, type DiagnoseReport } from '../core/diagnose/engine.js';
 import type { Finding } from '../core/diagnose/types.js';
-import type { Sample } from '../core/types.js';
+import type { HostFacts, Sample } from '../core/types.js';
 import { detectPidNamespace, readAncestors, RingBuffer, type LiveSampler } from '../orchestrate/index.js';
 import { liveRow, type LiveRow } from './live-row.js';
 import { sameReadings } from './sample-change.js';
@@ -167,6 +167,11 @@ export class ServerState {
       });
     }
     return this.report?.value;
+  }
+
+  /** The /proc facts of the sample's GPU processes' parents (launchers); none for a recording. */
+  ancestorsOf(sample: Sample): Record<number, HostFacts> {
+    return sample.source.kind === 'replay' ? {} : readAncestors(sample, this.options.proc);
   }
 
   /**

@@ -3,8 +3,9 @@
  * formatted by core/units, so the page only places text (always as text, never as markup).
  */
 import { formatBytes, formatDuration, formatPercent } from '../core/units.js';
-import type { GpuProcess, Sample } from '../core/types.js';
-import type { Finding } from '../core/diagnose/types.js';
+import type { GpuProcess, HostFacts, Sample } from '../core/types.js';
+import type { Finding, ProcessTree, ProcessView } from '../core/diagnose/types.js';
+import { buildContext } from '../core/diagnose/index.js';
 import type { PipelineRow, RunRow } from '../store/index.js';
 
 /** The full command line as argv joined by spaces, else the driver's process name. */
@@ -34,17 +35,76 @@ export function headView(sample: Sample): { timeMs: number; source: Sample['sour
   };
 }
 
-/** The process table's rows of one sample. */
-export function processesView(sample: Sample): Record<string, unknown>[] {
-  return sample.processes.map((p) => ({
-    gpu: p.gpuIndex,
-    pid: p.pid,
-    user: p.host?.user ?? '',
-    memText: formatBytes(p.usedBytes),
-    command: commandLine(p),
-    container: p.host?.containerId?.slice(0, 12) ?? '',
-    visible: p.host?.visible ?? false,
-  }));
+/** "rank 1", "rank", "worker", "kernel", or '' for a job's main process. */
+function roleText(v: ProcessView): string {
+  if (v.role === 'rank') return v.rank !== null && v.rank !== undefined ? `rank ${v.rank}` : 'rank';
+  return v.role === 'main' ? '' : v.role;
+}
+
+/** A tree's rows, each under its own parent (a worker under its rank), parents first, siblings by memory. */
+function treeRows(members: readonly ProcessView[], baseDepth: number): Array<{ view: ProcessView; depth: number }> {
+  const pids = new Set(members.map((m) => m.pid));
+  const children = new Map<number, ProcessView[]>();
+  const tops: ProcessView[] = [];
+  for (const m of members) {
+    if (m.ppid !== null && m.ppid !== m.pid && pids.has(m.ppid)) children.set(m.ppid, [...(children.get(m.ppid) ?? []), m]);
+    else tops.push(m);
+  }
+  const byMemory = (a: ProcessView, b: ProcessView): number => (b.usedBytes ?? -1) - (a.usedBytes ?? -1) || a.pid - b.pid;
+  const out: Array<{ view: ProcessView; depth: number }> = [];
+  const done = new Set<ProcessView>();
+  const visit = (v: ProcessView, depth: number): void => {
+    if (done.has(v)) return;
+    done.add(v);
+    out.push({ view: v, depth });
+    for (const c of (children.get(v.pid) ?? []).sort(byMemory)) visit(c, depth + 1);
+  };
+  for (const t of tops.sort(byMemory)) visit(t, baseDepth);
+  // Members only reachable through a cycle in bad /proc data: listed flat rather than lost.
+  for (const m of [...members].sort(byMemory)) visit(m, baseDepth);
+  return out;
+}
+
+/**
+ * The process table's rows of one sample, grouped by job: a launcher's line (it holds no GPU memory itself),
+ * then its ranks, each rank's workers under it. `endable` is true only for the process a job hangs from: a
+ * rank or a worker of a live job is never offered alone (docs/guarantees.md, "Live jobs"). `ancestors` are the
+ * /proc facts of GPU processes' parents (a launcher holds no GPU memory); without them two processes of one
+ * unknown parent count as one job, and neither is offered.
+ */
+export function processesView(sample: Sample, ancestors: Readonly<Record<number, HostFacts>> = {}): Record<string, unknown>[] {
+  if (sample.processes.length === 0) return [];
+  const ctx = buildContext({ samples: [sample], viewer: null, pidNamespace: 'unknown', ancestors });
+  const viewsByPid = new Map<number, ProcessView[]>();
+  for (const v of ctx.processes) viewsByPid.set(v.pid, [...(viewsByPid.get(v.pid) ?? []), v]);
+  const rows: Record<string, unknown>[] = [];
+  const rowOf = (v: ProcessView, depth: number, tree: ProcessTree | undefined): Record<string, unknown> => ({
+    gpu: v.gpuIndex,
+    pid: v.pid,
+    user: v.row.host?.user ?? '',
+    memText: formatBytes(v.usedBytes),
+    command: commandLine(v.row),
+    container: v.row.host?.containerId?.slice(0, 12) ?? '',
+    visible: v.row.host?.visible ?? false,
+    role: roleText(v),
+    depth,
+    endable: tree !== undefined && !tree.launcher && tree.rootPid === v.pid,
+  });
+  const placed = new Set<ProcessView>();
+  for (const tree of ctx.trees) {
+    const members = tree.pids.flatMap((pid) => viewsByPid.get(pid) ?? []).filter((v) => !placed.has(v));
+    if (members.length === 0) continue;
+    if (tree.launcher) {
+      rows.push({ gpu: null, pid: tree.rootPid, user: tree.user ?? '', memText: formatBytes(tree.totalBytes), command: tree.rootCommand ?? '(command unknown)',
+        container: '', visible: false, role: 'launcher', depth: 0, endable: false });
+    }
+    for (const { view, depth } of treeRows(members, tree.launcher ? 1 : 0)) {
+      placed.add(view);
+      rows.push(rowOf(view, depth, tree));
+    }
+  }
+  for (const v of ctx.processes.filter((x) => !placed.has(x))) rows.push(rowOf(v, 0, undefined));
+  return rows;
 }
 
 /** The findings list; null: the first diagnosis is not in yet. */

@@ -15,7 +15,8 @@ export type Paint = (color: Color, text: string) => string;
 /** A short tag for what a process is, as the status table and report show it. */
 export function roleTag(v: ProcessView): string {
   const tags: string[] = [];
-  if (v.role !== 'main') tags.push(v.role);
+  if (v.role === 'rank' && v.rank !== null && v.rank !== undefined) tags.push(`rank ${v.rank}`);
+  else if (v.role !== 'main') tags.push(v.role);
   if (v.contextOnly && v.role !== 'worker') tags.push('context-only');
   if (v.gone) tags.push('gone');
   else if (!v.visible) tags.push('not visible here');

@@ -11,6 +11,7 @@ import { describeSteps } from '../../core/companion/steps.js';
 import type { OomFinding } from '../../core/run/report.js';
 import type { StoredAllocatorAtOom, StoredCompanion } from '../../core/run/stored-report.js';
 import { table, type Color } from './style.js';
+import { renderRanks } from './run-ranks.js';
 
 type Paint = (color: Color, text: string) => string;
 
@@ -68,6 +69,7 @@ export function renderPytorch(attempts: readonly PytorchAttempt[], paint: Paint)
       out.push(paint('yellow', `    allocator retries on ${retrying.map((g) => `GPU ${g.gpuIndex ?? printable(g.gpuUuid ?? '?')}`).join(', ')}: PyTorch had to free its cache to satisfy allocations — a warning sign before an OOM`));
     }
   }
+  out.push(...renderRanks(report?.ranks, paint));
   for (const a of attempts) {
     for (const u of companionOf(a)?.unprintedOoms ?? []) {
       out.push(paint('yellow', `  OOM caught by the program (attempt ${a.attempt}, not printed): ${describeAllocator(u)}`));

@@ -175,7 +175,9 @@ export function processPanel(rows: readonly ProcessRow[], sample: Sample, histor
       return;
     }
     const marks = [!v.visible ? '(not visible here)' : '', v.gone ? '(gone)' : '', v.state === 'Z' ? '(zombie)' : ''].filter((m) => m !== '').join(' ');
-    const command = `${tree}${marks ? `${marks} ` : ''}${printable(v.command ?? '?')}`;
+    // A rank's number beside its command: the GPU column then says which GPU each rank of the job chose.
+    const rank = v.role === 'rank' && v.rank !== null && v.rank !== undefined ? `[rank ${v.rank}] ` : '';
+    const command = `${tree}${marks ? `${marks} ` : ''}${rank}${printable(v.command ?? '?')}`;
     const line = left + trimTo(command, Math.max(4, columns - visibleLength(left)));
     out.push(selected ? `\u001b[7m${line}\u001b[27m` : !v.visible ? paint('yellow', line) : line);
   });

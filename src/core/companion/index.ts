@@ -24,3 +24,5 @@ export {
 } from './live.js';
 export { companionReport, COMPANION_REPORT_SCHEMA_VERSION, type CompanionReport } from './report.js';
 export { summariseSteps, describeSteps, inputBoundFinding, batchOverrideFinding, INPUT_BOUND_SHARE, type StepSummary, type LoaderSettings } from './steps.js';
+export { foldRankSample, rankSummaries, rankName, type RankSummary, type RankPeaks } from './ranks.js';
+export { rankFindings, RANK_IMBALANCE_RATIO, NCCL_NON_PYTORCH_MIN_BYTES } from './rank-findings.js';

@@ -85,6 +85,8 @@ function clamp(intake: CompanionIntake, m: CompanionMessage): CompanionMessage {
       return { ...m, what: cut(intake, m.what), message: cut(intake, m.message) };
     case 'cuda':
       return { ...m, problem: cut(intake, m.problem) };
+    case 'rank':
+      return { ...m, backend: cutOrNull(intake, m.backend) };
     default:
       return m;
   }

@@ -32,6 +32,19 @@ export interface LiveCompanionProcess {
    * loop fetched no batch through a DataLoader yet. Absent in files written before step timing existed.
    */
   steps?: StepSummary | null;
+  /**
+   * The rank of a distributed job the process is, as its companion said (torch.distributed's word over the
+   * environment's); absent for a process that named no rank, and in files written before it existed. The only source for mp.spawn ranks.
+   */
+  rank?: LiveRank | null;
+}
+
+/** A rank as the live file carries it. */
+export interface LiveRank {
+  rank: number | null;
+  localRank: number | null;
+  worldSize: number | null;
+  backend: string | null;
 }
 
 export interface LiveCompanionDoc {
@@ -60,7 +73,8 @@ export function buildLiveCompanionDoc(
       .filter((d) => d.gpuUuid !== null)
       .map((d) => ({ device: d.device, gpuUuid: d.gpuUuid as string, timeMs: d.latestTimeMs, stats: d.latest }));
     const steps = p.steps ? summariseSteps(p.steps) : null;
-    if (devices.length > 0 || steps !== null) processes.push({ pid: p.pid, startTicks: startTicks(p.pid), devices, steps });
+    const rank = p.rank ? { rank: p.rank.rank, localRank: p.rank.localRank, worldSize: p.rank.worldSize, backend: p.rank.backend } : null;
+    if (devices.length > 0 || steps !== null || rank !== null) processes.push({ pid: p.pid, startTicks: startTicks(p.pid), devices, steps, ...(rank ? { rank } : {}) });
   }
   return {
     format: LIVE_COMPANION_FORMAT, schemaVersion: LIVE_COMPANION_SCHEMA_VERSION,
@@ -80,6 +94,13 @@ function validStats(v: unknown): v is AllocatorStats {
   if (typeof v !== 'object' || v === null) return false;
   const o = v as Record<string, unknown>;
   return isCount(o.device) && STAT_KEYS.every((k) => isCountOrNull(o[k]));
+}
+
+function validRank(v: unknown): boolean {
+  if (v === undefined || v === null) return true;
+  if (typeof v !== 'object') return false;
+  const o = v as Record<string, unknown>;
+  return isCountOrNull(o.rank) && isCountOrNull(o.localRank) && isCountOrNull(o.worldSize) && (o.backend === null || typeof o.backend === 'string');
 }
 
 /**
@@ -105,7 +126,7 @@ export function parseLiveCompanionDoc(text: string, where: string): LiveCompanio
   for (const [i, p] of o.processes.entries()) {
     const ok = typeof p === 'object' && p !== null && isCount(p.pid) && isCountOrNull(p.startTicks) && Array.isArray(p.devices) &&
       p.devices.every((d) => typeof d === 'object' && d !== null && isCount(d.device) && typeof d.gpuUuid === 'string' && isCount(d.timeMs) && validStats(d.stats)) &&
-      (p.steps === undefined || p.steps === null || validStepSummary(p.steps));
+      (p.steps === undefined || p.steps === null || validStepSummary(p.steps)) && validRank(p.rank);
     if (!ok) fail(`processes[${i}] is malformed`);
   }
   return o as LiveCompanionDoc;

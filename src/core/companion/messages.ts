@@ -199,6 +199,21 @@ export interface SyncTotals {
   byKind: Record<string, { count: number; ms: number }>;
 }
 
+/**
+ * Which rank of a distributed job the process is: from the environment its launcher gave it (RANK,
+ * LOCAL_RANK, WORLD_SIZE; sent at start), or from `torch.distributed` once the process group exists (sent
+ * right after `init_process_group`; the only source for `mp.spawn` ranks). A field the source does not know is null.
+ */
+export interface RankMessage extends Base {
+  type: 'rank';
+  source: 'env' | 'torch.distributed';
+  rank: number | null;
+  localRank: number | null;
+  worldSize: number | null;
+  /** The process group's backend ("nccl", "gloo", …); null from the environment. */
+  backend: string | null;
+}
+
 export interface ByeMessage extends Base {
   type: 'bye';
   /** Messages dropped because the channel was full (gpumem not reading fast enough). */
@@ -214,4 +229,5 @@ export type CompanionMessage =
   | ErrorMessage
   | CudaMessage
   | StepsMessage
+  | RankMessage
   | ByeMessage;

@@ -52,6 +52,15 @@ function stats(value: unknown, path: string): AllocatorStats {
   return out;
 }
 
+/** Ranks and world sizes above this are refused: no job has that many processes, and a huge one is a forgery. */
+export const MAX_RANK = 1 << 20;
+
+function rankNumber(o: Obj, key: string): number | null {
+  const v = countOrNull(o, key, '');
+  if (v !== null && v > MAX_RANK) bad(`.${key}`, `${v} is above ${MAX_RANK}`);
+  return v;
+}
+
 function identity(value: unknown, path: string): DeviceIdentity {
   const o = obj(value, path);
   return {
@@ -119,6 +128,15 @@ function body(o: Obj, type: string): CompanionMessage | null {
       return { ...base, type, problem: text(o, 'problem', '') };
     case 'steps':
       return stepsMessage(base, o);
+    case 'rank': {
+      const source = text(o, 'source', '');
+      if (source !== 'env' && source !== 'torch.distributed') bad('.source', 'expected "env" or "torch.distributed"');
+      return {
+        ...base, type, source,
+        rank: rankNumber(o, 'rank'), localRank: rankNumber(o, 'localRank'), worldSize: rankNumber(o, 'worldSize'),
+        backend: textOrNull(o, 'backend', ''),
+      };
+    }
     case 'bye':
       return { ...base, type, dropped: count(o, 'dropped', '') };
     default:

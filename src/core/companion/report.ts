@@ -12,6 +12,7 @@ import type { CompanionDrops } from './intake.js';
 import { stepFindings, summariseSteps, type StepSummary } from './steps.js';
 import type { RunFinding } from '../run/utilization.js';
 import type { PytorchGpuSummary } from './summary.js';
+import type { RankSummary } from './ranks.js';
 
 export const COMPANION_REPORT_SCHEMA_VERSION = 1;
 
@@ -50,7 +51,12 @@ export interface CompanionReport {
     /** Step timing from the DataLoader iterator; null when the program fetched no batch through one. */
     steps?: StepSummary | null;
   }>;
-  /** Input-bound and batch-override findings from the step timing; the run adds them to `findings`. */
+  /**
+   * Per rank of a distributed job: its rank number, GPU, peaks, non-PyTorch bytes, step time and data wait
+   * (docs/distributed.md). Absent when no process named a rank, and in reports written before it existed.
+   */
+  ranks?: RankSummary[];
+  /** Findings from the step timing and the ranks; the run adds them to `findings`. */
   findings?: RunFinding[];
   /** The split at the last monitor tick that had both NVML and companion numbers. */
   lastSplit: { processes: MemorySplit[]; gpus: GpuSplit[] } | null;

@@ -3,7 +3,7 @@
  * per device, the highest peaks seen (peaks survive a `reset_peak_memory_stats` in the program), OOMs,
  * failures of the companion itself, and whether the process said goodbye.
  */
-import type { AllocatorStats, CompanionMessage, DeviceIdentity, HelloMessage, OomMessage, StepsMessage } from './messages.js';
+import type { AllocatorStats, CompanionMessage, DeviceIdentity, HelloMessage, OomMessage, RankMessage, StepsMessage } from './messages.js';
 
 export interface CompanionDeviceState {
   device: number;
@@ -39,6 +39,8 @@ export interface CompanionProcessState {
   noCuda: string | null;
   /** The latest cumulative step timing (totals only grow, so the latest holds everything). */
   steps: StepsMessage | null;
+  /** Which rank of a distributed job it is: the process group's word once it spoke, else the environment's. */
+  rank: RankMessage | null;
 }
 
 /**
@@ -66,7 +68,7 @@ function processOf(state: CompanionState, pid: number): CompanionProcessState {
   if (!p) {
     p = {
       pid, hello: null, identities: [], devices: new Map(), ooms: [], oomReportsByDevice: new Map(), oomsNotKept: 0, oomExceptions: [],
-      errors: new Map(), ended: false, droppedMessages: 0, noCuda: null, steps: null,
+      errors: new Map(), ended: false, droppedMessages: 0, noCuda: null, steps: null, rank: null,
     };
     state.set(pid, p);
   }
@@ -134,6 +136,10 @@ export function applyCompanionMessage(state: CompanionState, message: CompanionM
       break;
     case 'steps':
       if (!p.steps || message.steps >= p.steps.steps) p.steps = message;
+      break;
+    case 'rank':
+      // The process group knows the rank it communicates as; the environment only what the launcher meant.
+      if (message.source === 'torch.distributed' || p.rank?.source !== 'torch.distributed') p.rank = message;
       break;
     case 'bye':
       p.ended = true;

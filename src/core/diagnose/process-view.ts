@@ -98,6 +98,12 @@ function cpuTicksInWindow(row: GpuProcess, samples: readonly Sample[]): number |
   return null;
 }
 
+/** The rank a rank's environment names (RANK, else LOCAL_RANK), as a number; null when it names none. */
+function rankNumber(host: HostFacts | null): number | null {
+  const text = host?.cudaEnv?.RANK ?? host?.cudaEnv?.LOCAL_RANK;
+  return text !== undefined && /^\d{1,7}$/.test(text.trim()) ? Number(text.trim()) : null;
+}
+
 /**
  * Builds the view of every process row in the latest sample of the window. `ancestors` (the non-GPU parents'
  * /proc facts) and `companion` are evidence for the roles; without them a role rests on the rows alone.
@@ -136,6 +142,8 @@ export function buildProcessViews(
       contextOnly,
       cpuTicksInWindow: cpuTicksInWindow(row, samples),
       role,
+      // The environment first (what the launcher set), then what the rank's companion said (mp.spawn ranks).
+      rank: role === 'rank' ? (rankNumber(host) ?? companion[row.pid]?.rank?.rank ?? null) : null,
     };
   });
 }

@@ -38,6 +38,7 @@ export function reportJson(report: DiagnoseReport, command: 'diagnose' | 'doctor
       util: v.util,
       contextOnly: v.contextOnly,
       role: v.role,
+      rank: v.rank ?? null,
       containerId: v.row.host?.containerId ?? null,
     })),
     findings: report.findings,

@@ -30,7 +30,8 @@ function sameArgv(a: readonly string[] | null | undefined, b: readonly string[] 
  * Roles of every row, keyed by pid. A worker is a multiprocessing child (spawn/forkserver markers in its
  * argv, or a fork child with its parent's argv) of a GPU process that is not a launcher and that does not
  * name a rank of its own (workers inherit their rank's environment, so the same RANK is no evidence). A rank
- * is a child of a known launcher, a process whose RANK differs from its parent's, or a multiprocessing child
+ * is a child of a known launcher, a process whose RANK differs from its parent's, one naming a RANK of a
+ * WORLD_SIZE above 1 whose parent is no GPU process (ranks a shell or Slurm started), or a multiprocessing child
  * of a Python parent that holds no GPU memory (mp.spawn). A process the companion saw running a training
  * loop (step timing) is never a worker. Everything else is a job's main process.
  */
@@ -69,6 +70,9 @@ function roleOf(
   if (mpChild && parentOnGpu && !namesOwnRank && !trainingLoop) return 'worker';
   if (isKernelCommand(argv)) return 'kernel';
   if (namesOwnRank) return 'rank';
+  // Started by no launcher (a shell or Slurm's step daemon exported RANK before starting it, so its parent
+  // names the same rank): a process of a job of more than one process that is not a GPU process's child.
+  if (ownRank !== null && !parentOnGpu && Number(r.host?.cudaEnv?.WORLD_SIZE ?? '1') > 1) return 'rank';
   if (mpChild && !parentOnGpu && parent !== null && isPythonCommand(parentArgv, parent.exe)) return 'rank';
   return 'main';
 }

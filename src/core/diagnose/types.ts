@@ -57,6 +57,12 @@ export interface ProcessView {
   contextOnly: boolean;
   role: ProcessRole;
   /**
+   * For a rank: the rank its environment names (RANK, else LOCAL_RANK; mp.spawn ranks name none); null for
+   * every other role (a worker inherits its rank's environment, which says nothing of the worker). Absent in
+   * views built before it existed.
+   */
+  rank?: number | null;
+  /**
    * CPU time the process used between the first and the latest sample that saw it (same start time), in
    * clock ticks; null when unknown (one sample, an older recording, /proc unreadable).
    */

@@ -107,12 +107,15 @@ function showProcesses(processes) {
   const tbody = document.querySelector('#processes tbody');
   tbody.replaceChildren(...processes.map((p) => {
     const action = el('td');
-    if (!readonly && token && p.visible) {
+    // Only the process a job hangs from is offered: a rank or worker of a live job is never ended alone.
+    if (!readonly && token && p.visible && p.endable) {
       const button = el('button', 'end');
       button.addEventListener('click', () => killPid(p.pid, button));
       action.append(button);
     }
-    const tr = row([p.gpu === null ? '?' : String(p.gpu), String(p.pid), p.user, el('td', p.memText, 'num'), el('td', p.command, 'cmd'), p.container, action]);
+    const cmd = el('td', p.command, 'cmd');
+    cmd.style.paddingLeft = `${(p.depth || 0) * 1.2}em`;
+    const tr = row([p.role === 'launcher' ? '' : p.gpu === null ? '?' : String(p.gpu), String(p.pid), p.user, el('td', p.memText, 'num'), p.role || '', cmd, p.container, action]);
     tr.dataset.pid = String(p.pid);
     return tr;
   }));

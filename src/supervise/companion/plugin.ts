@@ -12,6 +12,8 @@ import type { CompanionState } from '../../core/companion/state.js';
 import { allocatorAtOom, type AllocatorAtOom } from '../../core/companion/oom-event.js';
 import { companionReport, type CompanionReport } from '../../core/companion/report.js';
 import { anyDropped } from '../../core/companion/intake.js';
+import { foldRankSample, rankSummaries, type RankPeaks } from '../../core/companion/ranks.js';
+import { rankFindings } from '../../core/companion/rank-findings.js';
 import type { GpuProcess } from '../../core/types.js';
 import type { RunPlugin } from '../options.js';
 import { errorLine, helloLine, noCudaLine, oomLine, retriesLine, splitLine } from './live-lines.js';
@@ -43,6 +45,17 @@ export interface CompanionPluginOptions extends Omit<CompanionServerOptions, 'cu
   now?: () => number;
 }
 
+/**
+ * How many GPUs the job's ranks could use: the GPUs gpumem pinned (UUIDs in CUDA_VISIBLE_DEVICES), else the
+ * most devices any process's torch reported; null when neither is known.
+ */
+function gpusAvailable(visible: string | undefined, state: CompanionState): number | null {
+  const pinned = (visible ?? '').split(',').map((s) => s.trim()).filter((s) => /^(GPU|MIG)-/.test(s));
+  if (pinned.length > 0) return pinned.length;
+  const seen = Math.max(0, ...[...state.values()].map((p) => p.identities.length));
+  return seen > 0 ? seen : null;
+}
+
 /** Snapshots answered per attempt: each replay costs seconds, and the first OOMs are the telling ones. */
 const MAX_ANSWERED_SNAPSHOTS = 3;
 
@@ -58,6 +71,7 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
   let state: CompanionState = new Map();
   let atPeak = new Map<string, PytorchGpuSummary>();
   let splitTimeline = new SplitTimeline();
+  let rankPeaks: RankPeaks = new Map();
   let indexOf: (uuid: string) => number | null = () => null;
   let lastLiveMs: number | null = null;
   let publisher: LivePublisher | null = null;
@@ -96,6 +110,7 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
       latest = null;
       atPeak = new Map();
       splitTimeline = new SplitTimeline();
+      rankPeaks = new Map();
       lastLiveMs = null;
       retriesSeen.clear();
       try {
@@ -119,6 +134,7 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
         splitTimeline.note(tick.tMs, latest.gpus);
       }
       foldPytorchSample(atPeak, tick.tMs, rows, tick.treeBytes, indexOf);
+      foldRankSample(rankPeaks, tick.treeProcesses, rows);
       publisher?.maybePublish();
       if (log && rows.length > 0 && (lastLiveMs === null || (liveIntervalMs > 0 && tick.tMs - lastLiveMs >= liveIntervalMs))) {
         lastLiveMs = tick.tMs;
@@ -142,6 +158,11 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
       const gpus = finishPytorchSummary(atPeak, server.state);
       const report = companionReport(server.state, latest, server.problems, gpus, unprinted);
       report.splitTimeline = splitTimeline.list();
+      const ranks = rankSummaries(server.state, rankPeaks);
+      if (ranks.length > 0) {
+        report.ranks = ranks;
+        report.findings = [...(report.findings ?? []), ...rankFindings(ranks, gpusAvailable(env.CUDA_VISIBLE_DEVICES, server.state))];
+      }
       if (anyDropped(server.drops) || server.problemsDropped > 0) report.notKept = { ...server.drops, problemLines: server.problemsDropped };
       if (answerSnapshot && report.snapshots.length > 0) report.snapshotAnswers = report.snapshots.slice(0, MAX_ANSWERED_SNAPSHOTS).map(answerSnapshot);
       return report;

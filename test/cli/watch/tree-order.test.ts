@@ -28,3 +28,20 @@ describe('watch: launcher → rank → worker', () => {
     expect(at(104)).toBe(at(101) + 1);
   });
 });
+
+describe('watch: each rank with its number and GPU', () => {
+  it('draws "[rank N]" before a rank\'s command, on the row of its GPU; a worker gets no number', () => {
+    const env = (r: number) => ({ RANK: String(r), LOCAL_RANK: String(r), WORLD_SIZE: '2' });
+    const s = sample(5_000_000, [device(0, 30 * GiB), device(1, 30 * GiB)], [
+      proc(101, 0, 20 * GiB, { ppid: 100, env: env(0) }),
+      proc(102, 1, 19 * GiB, { ppid: 100, env: env(1) }),
+      proc(103, 1, 4 * GiB, { ppid: 102, cmd: SPAWN, env: env(1) }),
+    ]);
+    const report = diagnose({ samples: [s], viewer: null, pidNamespace: 'host', ancestors: { 100: TORCHRUN } }, []);
+    const lines = processPanel(orderRows(report, initialState(false)), s, [s], initialState(false), 160, 20, plain);
+    const line = (pid: number) => lines.find((l) => new RegExp(`^ +${pid} `).test(l)) ?? '';
+    expect(line(101)).toMatch(/^ +101 +alice +0 .*└ \[rank 0\] python train\.py$/);
+    expect(line(102)).toMatch(/^ +102 +alice +1 .*└ \[rank 1\] python train\.py$/);
+    expect(line(103)).not.toContain('[rank');
+  });
+});

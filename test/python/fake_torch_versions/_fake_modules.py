@@ -216,6 +216,34 @@ def make_optim(hooks):
     return optim
 
 
+def make_distributed():
+    """torch.distributed without communication: a process group that only knows its rank, size and backend."""
+    dist = types.ModuleType("torch.distributed")
+    group = {}
+    dist.is_available = lambda: True
+    dist.is_initialized = lambda: bool(group)
+
+    def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, **kwargs):
+        if group:
+            raise RuntimeError("trying to initialize the default process group twice!")
+        group.update(backend=str(backend or "nccl"),
+                     rank=rank if rank >= 0 else int(os.environ["RANK"]),
+                     world_size=world_size if world_size > 0 else int(os.environ["WORLD_SIZE"]))
+
+    def need():
+        if not group:
+            raise ValueError("Default process group has not been initialized, please make sure to call init_process_group.")
+        return group
+
+    dist.init_process_group = init_process_group
+    dist.destroy_process_group = lambda group_=None: group.clear()
+    dist.get_rank = lambda group_=None: need()["rank"]
+    dist.get_world_size = lambda group_=None: need()["world_size"]
+    dist.get_backend = lambda group_=None: need()["backend"]
+    dist.barrier = lambda *a, **k: None
+    return dist
+
+
 def install(torch, version, features):
     """Fills the ``torch`` module object with the fake API of one PyTorch generation."""
     fake = Fake(features)
@@ -312,8 +340,10 @@ def install(torch, version, features):
     torch.nn = make_nn(Tensor)
     torch.utils = make_data()
     torch.optim = make_optim(features.get("optimizer_hooks", True))
+    torch.distributed = make_distributed()
     sys.modules.update({"torch.cuda": cuda, "torch.cuda.memory": memory, "torch._C": C, "torch.nn": torch.nn,
                         "torch.utils": torch.utils, "torch.utils.data": torch.utils.data,
                         "torch.utils.data.dataloader": torch.utils.data.dataloader, "torch.optim": torch.optim,
-                        "torch.optim.optimizer": torch.optim.optimizer})
+                        "torch.optim.optimizer": torch.optim.optimizer,
+                        "torch.distributed": torch.distributed})
     return fake

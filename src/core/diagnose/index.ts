@@ -5,7 +5,7 @@ export { accountDevice, PYTORCH_SPLIT_UNKNOWN } from './accounting.js';
 export { buildTrees, userTotals } from './trees.js';
 export { buildProcessViews, measureUtil, rowsByPid } from './process-view.js';
 export { parseCudaVisibleDevices, allowedGpuIndexes } from './cuda-visible.js';
-export { isKernelCommand, launcherName } from './classify.js';
+export { isKernelCommand, isPythonCommand, launcherName } from './classify.js';
 export { RULES, RULES as DIAGNOSE_RULES } from './rules/index.js';
 export { THRESHOLDS } from './thresholds.js';
 export type * from './types.js';

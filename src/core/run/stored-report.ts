@@ -7,6 +7,7 @@
  */
 import type { CompanionDrops } from '../companion/intake.js';
 import type { PytorchGpuSummary } from '../companion/summary.js';
+import type { RankSummary } from '../companion/ranks.js';
 import type { SnapshotOomAnswer } from '../allocator/oom-answer.js';
 import type { AllocatorAtOom } from '../companion/oom-event.js';
 import type { SplitPoint } from '../companion/report.js';
@@ -40,6 +41,8 @@ export interface StoredCompanion {
   problems?: string[];
   /** What the channel sent that was not kept; null when everything was kept or the report predates the limits. */
   notKept?: (CompanionDrops & { problemLines: number }) | null;
+  /** One line per rank of a distributed job (absent before ranks were reported). */
+  ranks?: RankSummary[];
 }
 
 export interface StoredAttempt {
@@ -159,7 +162,36 @@ function readCompanion(r: Reader, c: Record<string, unknown>, path: string): Sto
     splitTimeline: r.items<SplitPoint>(c, 'splitTimeline', path, SPLIT_POINT),
     problems: r.items<string>(c, 'problems', path, text),
     notKept: readNotKept(c.notKept),
+    ranks: readRanks(r, c.ranks, `${path}.ranks`),
   };
+}
+
+/** The per-rank lines; an entry that is not one (no whole pid, wrong types) is left out and named. */
+function readRanks(r: Reader, v: unknown, path: string): RankSummary[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) {
+    r.damage.push(`${path} is not a list`);
+    return [];
+  }
+  const out: RankSummary[] = [];
+  v.forEach((item: unknown, i) => {
+    const o = isObject(item) ? (item as Record<string, unknown>) : null;
+    if (o === null || !Number.isSafeInteger(o.pid)) {
+      r.damage.push(`${path}[${i}] is not a rank line`);
+      return;
+    }
+    const n = (k: string): number | null => (typeof o[k] === 'number' && Number.isFinite(o[k]) ? (o[k] as number) : null);
+    const gpus = Array.isArray(o.gpus) ? o.gpus.filter((g): g is { gpuUuid: string; gpuIndex: number | null } => isObject(g) && typeof (g as Record<string, unknown>).gpuUuid === 'string')
+      .map((g) => ({ gpuUuid: g.gpuUuid, gpuIndex: typeof g.gpuIndex === 'number' ? g.gpuIndex : null })) : [];
+    out.push({
+      pid: o.pid as number, rank: n('rank'), localRank: n('localRank'), worldSize: n('worldSize'),
+      backend: typeof o.backend === 'string' ? o.backend : null, rankSource: o.rankSource === 'torch.distributed' ? 'torch.distributed' : 'env',
+      gpus, peakAllocatedBytes: n('peakAllocatedBytes'), peakReservedBytes: n('peakReservedBytes'), peakProcessBytes: n('peakProcessBytes'),
+      peakNonPytorchBytes: n('peakNonPytorchBytes'), steps: n('steps'), meanStepMs: n('meanStepMs'), meanDataWaitMs: n('meanDataWaitMs'),
+      firstOomTimeMs: n('firstOomTimeMs'), oomDevice: n('oomDevice'), ended: o.ended === true,
+    });
+  });
+  return out;
 }
 
 /** The companion's `notKept` counters, each a count or 0; anything else is no counters at all. */

@@ -4,7 +4,7 @@
  * is normal for a worker, and for a rank waiting on its input, so "idle" is a verdict on the whole job, and a
  * running job is never ended piecemeal (docs/guarantees.md, "Live jobs").
  */
-import { buildContext } from '../../core/diagnose/index.js';
+import { buildContext, isPythonCommand, launcherName } from '../../core/diagnose/index.js';
 import type { HostFacts, Sample } from '../../core/types.js';
 import { descendantsOf, readHostFacts, readProcStat, readProcTable, type ProcStat } from '../../sources/index.js';
 
@@ -36,7 +36,10 @@ export function groupJobs(sample: Sample, ancestors: Readonly<Record<number, Hos
       top = ppid;
     }
     const view = views.get(top);
-    return view?.role === 'rank' && view.ppid !== null && view.ppid > 1 ? view.ppid : top;
+    // A rank's job starts at the launcher above it (torchrun, an mp.spawn parent); a step daemon or shell that
+    // merely started it (srun, a pod) is not part of the job: those ranks are joined by mergeRankJobs.
+    const parent = view?.role === 'rank' && view.ppid !== null && view.ppid > 1 ? ancestors[view.ppid] : undefined;
+    return parent && (launcherName(parent.cmdline) !== null || isPythonCommand(parent.cmdline, parent.exe)) ? (view?.ppid as number) : top;
   };
   const byRoot = new Map<number, KillJob>();
   const out = new Map<number, KillJob>();
@@ -52,8 +55,43 @@ export function groupJobs(sample: Sample, ancestors: Readonly<Record<number, Hos
     if (!job.members.includes(pid)) job.members.push(pid);
     out.set(pid, job);
   }
+  mergeRankJobs(sample, byRoot, out);
   for (const job of byRoot.values()) job.gpuPids.sort((a, b) => a - b);
   return out;
+}
+
+/**
+ * Ranks that share no launcher in this tree (srun starts each under its own slurmstepd; a shell or a pod starts
+ * one per container) are still one job. Their trees are joined when their roots are ranks of the same job: the
+ * same Slurm job, pod or `gpumem run`, else the same user and WORLD_SIZE. Joining too much is the safe side: an
+ * idle job is still selected whole, and a busy member keeps everything joined to it alive.
+ */
+function mergeRankJobs(sample: Sample, byRoot: Map<number, KillJob>, out: Map<number, KillJob>): void {
+  const host = new Map(sample.processes.map((p) => [p.pid, p.host]));
+  const keyOf = (pid: number): string | null => {
+    const h = host.get(pid);
+    const world = Number(h?.cudaEnv?.WORLD_SIZE);
+    if (!h || h.cudaEnv?.RANK === undefined || !(world > 1)) return null;
+    const j = h.job;
+    if (j?.slurmJobId) return `slurm ${j.slurmJobId}`;
+    if (j?.podUid) return `pod ${j.podUid}`;
+    if (j?.runMark) return `run ${j.runMark}`;
+    return `uid ${h.uid ?? '?'} world ${world}`;
+  };
+  const byKey = new Map<string, KillJob>();
+  for (const [root, job] of [...byRoot]) {
+    const key = job.gpuPids.map(keyOf).find((k) => k !== null) ?? keyOf(root);
+    if (!key) continue;
+    const into = byKey.get(key);
+    if (!into) {
+      byKey.set(key, job);
+      continue;
+    }
+    for (const pid of job.members) if (!into.members.includes(pid)) into.members.push(pid);
+    for (const pid of job.gpuPids) if (!into.gpuPids.includes(pid)) into.gpuPids.push(pid);
+    for (const pid of job.gpuPids) out.set(pid, into);
+    byRoot.delete(root);
+  }
 }
 
 /** Reads /proc for `groupJobs`: the process table and the facts of GPU processes' parents. */

@@ -1,5 +1,6 @@
 import { formatBytes } from '../../units.js';
 import type { Finding, Rule } from '../types.js';
+import { freeOtherHolders } from './helpers.js';
 
 /**
  * A process whose PyTorch allocator had to retry (free its whole cache and call cudaMalloc again) to satisfy
@@ -27,8 +28,8 @@ export const allocRetries: Rule = {
             details: { numAllocRetries: s.numAllocRetries, allocatedBytes: s.allocatedBytes, reservedBytes: s.reservedBytes, freeBytes: acc.freeBytes },
           },
           fix:
-            `each retry is a full cache flush plus a second cudaMalloc (slow steps), and the next larger request will fail: free the other holders ` +
-            `of GPU ${acc.gpuIndex}, or lower the batch and keep the effective batch with gradient accumulation (gpumem fit finds the largest that fits)`,
+            `each retry is a full cache flush plus a second cudaMalloc (slow steps), and the next larger request will fail: ${freeOtherHolders(ctx, acc.gpuIndex, [s.pid])}` +
+            `lower the batch and keep the effective batch with gradient accumulation (gpumem fit finds the largest that fits)`,
         });
       }
     }

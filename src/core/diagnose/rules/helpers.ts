@@ -46,3 +46,14 @@ export function deviceUtilPoints(ctx: RuleContext, index: number): number[] {
 }
 
 export const mean = (xs: readonly number[]): number => (xs.length === 0 ? 0 : xs.reduce((s, x) => s + x, 0) / xs.length);
+
+/**
+ * "free the other holders (pid 5 9.50 GiB, …), or " for the processes on `gpu` outside the trees of `jobPids`
+ * (the job the finding is about), or "" when there are none: a fix never points at holders it does not name.
+ */
+export function freeOtherHolders(ctx: RuleContext, gpu: number, jobPids: readonly number[]): string {
+  const job = new Set([...jobPids, ...ctx.trees.filter((t) => jobPids.some((p) => t.pids.includes(p))).flatMap((t) => t.pids)]);
+  const others = ctx.processes.filter((v) => v.gpuIndex === gpu && !job.has(v.pid));
+  if (others.length === 0) return '';
+  return `free the other holders (${describeRows(others.slice(0, 4))}${others.length > 4 ? `, ${others.length - 4} more` : ''}), or `;
+}

@@ -1,7 +1,7 @@
 import { formatBytes, formatPercent } from '../../units.js';
 import { THRESHOLDS } from '../thresholds.js';
 import type { Finding, Rule } from '../types.js';
-import { deviceUtilPoints, mean, pidsOf } from './helpers.js';
+import { deviceUtilPoints, freeOtherHolders, mean, pidsOf } from './helpers.js';
 
 /** A GPU close to full while a training tree on it is active: the next spike (eval, checkpoint, a longer batch) can OOM. */
 export const nearCapacity: Rule = {
@@ -19,6 +19,8 @@ export const nearCapacity: Rule = {
       const active = jobs.filter((v) => (v.util?.meanPct ?? (devicePoints.length > 0 ? mean(devicePoints) : 0)) >= THRESHOLDS.activeUtilPct);
       if (active.length === 0) continue;
       const headroom = acc.freeBytes ?? acc.totalBytes - taken;
+      // Only holders outside the training job's own tree can be freed for it; name them, or say nothing.
+      const freeOthers = freeOtherHolders(ctx, acc.gpuIndex, pidsOf(active));
       findings.push({
         id: this.id,
         severity: fraction >= THRESHOLDS.nearCapacityCriticalFraction ? 'critical' : 'warning',
@@ -31,8 +33,8 @@ export const nearCapacity: Rule = {
           details: { usedFraction: fraction, freeBytes: acc.freeBytes, totalBytes: acc.totalBytes },
         },
         fix:
-          `a spike above ${formatBytes(headroom)} (evaluation, checkpoint saving, a longer sequence) will OOM: free the other holders listed above, ` +
-          'or lower the batch size and keep the effective batch with gradient accumulation (gpumem estimate / gpumem fit find the largest that fits)',
+          `a spike above ${formatBytes(headroom)} (evaluation, checkpoint saving, a longer sequence) will OOM: ${freeOthers}` +
+          'lower the batch size and keep the effective batch with gradient accumulation (gpumem estimate / gpumem fit find the largest that fits)',
       });
     }
     return findings;

@@ -6,6 +6,7 @@ import { formatBytes, formatDuration, formatPercent } from '../core/units.js';
 import type { GpuProcess, Sample } from '../core/types.js';
 import type { Finding } from '../core/diagnose/types.js';
 import type { PipelineRow, RunRow } from '../store/index.js';
+import type { FindingView, HeadView, PipelineView, ProcessRowView, RunRowView } from './page-docs.js';
 
 /** The full command line as argv joined by spaces, else the driver's process name. */
 export function commandLine(p: GpuProcess): string {
@@ -16,7 +17,7 @@ export function commandLine(p: GpuProcess): string {
 const orDash = (text: string): string => (text === 'n/a' ? '–' : text);
 
 /** The header of the page's view of one sample: its time, source and GPU cards. */
-export function headView(sample: Sample): { timeMs: number; source: Sample['source']; gpus: Record<string, unknown>[] } {
+export function headView(sample: Sample): HeadView {
   return {
     timeMs: sample.timeMs,
     source: sample.source,
@@ -35,7 +36,7 @@ export function headView(sample: Sample): { timeMs: number; source: Sample['sour
 }
 
 /** The process table's rows of one sample. */
-export function processesView(sample: Sample): Record<string, unknown>[] {
+export function processesView(sample: Sample): ProcessRowView[] {
   return sample.processes.map((p) => ({
     gpu: p.gpuIndex,
     pid: p.pid,
@@ -48,12 +49,12 @@ export function processesView(sample: Sample): Record<string, unknown>[] {
 }
 
 /** The findings list; null: the first diagnosis is not in yet. */
-export function findingsView(findings: readonly Finding[] | null): Record<string, unknown>[] | null {
+export function findingsView(findings: readonly Finding[] | null): FindingView[] | null {
   return findings === null ? null : findings.map((f) => ({ id: f.id, severity: f.severity, title: f.title, fix: f.fix }));
 }
 
 /** The history rows the page lists. */
-export function runsView(rows: readonly RunRow[]): Record<string, unknown>[] {
+export function runsView(rows: readonly RunRow[]): RunRowView[] {
   return rows.map((r) => ({
     id: r.id,
     started: new Date(r.startedAtMs).toISOString().replace('T', ' ').slice(0, 19),
@@ -65,7 +66,7 @@ export function runsView(rows: readonly RunRow[]): Record<string, unknown>[] {
 }
 
 /** Pipelines for the Runs page: outcome and the run id and status of each stage, which the page links to. */
-export function pipelinesView(rows: readonly PipelineRow[]): Record<string, unknown>[] {
+export function pipelinesView(rows: readonly PipelineRow[]): PipelineView[] {
   return rows.map((p) => ({
     id: p.id,
     name: p.name ?? p.file,

@@ -9,6 +9,7 @@ import type { Sample } from '../../core/types.js';
 import { getRun, listPipelines, listRuns, RUNS_SCHEMA_VERSION } from '../../store/index.js';
 import { sendError, sendJson } from '../http/respond.js';
 import type { ServerState } from '../state.js';
+import type { PageRunsDoc, RunSamplesAttempt, RunSamplesDoc } from '../page-docs.js';
 import { pipelinesView, runsView } from '../view.js';
 
 /** Schema version of the server's own documents (live series, server facts). */
@@ -67,7 +68,7 @@ export function handleApiRead(req: IncomingMessage, res: ServerResponse, url: UR
   }
   if (path === '/api/v1/page/runs') {
     const db = state.history();
-    sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.page-runs', runs: runsView(db ? listRuns(db, 50) : []), pipelines: pipelinesView(db ? listPipelines(db, 20) : []) });
+    sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.page-runs', runs: runsView(db ? listRuns(db, 50) : []), pipelines: pipelinesView(db ? listPipelines(db, 20) : []) } satisfies PageRunsDoc);
     return true;
   }
   const run = /^\/api\/v1\/runs\/(\d{1,12})(\/samples)?$/.exec(path);
@@ -75,7 +76,7 @@ export function handleApiRead(req: IncomingMessage, res: ServerResponse, url: UR
     const db = state.history();
     const found = db ? getRun(db, Number(run[1])) : null;
     if (!found) sendError(res, 404, 'NOT_FOUND', `no run ${run[1]} in the history`);
-    else if (run[2]) sendJson(res, 200, { schemaVersion: RUNS_SCHEMA_VERSION, kind: 'gpumem.run-samples', runId: found.run.id, attempts: attemptSeries(found.report) });
+    else if (run[2]) sendJson(res, 200, { schemaVersion: RUNS_SCHEMA_VERSION, kind: 'gpumem.run-samples', runId: found.run.id, attempts: attemptSeries(found.report) } satisfies RunSamplesDoc);
     else sendJson(res, 200, { schemaVersion: RUNS_SCHEMA_VERSION, run: found.run, report: found.report });
     return true;
   }
@@ -83,12 +84,12 @@ export function handleApiRead(req: IncomingMessage, res: ServerResponse, url: UR
 }
 
 /** Each attempt's memory timeline, PyTorch summary and PyTorch split over time from a stored report (docs/run.md). */
-function attemptSeries(report: unknown): unknown[] {
+function attemptSeries(report: unknown): RunSamplesAttempt[] {
   const attempts = (report as { attempts?: unknown } | null)?.attempts;
   if (!Array.isArray(attempts)) return [];
   type Stored = { attempt?: unknown; timeline?: unknown; ooms?: unknown; peaks?: unknown; plugins?: { companion?: { gpus?: unknown; splitTimeline?: unknown } } };
   return attempts.map((a: Stored) => ({
-    attempt: a.attempt ?? null,
+    attempt: typeof a.attempt === 'number' ? a.attempt : null,
     timeline: Array.isArray(a.timeline) ? a.timeline : [],
     peaks: Array.isArray(a.peaks) ? a.peaks : [],
     ooms: Array.isArray(a.ooms) ? a.ooms : [],

@@ -21,6 +21,10 @@ export const GATES: Readonly<Record<string, string>> = {
   // The dev dependency that runs TypeScript: loaded only when gpumem runs from its sources (the tests), where the
   // snapshot analysis worker has no compiled file to start.
   'tsx/esm/api': 'server/analysis/run-analysis.ts',
+  // The page's bundler (a dev dependency: the build, and the server run from its sources, call it).
+  esbuild: 'server/page-bundle.ts',
+  // The page's charts: uPlot's own script defines it in the browser; the page imports only its types.
+  uplot: 'server/page/charts.ts',
 };
 
 /** The only layer that may end the process or set its exit status. */

@@ -5,8 +5,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { importsIn } from '../helpers/imports.js';
+import { BIN } from '../helpers/cli.js';
 import { createWatchdogLoop } from '../../src/supervise/watchdog-loop.js';
 import { startWatchdog } from '../../src/supervise/watchdog.js';
 
@@ -109,5 +111,20 @@ describe('watchdog', () => {
     dog.release();
     await until(() => !alive(pid), 10000);
     expect(alive(pid)).toBe(false);
+  });
+
+  it('loads only the signal guard, its loop and the /proc stat reader, so it runs before the command starts', () => {
+    const dist = resolve(dirname(BIN), '..');
+    const loaded = new Set<string>();
+    const stack = [join(dist, 'supervise/watchdog-main.js')];
+    while (stack.length > 0) {
+      const file = stack.pop() as string;
+      if (loaded.has(file)) continue;
+      loaded.add(file);
+      for (const spec of importsIn(readFileSync(file, 'utf8'))) if (spec.startsWith('.')) stack.push(resolve(dirname(file), spec));
+    }
+    expect([...loaded].map((f) => relative(dist, f)).sort()).toEqual([
+      'sources/procfs/parse.js', 'sources/procfs/stat.js', 'supervise/signal-guard.js', 'supervise/watchdog-loop.js', 'supervise/watchdog-main.js',
+    ]);
   });
 });

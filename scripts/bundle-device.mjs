@@ -45,6 +45,9 @@ const common = {
 };
 
 await build({ ...common, entryPoints: [join(distDir, 'cli', 'bin.js')], outfile: join(outDir, 'gpumem.mjs') });
+// The run watchdog is a program of its own, started by path (supervise/watchdog.ts): it goes where the bundle's
+// supervise/watchdog.js looks for it, .device/dist/supervise/watchdog-main.js.
+await build({ ...common, entryPoints: [join(distDir, 'supervise', 'watchdog-main.js')], outfile: join(outDir, 'dist', 'supervise', 'watchdog-main.js') });
 // The bench imports the sources' TypeScript directly (it is not part of dist/).
 await build({
   ...common,
@@ -52,4 +55,4 @@ await build({
   outfile: join(outDir, 'status-bench.mjs'),
   plugins: [],
 });
-process.stdout.write(`bundled ${relative(root, join(outDir, 'gpumem.mjs'))} and ${relative(root, join(outDir, 'status-bench.mjs'))}\n`);
+process.stdout.write(`bundled ${relative(root, join(outDir, 'gpumem.mjs'))}, its watchdog and ${relative(root, join(outDir, 'status-bench.mjs'))}\n`);

@@ -6,6 +6,7 @@
 #                             dependencies that load native code and so stay outside the bundle
 #   .device/package.json, .device/python/, .device/examples/   what the CLI finds next to itself
 #   .device/dist/server/assets/  the dashboard's files, read by `gpumem serve` at start
+#   .device/dist/supervise/watchdog-main.js  the run watchdog, a program `gpumem run` starts by path
 #   .device/node.gz           a Linux x86-64 node of this machine's version (../shared/gpu/stage-node.sh)
 # .device/ is git-ignored; carry it to the GPU machine and run `bash bench/gpu/run-all.sh` there.
 # Usage: bash scripts/stage-device.sh [--no-build] [--no-node] [--out DIR]

@@ -12,6 +12,7 @@ import { eventFrame } from './http/events.js';
 import { liveRow } from './live-row.js';
 import type { ServerState } from './state.js';
 import { sameRows } from './sample-change.js';
+import type { LiveMessage } from './page-docs.js';
 import { findingsView, headView, processesView } from './view.js';
 
 export interface ServerFacts {
@@ -42,7 +43,7 @@ export class LiveStream {
     // message; otherwise, when they were sent something else, the next message is complete for everyone.
     if (this.events.size === 0) this.sent = { processes: parts.processes, findings: parts.findings };
     else if (this.sent && (this.sent.processes !== parts.processes || this.sent.findings !== parts.findings)) this.sent = null;
-    const server = JSON.stringify({ hostname: this.state.hostname, readonly: this.facts.readonly });
+    const server = JSON.stringify({ hostname: this.state.hostname, readonly: this.facts.readonly } satisfies LiveMessage['server']);
     const history = JSON.stringify(this.state.liveRows());
     return eventFrame('sample', `{"server":${server},"history":${history},${body(parts, true, true)}}`);
   }
@@ -84,7 +85,7 @@ export class LiveStream {
   }
 }
 
-/** `"live":…,"view":{…}` with the optional parts. */
+/** `"live":…,"view":{…}` with the optional parts: the body of a LiveMessage (page-docs.ts), assembled from its parts' JSON. */
 function body(p: Parts, withProcesses: boolean, withFindings: boolean): string {
   let view = p.viewHead;
   if (withProcesses) view += `,"processes":${p.processes}`;

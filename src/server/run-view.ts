@@ -41,7 +41,7 @@ function peakText(a: StoredAttempt): string {
 
 /** [label, run A, run B] rows comparing two runs; per-attempt rows name the attempt. */
 export function compareView(a: Stored, b: Stored): [string, string, string][] {
-  const [ra, rb] = runsView([a.run, b.run]) as Array<Record<string, string>>;
+  const [ra, rb] = runsView([a.run, b.run]);
   const rows: [string, string, string][] = [
     ['command', ra!.command!, rb!.command!],
     ['started (UTC)', ra!.started!, rb!.started!],

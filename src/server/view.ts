@@ -7,6 +7,7 @@ import type { GpuProcess, HostFacts, Sample } from '../core/types.js';
 import type { Finding, ProcessTree, ProcessView } from '../core/diagnose/types.js';
 import { buildContext } from '../core/diagnose/index.js';
 import type { PipelineRow, RunRow } from '../store/index.js';
+import type { FindingView, HeadView, PipelineView, ProcessRowView, RunRowView } from './page-docs.js';
 
 /** The full command line as argv joined by spaces, else the driver's process name. */
 export function commandLine(p: GpuProcess): string {
@@ -17,7 +18,7 @@ export function commandLine(p: GpuProcess): string {
 const orDash = (text: string): string => (text === 'n/a' ? '–' : text);
 
 /** The header of the page's view of one sample: its time, source and GPU cards. */
-export function headView(sample: Sample): { timeMs: number; source: Sample['source']; gpus: Record<string, unknown>[] } {
+export function headView(sample: Sample): HeadView {
   return {
     timeMs: sample.timeMs,
     source: sample.source,
@@ -72,13 +73,13 @@ function treeRows(members: readonly ProcessView[], baseDepth: number): Array<{ v
  * /proc facts of GPU processes' parents (a launcher holds no GPU memory); without them two processes of one
  * unknown parent count as one job, and neither is offered.
  */
-export function processesView(sample: Sample, ancestors: Readonly<Record<number, HostFacts>> = {}): Record<string, unknown>[] {
+export function processesView(sample: Sample, ancestors: Readonly<Record<number, HostFacts>> = {}): ProcessRowView[] {
   if (sample.processes.length === 0) return [];
   const ctx = buildContext({ samples: [sample], viewer: null, pidNamespace: 'unknown', ancestors });
   const viewsByPid = new Map<number, ProcessView[]>();
   for (const v of ctx.processes) viewsByPid.set(v.pid, [...(viewsByPid.get(v.pid) ?? []), v]);
-  const rows: Record<string, unknown>[] = [];
-  const rowOf = (v: ProcessView, depth: number, tree: ProcessTree | undefined): Record<string, unknown> => ({
+  const rows: ProcessRowView[] = [];
+  const rowOf = (v: ProcessView, depth: number, tree: ProcessTree | undefined): ProcessRowView => ({
     gpu: v.gpuIndex,
     pid: v.pid,
     user: v.row.host?.user ?? '',
@@ -108,12 +109,12 @@ export function processesView(sample: Sample, ancestors: Readonly<Record<number,
 }
 
 /** The findings list; null: the first diagnosis is not in yet. */
-export function findingsView(findings: readonly Finding[] | null): Record<string, unknown>[] | null {
+export function findingsView(findings: readonly Finding[] | null): FindingView[] | null {
   return findings === null ? null : findings.map((f) => ({ id: f.id, severity: f.severity, title: f.title, fix: f.fix }));
 }
 
 /** The history rows the page lists. */
-export function runsView(rows: readonly RunRow[]): Record<string, unknown>[] {
+export function runsView(rows: readonly RunRow[]): RunRowView[] {
   return rows.map((r) => ({
     id: r.id,
     started: new Date(r.startedAtMs).toISOString().replace('T', ' ').slice(0, 19),
@@ -125,7 +126,7 @@ export function runsView(rows: readonly RunRow[]): Record<string, unknown>[] {
 }
 
 /** Pipelines for the Runs page: outcome and the run id and status of each stage, which the page links to. */
-export function pipelinesView(rows: readonly PipelineRow[]): Record<string, unknown>[] {
+export function pipelinesView(rows: readonly PipelineRow[]): PipelineView[] {
   return rows.map((p) => ({
     id: p.id,
     name: p.name ?? p.file,

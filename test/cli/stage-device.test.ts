@@ -1,10 +1,11 @@
 /**
  * scripts/stage-device.sh stages the CLI as one bundle for a GPU machine without npm. Every file the bundle reads
  * at run time must travel with it: `gpumem serve` once crashed at start on the H100 with ENOENT on
- * dist/server/assets/index.html. Here the staged bundle is started from its own folder and serves its page.
+ * dist/server/assets/index.html. Here the staged bundle is started from its own folder and serves its page, and
+ * supervises a run with its watchdog (a program of its own, started by path).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,4 +47,40 @@ describe('the staged bundle', () => {
     expect(served.stderr()).toBe('');
     expect(code).toBe(0);
   });
+
+  it('`run` started from the staged folder starts its watchdog from the staged files', async () => {
+    expect(existsSync(join(staged, 'gpumem.mjs')), 'the first test stages the bundle').toBe(true);
+    const scenario = join(dir, 'scenario-run.txt');
+    writeScenario(scenario, { driverVersion: '580.159.04', cudaVersion: 13000, devices: [fakeH100(0)] });
+    const child = spawn(process.execPath, ['gpumem.mjs', 'run', '--no-history', '--no-companion', '--', 'sleep', '3'], {
+      cwd: staged, env: { PATH: process.env.PATH, XDG_DATA_HOME: dir, XDG_RUNTIME_DIR: dir, ...fakeNvmlEnv('590', scenario) }, stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => { stderr += b.toString(); });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    const cmdlineOf = (pid: string): string => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+      } catch {
+        return '';
+      }
+    };
+    const parentOf = (pid: string): number | null => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      } catch {
+        return null;
+      }
+    };
+    let watchdog = '';
+    for (let i = 0; i < 100 && !watchdog; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      watchdog = readdirSync('/proc').filter((p) => /^\d+$/.test(p) && parentOf(p) === child.pid).map(cmdlineOf).find((c) => c.includes('GPUMEM_RUN_MARK=')) ?? '';
+    }
+    const code = await exited;
+    expect(watchdog).toContain(join(staged, 'dist/supervise/watchdog-main.js'));
+    expect(stderr).not.toMatch(/\n\s+at /);
+    expect(code).toBe(0);
+  }, 30_000);
 });

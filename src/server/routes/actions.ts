@@ -9,6 +9,7 @@ import { printable } from '../../core/text.js';
 import type { GpuSource } from '../../sources/index.js';
 import { executeKill, gpuProofReason, protectedPids, selectTargets, type KillOptions } from '../../supervise/index.js';
 import { sendError, sendJson } from '../http/respond.js';
+import type { KillDoc } from '../page-docs.js';
 import type { ServerState } from '../state.js';
 import { SERVE_SCHEMA_VERSION } from './api.js';
 
@@ -53,5 +54,5 @@ export async function killProcess(res: ServerResponse, pid: number, state: Serve
   };
   const outcomes = await executeKill(rows, fresh, settings.graceMs, settings.killOptions);
   const ended = outcomes.some((o) => o.pid === pid && (o.outcome === 'exited' || o.outcome === 'terminated' || o.outcome === 'killed'));
-  sendJson(res, ended ? 200 : 409, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.kill', rows, outcomes });
+  sendJson(res, ended ? 200 : 409, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.kill', rows, outcomes } satisfies KillDoc);
 }

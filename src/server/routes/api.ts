@@ -10,6 +10,7 @@ import { getRun, listPipelines, listRuns, RUNS_SCHEMA_VERSION } from '../../stor
 import type { StoredRunReport } from '../../core/run/index.js';
 import { sendError, sendJson } from '../http/respond.js';
 import type { ServerState } from '../state.js';
+import type { PageRunsDoc, RunSamplesAttempt, RunSamplesDoc } from '../page-docs.js';
 import { pipelinesView, runsView } from '../view.js';
 
 /** Schema version of the server's own documents (live series, server facts). */
@@ -68,7 +69,7 @@ export function handleApiRead(req: IncomingMessage, res: ServerResponse, url: UR
   }
   if (path === '/api/v1/page/runs') {
     const db = state.history();
-    sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.page-runs', runs: runsView(db ? listRuns(db, 50) : []), pipelines: pipelinesView(db ? listPipelines(db, 20) : []) });
+    sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.page-runs', runs: runsView(db ? listRuns(db, 50) : []), pipelines: pipelinesView(db ? listPipelines(db, 20) : []) } satisfies PageRunsDoc);
     return true;
   }
   const run = /^\/api\/v1\/runs\/(\d{1,12})(\/samples)?$/.exec(path);
@@ -76,7 +77,7 @@ export function handleApiRead(req: IncomingMessage, res: ServerResponse, url: UR
     const db = state.history();
     const found = db ? getRun(db, Number(run[1])) : null;
     if (!found) sendError(res, 404, 'NOT_FOUND', `no run ${run[1]} in the history`);
-    else if (run[2]) sendJson(res, 200, { schemaVersion: RUNS_SCHEMA_VERSION, kind: 'gpumem.run-samples', runId: found.run.id, attempts: attemptSeries(found.report) });
+    else if (run[2]) sendJson(res, 200, { schemaVersion: RUNS_SCHEMA_VERSION, kind: 'gpumem.run-samples', runId: found.run.id, attempts: attemptSeries(found.report) } satisfies RunSamplesDoc);
     else sendJson(res, 200, { schemaVersion: RUNS_SCHEMA_VERSION, run: found.run, report: found.report?.document ?? null, reportDamage: found.report?.damage ?? [] });
     return true;
   }
@@ -84,7 +85,7 @@ export function handleApiRead(req: IncomingMessage, res: ServerResponse, url: UR
 }
 
 /** Each attempt's memory timeline, PyTorch summary and PyTorch split over time from a stored report (docs/run.md). */
-function attemptSeries(report: StoredRunReport | null): unknown[] {
+function attemptSeries(report: StoredRunReport | null): RunSamplesAttempt[] {
   return (report?.attempts ?? []).map((a) => ({
     attempt: a.attempt,
     timeline: a.timeline,

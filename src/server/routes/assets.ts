@@ -1,13 +1,15 @@
 /**
  * The page's files, served from gpumem's own origin: index.html, app.js, app.css and uPlot. The build
- * copies them into dist/server/assets (scripts/finish-build.mjs); run from source, uPlot is read from its
- * package. All are read once at start and kept in memory (about 80 KiB).
+ * copies them into dist/server/assets and bundles app.js there from src/server/page/ (scripts/finish-build.mjs);
+ * run from source, uPlot is read from its package and app.js is bundled at start. All are read once at start
+ * and kept in memory (about 80 KiB).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { ServerResponse } from 'node:http';
 import { send } from '../http/respond.js';
+import { bundlePage } from '../page-bundle.js';
 
 interface Asset {
   type: string;
@@ -29,6 +31,10 @@ const FILES: Record<string, [string, string | null]> = {
   '/assets/uPlot.min.css': ['uPlot.min.css', 'uplot/dist/uPlot.min.css'],
 };
 
+/** Run from the TypeScript sources (the tests), where the page's script exists only as src/server/page/. */
+const RUN_FROM_SOURCE = import.meta.url.endsWith('.ts');
+const PAGE_ENTRY = fileURLToPath(new URL('../page/app.ts', import.meta.url));
+
 function assetDir(): string {
   return fileURLToPath(new URL('../assets/', import.meta.url));
 }
@@ -41,7 +47,8 @@ export function loadAssets(dir = assetDir()): Map<string, Asset> {
     const local = `${dir}${file}`;
     const path = existsSync(local) || fallback === null ? local : require.resolve(fallback);
     const ext = file.slice(file.lastIndexOf('.'));
-    out.set(route, { type: TYPES[ext] ?? 'application/octet-stream', body: readFileSync(path) });
+    const body = route === '/assets/app.js' && !existsSync(local) && RUN_FROM_SOURCE ? Buffer.from(bundlePage(PAGE_ENTRY)) : readFileSync(path);
+    out.set(route, { type: TYPES[ext] ?? 'application/octet-stream', body });
   }
   return out;
 }

@@ -15,6 +15,7 @@ import { analyseInWorker, type AnalysisLimits } from '../analysis/run-analysis.j
 import { uploadRefusal } from '../http/guard.js';
 import { send, sendError, sendJson } from '../http/respond.js';
 import type { WorkGate } from '../http/work-gate.js';
+import type { RunSnapshotsDoc } from '../page-docs.js';
 import type { ServerState } from '../state.js';
 import { SERVE_SCHEMA_VERSION } from './api.js';
 
@@ -126,7 +127,7 @@ export function handleRunSnapshots(req: IncomingMessage, res: ServerResponse, ur
       kind: 'gpumem.run-snapshots',
       runId: found.run.id,
       snapshots: files.map((f) => ({ index: f.index, file: f.file, name: f.name, available: f.readable !== null, sizeBytes: f.readable?.sizeBytes ?? null })),
-    });
+    } satisfies RunSnapshotsDoc);
     return true;
   }
   const chosen = files[Number(m[2])];

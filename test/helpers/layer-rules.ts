@@ -17,7 +17,8 @@ export const GATES: Readonly<Record<string, string>> = {
   koffi: 'sources/nvml/',
   'better-sqlite3': 'store/db/open.ts',
   'prom-client': 'server/metrics/exporter.ts',
-  yaml: 'supervise/pipeline/parse.ts',
+  // The pipeline file's reader: its parser and the limits checked on the parsed document.
+  yaml: 'supervise/pipeline/',
   // The dev dependency that runs TypeScript: loaded only when gpumem runs from its sources (the tests), where the
   // snapshot analysis worker has no compiled file to start.
   'tsx/esm/api': 'server/analysis/run-analysis.ts',

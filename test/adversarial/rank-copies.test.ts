@@ -54,6 +54,8 @@ async function twoOnGpu0(rankEnv: boolean): Promise<{ env: Record<string, string
     });
     shells.push(sh);
     pids.push(await childOf(sh.pid!));
+    // Start times apart by more than a clock tick: the spare offered is the younger one, which must be certain.
+    await new Promise((r) => setTimeout(r, 100));
   }
   const scenario = join(tmp.dir, 'scenario.txt');
   const processes = pids.map((pid) => ({ pid, usedBytes: 1 * GiB, smUtilPct: 0 }));

@@ -54,9 +54,10 @@ async function twoOnGpu0(rankEnv: boolean): Promise<{ env: Record<string, string
     });
     shells.push(sh);
     pids.push(await childOf(sh.pid!));
-    // Start times apart by more than a clock tick: the spare offered is the younger one, which must be certain.
-    await new Promise((r) => setTimeout(r, 100));
   }
+  // Python's start-up uses the CPU: on a loaded machine it can still run into diagnose's window, and a copy that
+  // ran is not idle. Both must have settled for the test to know which copies are idle.
+  await new Promise((r) => setTimeout(r, 1500));
   const scenario = join(tmp.dir, 'scenario.txt');
   const processes = pids.map((pid) => ({ pid, usedBytes: 1 * GiB, smUtilPct: 0 }));
   writeScenario(scenario, {

@@ -53,6 +53,7 @@ export const STATUS = defineCommand<StatusOptions>({
     ...SOURCE_TABLE,
   },
   examples: ['gpumem status', 'gpumem status --json', 'gpumem status --watch --interval 1000', 'gpumem status --replay run.gpumem.ndjson'],
+  aliases: ['info'],
   exits: ['3 when no GPU can be read (no NVML, no nvidia-smi)'],
 });
 
@@ -141,5 +142,6 @@ export const WATCH = defineCommand<WatchOptions>({
     ...SOURCE_TABLE,
   },
   examples: ['gpumem watch', 'gpumem watch --interval 200 --readonly', 'gpumem watch --replay examples/doctor-example.ndjson --speed 4'],
+  aliases: ['monitor'],
   exits: ['2 when stdout is not a terminal', '3 when no GPU can be read'],
 });

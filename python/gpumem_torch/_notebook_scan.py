@@ -99,6 +99,15 @@ def _graph_tensors(torch, loss, holder):
         nodes.extend(fn for fn, _ in getattr(node, "next_functions", ()) if fn is not None)
 
 
+def reach(torch, value):
+    """A holder of every CUDA tensor `value` keeps alive, the autograd graphs of the tensors in it included."""
+    h, graphs = Holder("", "", ""), []
+    _walk(torch, value, h, graphs)
+    for t in graphs:
+        _graph_tensors(torch, t, h)
+    return h
+
+
 def _traceback_frames():
     tb = getattr(sys, "last_traceback", None)
     frames = []

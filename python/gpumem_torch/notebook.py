@@ -18,7 +18,7 @@ import traceback
 import weakref
 
 from ._format import format_bytes
-from ._notebook_scan import scan
+from ._notebook_scan import reach, scan
 
 _HELP = "usage: %gpumem [who] | %gpumem free NAME… (names: variables, _, __, ___, Out[N], _N, traceback)"
 
@@ -144,16 +144,18 @@ class _Extension:
         return None
 
     def _tensor_refs(self, torch, name):
-        """Weak references to the CUDA tensors the holder `name` reaches, to tell later which were freed."""
+        """Weak references to the CUDA tensors `name` keeps alive, to tell afterwards which were freed."""
+        ns = self.shell.user_ns
+        if name in ns and not name.startswith("Out"):
+            tensors = list(reach(torch, ns[name]).tensors.values())
+        else:  # Out[N], Out, traceback: the holders the scan names so
+            tensors = [t for h in scan(torch, ns) if h.name == name or (name == "Out" and h.name.startswith("Out[")) for t in h.tensors.values()]
         refs = []
-        for h in scan(torch, self.shell.user_ns):
-            # A name's own tensors, what its optimizer state or autograd graph keeps, or every output for "Out".
-            if h.name in (name, name + ".grad_fn", "graph in " + name) or (name == "Out" and h.name.startswith("Out[")):
-                for t in h.tensors.values():
-                    try:
-                        refs.append(weakref.ref(t))
-                    except TypeError:
-                        pass
+        for t in tensors:
+            try:
+                refs.append(weakref.ref(t))
+            except TypeError:  # a tensor type without weak references: it cannot be followed, only freed
+                pass
         return refs
 
     def _drop(self, name):

@@ -24,7 +24,7 @@ export const FAMILIAR_WORDS: readonly FamiliarWord[] = [
     words: ['clear', 'free', 'empty-cache', 'release'],
     from: 'gpu_memory_manager.py --clear, memory_utils.py clear',
     answer: 'no tool can empty another process\'s PyTorch cache; only the process itself can. From outside, gpumem ends the processes that are left over',
-    hint: 'what holds the memory: gpumem doctor; end leftovers: gpumem kill --orphans --dry-run (then without --dry-run); inside your script or notebook: del the tensors, gc.collect(), torch.cuda.empty_cache() (docs/kill.md)',
+    hint: 'what holds the memory: gpumem doctor; end leftovers: gpumem kill --orphans --dry-run (then without --dry-run); inside your script: del the tensors, gc.collect(), torch.cuda.empty_cache(); in Jupyter: %load_ext gpumem_torch, then %gpumem (docs/kill.md, docs/notebooks.md)',
   },
   {
     words: ['suggest-batch-size', 'find-optimal', 'optimal-batch-size', 'max-batch-size'],

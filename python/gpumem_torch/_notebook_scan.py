@@ -56,7 +56,8 @@ def _walk(torch, root, holder, graphs=None):
         found = _storage(torch, obj)
         if found is not None:
             holder.add(found[0], obj, found[1])
-            grad = getattr(obj, "grad", None)
+            # Only leaves keep a .grad (reading it on another tensor makes torch warn).
+            grad = getattr(obj, "grad", None) if getattr(obj, "is_leaf", True) else None
             if grad is not None:
                 stack.append((grad, depth + 1))
             if graphs is not None and getattr(obj, "grad_fn", None) is not None:

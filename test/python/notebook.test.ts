@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { requireNotebookPython } from '../setup/python-venv.js';
+import { requireNotebookPython, requireTestPython } from '../setup/python-venv.js';
 
 const DRIVER = resolve(__dirname, 'notebook/run_cells.py');
 
@@ -113,4 +113,18 @@ describe('notebook extension in a real kernel', () => {
     expect(freed!.out).toMatch(/^gpumem: nosuch: no such name in this kernel$/m);
     expect(freed!.out).toMatch(/x: dropped; every tensor it held is freed/);
   }, 120_000);
+});
+
+describe('the holder scan against real torch', () => {
+  it('finds a module\'s parameters and gradients, Adam\'s state and a real graph\'s saved tensors', () => {
+    const run = spawnSync(requireTestPython(), [resolve(__dirname, 'notebook/real_torch_scan.py')], { encoding: 'utf8', timeout: 120_000 });
+    expect(run.status, run.stderr).toBe(0);
+    const { found, params } = JSON.parse(run.stdout.trim().split('\n').pop()!) as { found: Record<string, number>; params: number };
+    expect(found.model).toBe(2 * params); // parameters and their gradients
+    expect(found.opt).toBe(2 * params + 4 * 4); // exp_avg and exp_avg_sq per parameter, and a step count each
+    // Saved for backward, each storage once: the batch (32×256, mat1 of the first addmm), the first ReLU's result
+    // (32×256, also mat1 of the second addmm), the second weight (10×256, mat2) and the last ReLU's result (32×10);
+    // the first weight is not saved (the batch needs no gradient). float32.
+    expect(found['loss.grad_fn']).toBe((32 * 256 + 32 * 256 + 10 * 256 + 32 * 10) * 4);
+  }, 150_000);
 });

@@ -1,6 +1,7 @@
 """gpumem_torch: PyTorch's own view of GPU memory, for gpumem and for training scripts.
 
-Importing this package does not import torch; each function imports it when called. See docs/companion.md.
+Importing this package does not import torch; each function imports it when called. See docs/companion.md;
+``%load_ext gpumem_torch`` in IPython/Jupyter: docs/notebooks.md.
 """
 from .api import (
     MemoryBlock,
@@ -14,6 +15,7 @@ from .api import (
     track_memory,
 )
 from .logger import StepLogger
+from .notebook import load_ipython_extension, unload_ipython_extension
 
 __version__ = "0.1.0"
 

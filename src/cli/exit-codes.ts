@@ -23,8 +23,8 @@ export type Outcome =
 
 export const EXIT_CODE_DOCS: ReadonlyArray<{ code: string; meaning: string }> = [
   { code: '0', meaning: 'success; nothing found' },
-  { code: '1', meaning: 'findings or OOMs found, or an action failed (also: gpumem\'s own output could not be written, e.g. a full disk; an internal error, printed with its stack)' },
-  { code: '2', meaning: 'usage error: bad option, argument or input file' },
+  { code: '1', meaning: 'findings or OOMs found (`doctor`: a critical finding, or any with `--exit-code`), or an action failed (also: gpumem\'s own output could not be written, e.g. a full disk; an internal error, printed with its stack)' },
+  { code: '2', meaning: 'usage error: bad option, argument or input file; also a word from another tool (`gpumem clear`, `--suggest-batch-size`), answered with the command that does its job' },
   { code: '3', meaning: 'no GPU access: no NVIDIA driver, NVML or nvidia-smi could not be used' },
   { code: '126/127', meaning: '`run`/`pipeline`/`fit`/`estimate -- CMD`: the command was found but could not be executed (126) or was not found (127), as in a shell; a run is recorded as not-started' },
   { code: '128+n', meaning: '`run`/`pipeline`: the child was killed by signal n; otherwise the child\'s own exit code is passed on (0 becomes 1 when a process of the run survived cleanup; the report names it)' },

@@ -3,6 +3,7 @@ import { describeRange } from './args.js';
 import type { CommandSpec, OptionSpec } from './spec.js';
 import { COMMANDS, GLOBAL_OPTIONS } from './table.js';
 import { EXIT_CODE_DOCS } from './exit-codes.js';
+import { FAMILIAR_WORDS } from './familiar-words.js';
 
 const LABEL_WIDTH = 30;
 
@@ -52,6 +53,7 @@ export function commandHelp(spec: CommandSpec, columns = 100): string {
   const forms = spec.usage.split(' | ').map((form) => form.replace(/^gpumem /, ''));
   const usage = forms.map((form, k) => `${k === 0 ? 'Usage: ' : '       '}gpumem ${form.startsWith(spec.name) || k === 0 ? form : `${spec.name} ${form}`}`);
   const lines = [...usage, '', ...wrap(spec.summary + '.', width)];
+  if (spec.aliases && spec.aliases.length > 0) lines.push(`Also: ${spec.aliases.map((a) => `gpumem ${a}`).join(', ')}`);
   if (spec.description) lines.push('', ...wrap(spec.description, width));
   const column = (label: string, text: string): string[] =>
     // A label longer than the column gets its text on the next line, so descriptions stay aligned.
@@ -83,9 +85,10 @@ export function mainHelp(version: string): string {
     'Usage: gpumem [COMMAND] [options]      (no command = doctor)',
     '',
     'Commands:',
-    ...COMMANDS.map((c) => `  ${c.name.padEnd(14)} ${c.summary}`),
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(14)} ${c.summary}${c.aliases ? ` (also: ${c.aliases.join(', ')})` : ''}`),
     '',
     'Run `gpumem COMMAND --help` for a command\'s options.',
+    `Words from other scripts (${FAMILIAR_WORDS.map((f) => f.words[0]).join(', ')}) answer with the command that does their job.`,
     '',
     'Exit status:',
     ...EXIT_CODE_DOCS.map((e) => `  ${e.code.padEnd(6)} ${e.meaning}`),
@@ -120,8 +123,21 @@ export function docsMarkdown(): string {
     '',
     ...GLOBAL_OPTIONS.map((o) => `- \`${optionLabel(o)}\`: ${optionText(o)}`),
   ];
+  out.push(
+    '',
+    '## Coming from your own scripts',
+    '',
+    'The words of the scripts gpumem replaces work where they mean the same: ' +
+      COMMANDS.filter((c) => c.aliases).map((c) => c.aliases!.map((a) => `\`gpumem ${a}\` (or \`--${a}\`) is \`gpumem ${c.name}\``).join(', ')).join(', ') +
+      '. The others answer with the command that does the job and why, on one `error:` line and one `hint:` line, and exit 2:',
+    '',
+    '| you typed | from | what gpumem says |',
+    '|---|---|---|',
+    ...FAMILIAR_WORDS.map((f) => `| ${f.words.map((w) => `\`${w}\``).join(', ')} | ${f.from} | ${f.answer}; ${f.hint} |`),
+  );
   for (const c of COMMANDS) {
     out.push('', `## gpumem ${c.name}`, '', `\`gpumem ${c.usage}\``, '', c.summary + '.');
+    if (c.aliases) out.push('', `Also: ${c.aliases.map((a) => `\`gpumem ${a}\``).join(', ')}.`);
     if (c.description) out.push('', c.description);
     if (c.args && c.args.length > 0) {
       out.push('', '| argument | meaning |', '|---|---|', ...c.args.map((a) => `| \`${a.name}\` | ${a.description} |`));

@@ -10,7 +10,8 @@ import { HANDLERS } from './commands/index.js';
 import type { CommandContext, Output } from './context.js';
 import { exitCodeForError, exitCodeForOutcome } from './exit-codes.js';
 import { commandHelp, mainHelp } from './help.js';
-import { findCommand } from './table.js';
+import { aliasFlag, familiarWordError } from './familiar-words.js';
+import { COMMANDS, findCommand } from './table.js';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -50,15 +51,22 @@ export async function main(argv: readonly string[], context: Partial<MainContext
       const asked = first === 'help' && argv[1] !== 'help' ? argv[1] : undefined;
       const target = asked === undefined ? undefined : findCommand(asked);
       if (asked !== undefined && !target) {
+        const familiar = familiarWordError(printable(asked));
+        if (familiar) throw familiar;
         throw new GpumemError('UNKNOWN_COMMAND', `help: unknown command "${printable(asked)}"`, { hint: 'run gpumem --help for the list of commands' });
       }
       stdout.write(target ? commandHelp(target, stdout.columns) : mainHelp(version()));
       return 0;
     }
-    const explicit = first !== undefined && !first.startsWith('-');
-    const name = explicit ? first : 'doctor';
+    // `gpumem --info` is how gpu_memory_manager.py users ask for status: the flag form of an alias.
+    const flagAlias = first === undefined ? null : aliasFlag(first, (word) => COMMANDS.some((c) => c.aliases?.includes(word)));
+    const explicit = flagAlias !== null || (first !== undefined && !first.startsWith('-'));
+    const name = flagAlias ?? (explicit ? first! : 'doctor');
+    // A verb of another tool (`clear`, `--suggest-batch-size`) is answered with the command that does its job.
+    const familiar = first === undefined ? null : familiarWordError(printable(first));
+    if (familiar) throw familiar;
     const spec = findCommand(name);
-    const load = HANDLERS[name];
+    const load = spec ? HANDLERS[spec.name] : undefined;
     if (!spec || !load) {
       throw new GpumemError('UNKNOWN_COMMAND', `unknown command "${printable(name)}"`, { hint: 'run gpumem --help for the list of commands' });
     }

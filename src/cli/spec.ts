@@ -131,6 +131,11 @@ export interface CommandDef<O> {
   examples?: readonly string[];
   /** Exit statuses this command uses beyond the common ones, for help and docs. */
   exits?: readonly string[];
+  /**
+   * Other names that run this command: the verbs of the scripts people come from (`info`, `monitor`), so
+   * the word they already type works on the first try. Listed in help and docs.
+   */
+  aliases?: readonly string[];
 }
 
 export interface CommandSpec<O = Record<string, unknown>> extends Omit<CommandDef<O>, 'options'> {

@@ -17,7 +17,7 @@ export const GLOBAL_OPTIONS: readonly OptionSpec[] = optionList<GlobalOptions>(G
 /** Every command, in the order of `gpumem --help`. */
 export const COMMANDS: readonly CommandSpec[] = [DOCTOR, DIAGNOSE, STATUS, WATCH, RECORD, RUN, PIPELINE, KILL, RUNS, SERVE, EXPLAIN, SNAPSHOT, ESTIMATE, PYTHON_PATH, FIT];
 
-/** Looks a command up by name. */
+/** Looks a command up by name or alias (`info` is `status`). */
 export function findCommand(name: string): CommandSpec | undefined {
-  return COMMANDS.find((c) => c.name === name);
+  return COMMANDS.find((c) => c.name === name) ?? COMMANDS.find((c) => c.aliases?.includes(name));
 }

@@ -55,7 +55,7 @@ export async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
   let holders: number[] = [];
   const oom = createOomWatcher(() => {
     const visible = cudaEnv.visibleDevices(holders);
-    return { ...(allocConf ? { allocConf } : {}), ...(visible ? { cudaVisibleDevices: visible } : {}) };
+    return { ...(allocConf ? { allocConf } : {}), ...(visible ? { cudaVisibleDevices: visible } : {}), gpus: baseline.devices.map((d) => ({ index: d.index, uuid: d.uuid })) };
   });
   const ooms: OomFinding[] = [];
   let child: Awaited<ReturnType<typeof startChild>>;

@@ -27,6 +27,8 @@ export const MAX_OUTPUT_OOMS_KEPT = 64;
 export interface OomRunContext {
   allocConf?: string;
   cudaVisibleDevices?: string;
+  /** The machine's GPUs, to name a UUID entry of CUDA_VISIBLE_DEVICES by its index. */
+  gpus?: ReadonlyArray<{ index: number; uuid: string | null }>;
 }
 
 function toFinding(event: OomEvent, context: OomRunContext): OomFinding {

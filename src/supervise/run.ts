@@ -44,8 +44,10 @@ export async function superviseRun(o: SuperviseOptions): Promise<RunReport> {
   const preflight = describePreflight(chosenDevices, baseline);
   checkFree(preflight, o.requireFree ?? null);
   for (const g of preflight) {
-    const others = g.otherProcesses.length === 0 ? 'no other processes'
-      : `${g.otherProcesses.length} other process(es): ${g.otherProcesses.map((p) => `pid ${p.pid} ${formatBytes(p.usedBytes)}`).join(', ')}`;
+    // "outside this run": the report's split counts the run's own processes, so both can be read side by side.
+    const held = g.otherProcesses.reduce((sum, p) => sum + (p.usedBytes ?? 0), 0);
+    const others = g.otherProcesses.length === 0 ? 'no process outside this run'
+      : `${g.otherProcesses.length} process${g.otherProcesses.length === 1 ? '' : 'es'} outside this run hold ${formatBytes(held)}: ${g.otherProcesses.map((p) => `pid ${p.pid} ${formatBytes(p.usedBytes)}`).join(', ')}`;
     log(`pre-flight GPU ${g.index}: ${formatBytes(g.freeBytes)} free of ${formatBytes(g.totalBytes)}, ${others}`);
   }
   if (choice) log(`GPU choice ${choice.reason}`);

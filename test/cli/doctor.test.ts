@@ -88,7 +88,8 @@ describe('gpumem doctor', () => {
   it('without any GPU access shows the bundled example and says so in its first line', async () => {
     const r = await gpumem([]);
     expect(r.stderr).toBe('');
-    expect(r.code).toBe(1);
+    // The example's findings are warnings and notes: nothing critical, so doctor exits 0.
+    expect(r.code).toBe(0);
     const lines = r.stdout.split('\n');
     expect(lines[0]).toBe('No GPU access on this machine: showing the bundled example recording (examples/doctor-example.ndjson, synthetic), not your GPUs.');
     expect(r.stdout).toContain('[0] NVIDIA H100 80GB HBM3');
@@ -126,6 +127,39 @@ describe('gpumem doctor', () => {
     const r = await gpumem(['doctor', '--replay', file]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('No findings');
+  });
+
+  it('exits 0 when the findings are only warnings and notes, 1 with --exit-code; diagnose exits 1', async () => {
+    const [doctor, strict, diagnose] = await Promise.all([
+      gpumem(['doctor', '--replay', EXAMPLE]),
+      gpumem(['doctor', '--replay', EXAMPLE, '--exit-code']),
+      gpumem(['diagnose', '--replay', EXAMPLE]),
+    ]);
+    expect(doctor.stdout).toContain('Findings (9):');
+    expect(doctor.stdout).not.toMatch(/^CRITICAL/m);
+    expect(doctor.code, doctor.stderr).toBe(0);
+    expect(strict.stdout).toBe(doctor.stdout);
+    expect(strict.code).toBe(1);
+    expect(diagnose.code).toBe(1);
+  });
+
+  it('exits 1 when a finding is critical (a GPU at 95 % during training)', async () => {
+    const lines = readFileSync(EXAMPLE, 'utf8').trim().split('\n');
+    // 2 GiB more on GPU 1, held by nobody visible: 73.51 + 2 + 0.47 of 79.65 GiB is over 95 %.
+    const fuller = lines.slice(1).map((l) => {
+      const s = JSON.parse(l);
+      for (const d of s.devices ?? []) {
+        if (d.index !== 1 || !d.memory) continue;
+        d.memory.usedBytes += 2048 * MiB;
+        d.memory.freeBytes -= 2048 * MiB;
+      }
+      return JSON.stringify(s);
+    });
+    const file = join(dir, 'critical.ndjson');
+    writeFileSync(file, [lines[0], ...fuller].join('\n') + '\n');
+    const r = await gpumem(['doctor', '--replay', file]);
+    expect(r.stdout).toMatch(/^CRITICAL +GPU 1 is 9[5-9]% full during training/m);
+    expect(r.code, r.stderr).toBe(1);
   });
 
   it('refuses a bad --window and a broken recording with one clear error', async () => {

@@ -3,6 +3,8 @@
  * - `.venv/` with python/requirements-test.txt: current torch, torchvision, transformers, timm.
  * - `.venv-torch2old/` with python/requirements-test-old.txt: an older torch 2.x release, so the tracer is
  *   checked against more than one release.
+ * - `.venv-notebook/` with python/requirements-notebook.txt: ipykernel and jupyter_client (no torch), so the
+ *   notebook extension is tested in a real IPython kernel.
  * Each is installed once and reused while its stamp (a hash of its requirements file) matches, so a warm run
  * costs one file read.
  *
@@ -95,6 +97,8 @@ function pipInstall(python: string, requirementsPath: string, tmpDir?: string): 
 export interface VenvSize {
   installedGb: number;
   downloadGb: number;
+  /** What its tests need from it, for the error when it is missing (default "torch"). */
+  needs?: string;
 }
 
 /** Removes a folder, or only the link when it is a symlink (and then the RAM folder it points to). */
@@ -165,7 +169,7 @@ export function pythonVenv(folder: string, requirements: string, size: VenvSize)
     require() {
       if (ready()) return python;
       const why = existsSync(errorFile) ? readFileSync(errorFile, 'utf8') : `not installed (or ${requirements} changed since)`;
-      throw new Error(`the Python test environment ${folder}/ is missing torch: ${why}; install it with: ${howTo}`);
+      throw new Error(`the Python test environment ${folder}/ is missing ${size.needs ?? 'torch'}: ${why}; install it with: ${howTo}`);
     },
   };
 }
@@ -173,6 +177,8 @@ export function pythonVenv(folder: string, requirements: string, size: VenvSize)
 // Sizes measured on fresh installs of the two requirements files (du of the folder; sum of the wheels).
 const current = pythonVenv('.venv', 'python/requirements-test.txt', { installedGb: 4.8, downloadGb: 2.7 });
 const older = pythonVenv('.venv-torch2old', 'python/requirements-test-old.txt', { installedGb: 4.6, downloadGb: 2.5 });
+// A real IPython kernel (ipykernel, jupyter_client) without torch, for the notebook extension's tests.
+const notebook = pythonVenv('.venv-notebook', 'python/requirements-notebook.txt', { installedGb: 0.1, downloadGb: 0.03, needs: 'ipykernel and jupyter_client' });
 
 /** The current-torch environment `.venv/`. */
 export const VENV_DIR = join(ROOT, '.venv');
@@ -183,6 +189,8 @@ export const VENV_PYTHON = join(VENV_DIR, 'bin', 'python');
 export const buildPythonVenv = (): Promise<void> => current.build();
 /** Builds `.venv-torch2old/` (an older torch 2.x). */
 export const buildOldTorchVenv = (): Promise<void> => older.build();
+/** Builds `.venv-notebook/` (a real IPython kernel, no torch). */
+export const buildNotebookVenv = (): Promise<void> => notebook.build();
 
 /**
  * The interpreter of `.venv/`, or an error that says what is missing and how to install it.
@@ -192,3 +200,6 @@ export const requireTestPython = (): string => current.require();
 
 /** The interpreter of `.venv-torch2old/` (older torch), failing the same way as {@link requireTestPython}. */
 export const requireOldTorchPython = (): string => older.require();
+
+/** The interpreter of `.venv-notebook/` (ipykernel, jupyter_client), failing the same way as {@link requireTestPython}. */
+export const requireNotebookPython = (): string => notebook.require();

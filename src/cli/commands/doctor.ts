@@ -3,20 +3,21 @@
  * table of the first sample is printed at once and the findings when the sampling window ends (on a
  * terminal a progress line on stderr counts the window down meanwhile). Without any GPU access it shows
  * the bundled example recording and says so in its first line; with --json it does not (exit 3, as diagnose).
+ * It exits 1 only for a critical finding (--exit-code: for any), unlike diagnose, so `gpumem && …` goes on.
  */
 import type { Sample } from '../../core/types.js';
 import { painter } from '../render/style.js';
 import type { CommandContext, CommandHandler } from '../context.js';
-import type { DiagnoseOptions } from '../options/gpus.js';
+import type { DoctorOptions } from '../options/gpus.js';
 import { reportJson } from '../diagnose/json.js';
 import { describeWindow, renderFindings } from '../diagnose/render.js';
 import { outcomeOf, runDiagnosis, SAMPLE_INTERVAL_MS } from '../diagnose/run.js';
 import { renderStatus } from '../render/status.js';
 
-const statusTable = (ctx: CommandContext<DiagnoseOptions>, sample: Sample): string => renderStatus(sample, { columns: ctx.stdout.columns, color: ctx.color }).trimEnd();
+const statusTable = (ctx: CommandContext<DoctorOptions>, sample: Sample): string => renderStatus(sample, { columns: ctx.stdout.columns, color: ctx.color }).trimEnd();
 
 /** Prints the first sample's table as soon as it is read; returns whether it did and a cleanup for the progress line. */
-function earlyStatus(ctx: CommandContext<DiagnoseOptions>): { onSample: (sample: Sample, index: number, count: number) => void; printed: () => boolean; done: () => void } {
+function earlyStatus(ctx: CommandContext<DoctorOptions>): { onSample: (sample: Sample, index: number, count: number) => void; printed: () => boolean; done: () => void } {
   let printed = false;
   let progress = false;
   const paint = painter(ctx.color);
@@ -41,7 +42,7 @@ function earlyStatus(ctx: CommandContext<DiagnoseOptions>): { onSample: (sample:
   };
 }
 
-export const run: CommandHandler<DiagnoseOptions> = async (ctx) => {
+export const run: CommandHandler<DoctorOptions> = async (ctx) => {
   const json = Boolean(ctx.args.options.json);
   const early = json ? null : earlyStatus(ctx);
   let diagnosed;
@@ -55,7 +56,7 @@ export const run: CommandHandler<DiagnoseOptions> = async (ctx) => {
   const { report, collected, fallback } = diagnosed;
   if (json) {
     ctx.stdout.write(`${JSON.stringify(reportJson(report, 'doctor', fallback, collected.recordingNote), null, 2)}\n`);
-    return outcomeOf(report);
+    return outcomeOf(report, !ctx.args.options.exitCode);
   }
   const paint = painter(ctx.color);
   const lines: string[] = [];
@@ -76,5 +77,5 @@ export const run: CommandHandler<DiagnoseOptions> = async (ctx) => {
   lines.push('', ...renderFindings(report.findings, paint, ctx.stdout.columns, true));
   lines.push('', paint('gray', 'evidence for each finding and the byte-by-byte accounting: gpumem diagnose'));
   ctx.stdout.write(`${lines.join('\n')}\n`);
-  return outcomeOf(report);
+  return outcomeOf(report, !ctx.args.options.exitCode);
 };

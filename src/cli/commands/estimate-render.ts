@@ -41,19 +41,23 @@ export function renderEstimate(r: EstimateReport, color: boolean): string {
   const opt = s.optimizer.startsWith('adam') && s.optimizer !== 'adam8bit' ? `${s.optimizer} (${s.optimizerImpl})` : s.optimizer;
   const shard = s.sharding === 'none' ? '' : ` · ${s.sharding} over ${s.gpus} GPUs`;
   out.push(`${paint('bold', 'setup')}  ${s.precision} · ${opt} · batch ${s.batch}${s.seq ? ` × seq ${s.seq}` : ''} · checkpointing ${s.checkpointing}${s.ema ? ' · EMA' : ''}${shard}`);
-  out.push(`       activations ${formatBytes(r.activationBytesPerSample)} per sample (${r.activationMethod})`);
+  // Unknown activations are not zero: every total below is then a floor, and says so.
+  const unknown = r.activationMethod === 'none';
+  const floor = (bytes: number): string => `${unknown ? '≥ ' : ''}${formatBytes(bytes)}`;
+  out.push(unknown ? `       activations unknown (not in the totals below, which are floors)` : `       activations ${formatBytes(r.activationBytesPerSample)} per sample (${r.activationMethod})`);
   out.push('');
-  const rows = r.phases.map((p) => [p.phase, formatBytes(p.totalBytes), p === r.peak || p.phase === r.peak.phase ? paint('yellow', '← peak') : '']);
+  const rows = r.phases.map((p) => [p.phase, floor(p.totalBytes), p === r.peak || p.phase === r.peak.phase ? paint('yellow', '← peak') : '']);
   out.push(...table([['phase', 'total', ''], ...rows], ['left', 'right']));
   out.push('');
   out.push(`breakdown at the peak (${r.peak.phase}):`);
   const b = r.peak.breakdown;
-  const brows = (Object.keys(LABELS) as Array<keyof Breakdown>).filter((k) => b[k] > 0 || k === 'activationsBytes').map((k) => [`  ${LABELS[k]}`, formatBytes(b[k])]);
-  out.push(...table([...brows, ['  total', formatBytes(r.peak.totalBytes)]], ['left', 'right']));
+  const brows = (Object.keys(LABELS) as Array<keyof Breakdown>).filter((k) => b[k] > 0 || k === 'activationsBytes').map((k) => [`  ${LABELS[k]}`, k === 'activationsBytes' && unknown ? 'unknown' : formatBytes(b[k])]);
+  out.push(...table([...brows, ['  total', floor(r.peak.totalBytes)]], ['left', 'right']));
   if (r.fit) {
     const f = r.fit;
     out.push('');
-    const verdict = f.fits ? paint('green', 'fits') : paint('red', 'does not fit');
+    // Without activations the peak is the model states alone: only "does not fit" is known.
+    const verdict = f.fits ? (unknown ? paint('yellow', 'fits before activations, which are unknown') : paint('green', 'fits')) : paint('red', 'does not fit');
     out.push(`${paint('bold', f.gpu)}: ${formatBytes(f.capacityBytes)} usable, budget ${formatBytes(f.budgetBytes)} (${Math.round(f.margin * 100)} % margin) — batch ${s.batch} ${verdict}`);
     if (f.unbounded) out.push('  max batch: not predicted (activations unknown; give --activation-bytes-per-sample)');
     else if (f.maxBatch === 0) out.push(paint('red', `  even batch 1 needs ${formatBytes(f.peakAtMaxBytes)} (at ${f.peakAtMaxPhase})`));
@@ -67,9 +71,9 @@ export function renderEstimate(r: EstimateReport, color: boolean): string {
     out.push('', paint('bold', 'stages'));
     const srows = r.stages.map((st) => {
       const what = st.freeze.length ? `freeze ${st.freeze.join('+')}` : 'full';
-      const verdict = st.fits === null ? '' : st.fits ? paint('green', 'fits') : paint('red', 'BREAKS');
+      const verdict = st.fits === null ? (r.fit && !st.activationsKnown ? paint('yellow', 'activations unknown') : '') : st.fits ? paint('green', 'fits') : paint('red', 'BREAKS');
       const max = st.maxBatch === null ? '' : `max batch ${st.maxBatch}`;
-      return [`  ${printable(st.name)}`, `batch ${st.batch}`, what, `ckpt ${st.checkpointing}`, formatBytes(st.peak.totalBytes), st.peak.phase, verdict, max];
+      return [`  ${printable(st.name)}`, `batch ${st.batch}`, what, `ckpt ${st.checkpointing}`, `${st.activationsKnown ? '' : '≥ '}${formatBytes(st.peak.totalBytes)}`, st.peak.phase, verdict, max];
     });
     out.push(...table(srows, ['left', 'left', 'left', 'left', 'right']));
     for (const st of r.stages) {
@@ -84,7 +88,7 @@ export function renderEstimate(r: EstimateReport, color: boolean): string {
     out.push(...table(urows, ['left', 'left', 'right']));
   }
   const range = r.peakRangeBytes;
-  if (range.lowBytes !== range.highBytes) out.push(`peak range ${formatBytes(range.lowBytes)} – ${formatBytes(range.highBytes)} (the CUDA context's reported sizes)`);
+  if (range.lowBytes !== range.highBytes) out.push(`peak range ${floor(range.lowBytes)} – ${formatBytes(range.highBytes)} (the CUDA context's reported sizes${unknown ? '; activations not included' : ''})`);
   for (const a of r.assumptions) out.push(paint('gray', `assumes: ${a}`));
   for (const n of r.notes) out.push(paint('gray', `note: ${n}`));
   return `${out.join('\n')}\n`;

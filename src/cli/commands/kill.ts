@@ -8,7 +8,7 @@ import { cpuActivity, executeKill, groupJobs, gpuProofReason, isEmptyCriteria, r
 import { testDevicePrefixProblem, userNameExists } from '../../sources/index.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import type { KillOptions } from '../options/gpus.js';
-import { painter, table, trimTo } from '../render/style.js';
+import { painter, table, tableFitted } from '../render/style.js';
 
 export const KILL_SCHEMA_VERSION = 1;
 
@@ -36,8 +36,10 @@ function renderRows(rows: readonly KillRow[], color: boolean, width: number): st
     String(r.pid), r.gpuIndex === null ? '-' : String(r.gpuIndex), formatBytes(r.usedBytes), printable(r.user ?? '?'), formatDuration(r.ageMs),
     r.action === 'end' ? paint('yellow', 'END') : paint('gray', 'SKIP'), r.action === 'end' ? '' : printable(r.reason), printable(r.cmdline),
   ]);
-  const lines = table([['PID', 'GPU', 'MEMORY', 'USER', 'AGE', 'ACTION', 'WHY NOT', 'COMMAND'], ...body], ['right', 'right', 'right']);
-  return `${lines.map((l) => (color ? l : trimTo(l, Math.max(width, 60)))).join('\n')}\n`;
+  const laid = [['PID', 'GPU', 'MEMORY', 'USER', 'AGE', 'ACTION', 'WHY NOT', 'COMMAND'], ...body];
+  // Off a terminal the command is cut in its middle, so what it runs (the script and its arguments) stays.
+  const lines = color ? table(laid, ['right', 'right', 'right']) : tableFitted(laid, ['right', 'right', 'right'], Math.max(width, 60), 24);
+  return `${lines.join('\n')}\n`;
 }
 
 async function confirm(ctx: CommandContext, count: number): Promise<boolean> {

@@ -8,7 +8,7 @@ import { formatBytes, formatDuration, formatPercent } from '../../core/units.js'
 import { printable } from '../../core/text.js';
 import type { DeviceAccounting, Finding, ProcessTree, ProcessView } from '../../core/diagnose/types.js';
 import type { DiagnoseReport } from '../../core/diagnose/engine.js';
-import { table, trimTo, type Color } from '../render/style.js';
+import { cutCommand, table, tableFitted, trimTo, type Color } from '../render/style.js';
 
 export type Paint = (color: Color, text: string) => string;
 
@@ -52,13 +52,16 @@ function accountingLines(acc: DeviceAccounting): string[] {
   return table(rows, ['left', 'right']).map((l) => `    ${l}`);
 }
 
-function treeLine(tree: ProcessTree, gpu: number): string {
+/** A tree's one line, at most `width` wide: only its root's command is cut (in the middle), never the numbers. */
+function treeLine(tree: ProcessTree, gpu: number, width: number): string {
   const here = tree.bytesByGpu[String(gpu)] ?? 0;
-  const root = tree.launcher
-    ? `launcher pid ${tree.rootPid} (${printable(tree.rootCommand ?? 'command unknown: not on a GPU and not read')})`
-    : `pid ${tree.rootPid} (${printable(tree.rootCommand ?? 'command unknown')})`;
+  const command = printable(tree.rootCommand ?? (tree.launcher ? 'command unknown: not on a GPU and not read' : 'command unknown'));
+  const head = `${tree.launcher ? 'launcher ' : ''}pid ${tree.rootPid} (`;
   const elsewhere = tree.totalBytes - here;
-  return `${root}, ${printable(tree.user ?? 'unknown user')}: ${formatBytes(here)} here${elsewhere > 0 ? `, ${formatBytes(elsewhere)} on other GPUs` : ''}, ${tree.pids.length} process${tree.pids.length === 1 ? '' : 'es'}`;
+  const tail = `), ${printable(tree.user ?? 'unknown user')}: ${formatBytes(here)} here${elsewhere > 0 ? `, ${formatBytes(elsewhere)} on other GPUs` : ''}, ${tree.pids.length} process${tree.pids.length === 1 ? '' : 'es'}`;
+  // Our own words for a missing command are never cut; a process's command is.
+  const shown = tree.rootCommand === null ? command : cutCommand(command, Math.max(24, width - head.length - tail.length));
+  return `${head}${shown}${tail}`;
 }
 
 /** "PyTorch pid 12: 30.00 GiB (NVML) = allocated … + cached … + non-PyTorch …; retries 0" for a split process. */
@@ -76,13 +79,14 @@ export function renderAccounting(report: DiagnoseReport, paint: Paint, columns: 
     const trees = report.trees.filter((t) => (t.bytesByGpu[String(acc.gpuIndex)] ?? 0) > 0 || t.pids.some((p) => acc.unknownPids.includes(p)));
     if (trees.length > 0) {
       lines.push('  trees:');
-      for (const t of trees) lines.push(trimTo(`    ${treeLine(t, acc.gpuIndex)}`, columns));
+      for (const t of trees) lines.push(`    ${treeLine(t, acc.gpuIndex, columns - 4)}`);
     }
     const rows = report.processes.filter((v) => v.gpuIndex === acc.gpuIndex);
     if (rows.length > 0) {
       const body = rows.map((v) => [String(v.pid), String(v.ppid ?? '?'), printable(v.user ?? '?'), formatBytes(v.usedBytes), v.state ?? '?', formatDuration(v.ageMs), utilText(v), roleTag(v), printable(v.command ?? '?')]);
-      const laid = table([['PID', 'PPID', 'USER', 'MEMORY', 'STATE', 'AGE', 'UTIL', 'ROLE', 'COMMAND'], ...body], ['right', 'right', 'left', 'right']);
-      laid.forEach((l, i) => lines.push(i === 0 ? paint('gray', `    ${l}`) : trimTo(`    ${l}`, columns)));
+      // The command is cut in its middle so its script and arguments stay, not only the interpreter's path.
+      const laid = tableFitted([['PID', 'PPID', 'USER', 'MEMORY', 'STATE', 'AGE', 'UTIL', 'ROLE', 'COMMAND'], ...body], ['right', 'right', 'left', 'right'], columns - 4, 24);
+      laid.forEach((l, i) => lines.push(i === 0 ? paint('gray', `    ${l}`) : `    ${l}`));
     }
     for (const p of acc.pytorch) lines.push(trimTo(`    ${pytorchLine(p)}`, columns));
     for (const u of acc.unknowns) lines.push(paint('gray', `  unknown: ${printable(u)}`));

@@ -28,7 +28,11 @@ export function runDiagnosis(ctx: CommandContext<DiagnoseOptions>, fallbackToExa
   });
 }
 
-/** Exit 1 when anything was found, 0 when nothing was. */
-export function outcomeOf(report: DiagnoseReport): Outcome {
-  return report.findings.length > 0 ? { kind: 'findings' } : { kind: 'ok' };
+/**
+ * Exit 1 when anything was found, 0 when nothing was; with `criticalOnly` (doctor's default) only a critical
+ * finding counts, so `gpumem && ./train.sh` goes on when the machine has warnings but nothing in the way.
+ */
+export function outcomeOf(report: DiagnoseReport, criticalOnly = false): Outcome {
+  const counted = criticalOnly ? report.findings.filter((f) => f.severity === 'critical') : report.findings;
+  return counted.length > 0 ? { kind: 'findings' } : { kind: 'ok' };
 }

@@ -13,15 +13,22 @@ const DIAGNOSE_TABLE = {
   ...SOURCE_TABLE,
 } satisfies OptionTable<DiagnoseOptions>;
 
-export const DOCTOR = defineCommand<DiagnoseOptions>({
+export interface DoctorOptions extends DiagnoseOptions {
+  exitCode: boolean;
+}
+
+export const DOCTOR = defineCommand<DoctorOptions>({
   name: 'doctor',
   summary: 'GPU status and findings in one screen (the default command)',
   usage: 'doctor [options]',
   description:
     'The status table (GPUs, their processes with user, memory, age, utilisation over the window and role) and every finding of `gpumem diagnose`, one line of fix each. Without any GPU access (no driver) it shows the bundled example recording and says so in its first line; with --json it exits 3 instead, so no script reads the example as this machine. See docs/diagnose.md.',
-  options: DIAGNOSE_TABLE,
-  examples: ['gpumem', 'gpumem doctor --window 10', 'gpumem doctor --replay examples/doctor-example.ndjson'],
-  exits: ['1 when there are findings, 0 when there are none'],
+  options: {
+    ...DIAGNOSE_TABLE,
+    exitCode: { type: 'boolean', description: 'exit 1 on any finding, warnings and notes included (without it only a critical finding does), for scripts that stop on any' },
+  },
+  examples: ['gpumem', 'gpumem doctor --window 10', 'gpumem doctor --replay examples/doctor-example.ndjson', 'gpumem doctor --exit-code && ./train.sh'],
+  exits: ['1 when a finding is critical, 0 when the findings are only warnings and notes (in `&&` chains a healthy-enough machine goes on); with --exit-code, 1 on any finding'],
 });
 
 export const DIAGNOSE = defineCommand<DiagnoseOptions>({
@@ -53,6 +60,7 @@ export const STATUS = defineCommand<StatusOptions>({
     ...SOURCE_TABLE,
   },
   examples: ['gpumem status', 'gpumem status --json', 'gpumem status --watch --interval 1000', 'gpumem status --replay run.gpumem.ndjson'],
+  aliases: ['info'],
   exits: ['3 when no GPU can be read (no NVML, no nvidia-smi)'],
 });
 
@@ -141,5 +149,6 @@ export const WATCH = defineCommand<WatchOptions>({
     ...SOURCE_TABLE,
   },
   examples: ['gpumem watch', 'gpumem watch --interval 200 --readonly', 'gpumem watch --replay examples/doctor-example.ndjson --speed 4'],
+  aliases: ['monitor'],
   exits: ['2 when stdout is not a terminal', '3 when no GPU can be read'],
 });

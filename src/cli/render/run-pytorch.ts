@@ -61,7 +61,9 @@ export function renderPytorch(attempts: readonly PytorchAttempt[], paint: Paint)
       formatBytes(g.unallocatedBytes), formatBytes(g.nonPytorchBytes), formatBytes(g.otherProcessesBytes), formatBytes(g.peakAllocatedBytes),
       String(g.numAllocRetries ?? 'n/a'), String(g.numOoms ?? 'n/a'),
     ]);
-    const head = ['', 'TREE (NVML)', 'ALLOCATED', 'RESERVED', 'UNALLOCATED', 'NON-PYTORCH', 'OTHER PROCS', 'PEAK ALLOC', 'RETRIES', 'OOMS'];
+    // The run's own processes without PyTorch statistics (DataLoader workers): not the other processes on
+    // the GPU that the pre-flight line counts, hence not "other processes".
+    const head = ['', 'TREE (NVML)', 'ALLOCATED', 'RESERVED', 'UNALLOCATED', 'NON-PYTORCH', 'RUN, NO TORCH', 'PEAK ALLOC', 'RETRIES', 'OOMS'];
     const laid = table([head, ...rows], ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right']);
     laid.forEach((l, i) => out.push(i === 0 ? paint('gray', `    ${l}`) : `    ${l}`));
     const retrying = report.gpus.filter((g) => (g.numAllocRetries ?? 0) > 0);

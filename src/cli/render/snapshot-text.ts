@@ -3,10 +3,10 @@ import { formatBytes } from '../../core/units.js';
 import { printable } from '../../core/text.js';
 import type { DeviceReport, SnapshotDiff, SnapshotReport } from '../../core/snapshot/report.js';
 import type { SiteTotal } from '../../core/snapshot/sites.js';
-import { painter, table, trimTo } from './style.js';
+import { cutMiddle, painter, table } from './style.js';
 
 function siteRows(sites: readonly SiteTotal[], width: number): string[] {
-  const rows = sites.map((s) => [formatBytes(s.bytes), String(s.count), trimTo(printable(s.site), Math.max(20, width - 24))]);
+  const rows = sites.map((s) => [formatBytes(s.bytes), String(s.count), cutMiddle(printable(s.site), Math.max(20, width - 24))]);
   return table([['bytes', 'blocks', 'site (innermost frame outside torch)'], ...rows], ['right', 'right']).map((l) => `  ${l}`);
 }
 
@@ -83,7 +83,7 @@ export function renderDiffText(diff: SnapshotDiff, top: number, width: number, c
     '',
   ];
   if (diff.sites.length === 0) lines.push('no allocation site changed');
-  const rows = diff.sites.slice(0, top).map((r) => [paint(r.deltaBytes > 0 ? 'red' : 'green', sign(r.deltaBytes)), formatBytes(r.bytesBefore), formatBytes(r.bytesAfter), `${r.countBefore}→${r.countAfter}`, trimTo(printable(r.site), Math.max(20, width - 50))]);
+  const rows = diff.sites.slice(0, top).map((r) => [paint(r.deltaBytes > 0 ? 'red' : 'green', sign(r.deltaBytes)), formatBytes(r.bytesBefore), formatBytes(r.bytesAfter), `${r.countBefore}→${r.countAfter}`, cutMiddle(printable(r.site), Math.max(20, width - 50))]);
   if (rows.length > 0) lines.push(...table([['change', 'before', 'after', 'blocks', 'site'], ...rows], ['right', 'right', 'right', 'right']));
   return `${lines.join('\n')}\n`;
 }

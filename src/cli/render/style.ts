@@ -22,6 +22,35 @@ export function trimTo(text: string, width: number): string {
   return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
 }
 
+/**
+ * Cuts plain text to `width` characters by taking out its middle: a third of the room for the head, the rest
+ * for the tail. A command line keeps its program and what it runs (`/opt/conda/bin/python -u t…vit_l16.yaml`),
+ * an allocation site keeps its `file:line (function)`; cutting the end would leave only the interpreter path
+ * or the directories.
+ */
+export function cutMiddle(text: string, width: number): string {
+  const chars = Array.from(text);
+  if (chars.length <= width) return text;
+  if (width <= 1) return width === 1 ? '…' : '';
+  const head = Math.floor((width - 1) / 3);
+  return `${chars.slice(0, head).join('')}…${chars.slice(chars.length - (width - 1 - head)).join('')}`;
+}
+
+/**
+ * A command line cut to `width`: first the program's directory goes (`…/python -u train.py …`), since the
+ * program's name and what it runs say more than where it is installed; then the middle, as `cutMiddle`.
+ */
+export function cutCommand(command: string, width: number): string {
+  if (Array.from(command).length <= width) return command;
+  const program = /^(\S*\/)?([^\s/]+ ?)([\s\S]*)$/.exec(command);
+  if (!program) return cutMiddle(command, width);
+  const name = `${program[1] ? '…/' : ''}${program[2]}`;
+  const rest = program[3] ?? '';
+  // The program's name stays whole when it leaves room for the arguments; they are cut in their middle.
+  if (name.length > width / 2) return cutMiddle(`${name}${rest}`, width);
+  return `${name}${cutMiddle(rest, width - name.length)}`;
+}
+
 export type Align = 'left' | 'right';
 
 /**
@@ -52,4 +81,18 @@ export function memoryBar(used: number | null, reserved: number | null, total: n
   const r = cells(reserved ?? 0);
   const u = Math.min(width - r, cells(used));
   return `[${'▒'.repeat(r)}${'█'.repeat(u)}${'·'.repeat(width - r - u)}]`;
+}
+
+/**
+ * `table`, then every line wider than `width` has its last cell (a command line) cut by `cutCommand` so it
+ * fits; the other columns stay whole, and the last cell keeps at least `minLast` characters.
+ */
+export function tableFitted(rows: readonly (readonly string[])[], align: readonly Align[], width: number, minLast = 12): string[] {
+  return table(rows, align).map((line, i) => {
+    const row = rows[i] ?? [];
+    const last = row[row.length - 1] ?? '';
+    if (visibleLength(line) <= width || !line.endsWith(last)) return line;
+    const before = line.slice(0, line.length - last.length);
+    return before + cutCommand(last, Math.max(minLast, width - visibleLength(before)));
+  });
 }

@@ -41,7 +41,7 @@ export function activationModel(model: ModelInput, setup: TrainingSetup): Activa
     layerWorkingBytesPerSample: 0,
     method: 'none',
     savingLayers: null,
-    notes: ['activations not estimated: give --activation-bytes-per-sample (measure it with gpumem fit) or a transformer config'],
+    notes: ['activations not estimated (no transformer config, and weights alone do not tell them): give --activation-bytes-per-sample (measure it with gpumem fit), or trace the real step on the CPU: gpumem estimate --gpu GPU -- python train.py --batch-size {batch}'],
   };
 }
 

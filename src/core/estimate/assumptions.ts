@@ -21,16 +21,24 @@ export interface ConfigAssumptions {
 }
 
 /**
+ * What the loss is computed over, when the estimate models it: a language model's vocabulary (one row per
+ * token), a classifier's classes (one row per sample), or nothing (activations measured or unknown, a CNN
+ * read from its weights): then no loss buffers are counted and none are assumed.
+ */
+export type LossOutput = { kind: 'vocabulary' } | { kind: 'classes'; classes: number } | null;
+
+/**
  * The assumptions behind a config-only estimate of `setup`, and the peak's range when the context is a
  * default rather than given (`contextGiven`: --context was passed, so the range collapses to the peak); with
  * eager module loading (`--cuda` before 11.7) the range is eager loading's reported span (context.ts).
  */
-export function configAssumptions(setup: TrainingSetup, env: Environment, peakBytes: number, contextGiven: boolean, loading: ModuleLoading = 'lazy'): ConfigAssumptions {
+export function configAssumptions(setup: TrainingSetup, env: Environment, peakBytes: number, contextGiven: boolean, loading: ModuleLoading = 'lazy', loss: LossOutput = null): ConfigAssumptions {
   const a: string[] = [];
   if (setup.precision === 'amp-bf16' || setup.precision === 'amp-fp16') {
     a.push('autocast: what CUDA autocast keeps in float32 is counted at 4 bytes — the residual stream (LayerNorm inputs, checkpointed block inputs), eager attention\'s softmax, the logits, their log-softmax and gradient, RMSNorm\'s up-cast; each linear layer is assumed to take one 16-bit copy of its input (separate q/k/v projections take three)');
   }
-  a.push('the loss over the vocabulary materialises float32 logits and their gradient at the start of backward');
+  if (loss?.kind === 'vocabulary') a.push('the loss over the vocabulary materialises float32 logits and their gradient at the start of backward');
+  if (loss?.kind === 'classes') a.push(`the loss over the ${loss.classes} outputs per sample materialises float32 logits and their gradient at the start of backward`);
   a.push(
     setup.accumulation > 1
       ? 'gradients live from the first micro-batch to the optimizer step (accumulation)'

@@ -3,7 +3,7 @@
  * incompatible change) and the one function that builds it from a model, a setup and an optional budget.
  */
 import type { TransformerShape } from './architectures.js';
-import { configAssumptions, paramsShapeAssumption } from './assumptions.js';
+import { configAssumptions, paramsShapeAssumption, type LossOutput } from './assumptions.js';
 import type { ModuleLoading } from './context.js';
 import { fitWithAccumulation, type AccumulationPlan } from './batch.js';
 import { estimateMemory, type Environment, type PhaseTotal } from './estimate.js';
@@ -61,6 +61,8 @@ export interface EstimateReport {
     peak: PhaseTotal;
     fits: boolean | null;
     maxBatch: number | null;
+    /** False when neither a transformer shape nor act= gave activations: `fits` is then true never, only false or null. */
+    activationsKnown: boolean;
     growth: Array<{ component: string; deltaBytes: number }>;
   }>;
   unfreeze: null | Array<{ frozen: string[]; peakBytes: number; peakPhase: string; maxBatch: number | null }>;
@@ -112,24 +114,36 @@ export function buildEstimateReport(req: ReportRequest): EstimateReport {
     };
     if (r.fit.unbounded) notes.push('the peak does not grow with the batch (activations unknown), so no max batch is predicted');
   }
+  // Without activations a stage's peak is only its model states: "does not fit" is still certain, "fits"
+  // and a max batch are not (the peak would not grow with the batch, so the search stops at its cap).
   const stages = req.stages
-    ? estimateStages(model, setup, req.stages, env, b).map((s) => ({
-        name: s.name,
-        batch: s.setup.batch,
-        freeze: s.setup.freeze,
-        checkpointing: s.setup.checkpointing,
-        peak: s.estimate.peak,
-        fits: s.fits,
-        maxBatch: s.fit ? s.fit.maxBatch : null,
-        growth: s.growth,
-      }))
+    ? estimateStages(model, setup, req.stages, env, b).map((s) => {
+        const known = s.estimate.activations.method !== 'none';
+        return {
+          name: s.name,
+          batch: s.setup.batch,
+          freeze: s.setup.freeze,
+          checkpointing: s.setup.checkpointing,
+          peak: s.estimate.peak,
+          fits: !known && s.fits === true ? null : s.fits,
+          maxBatch: s.fit && known ? s.fit.maxBatch : null,
+          activationsKnown: known,
+          growth: s.growth,
+        };
+      })
     : null;
+  const unknownStages = (stages ?? []).filter((s) => !s.activationsKnown).map((s) => s.name);
+  if (unknownStages.length > 0) {
+    notes.push(
+      `activations unknown in ${unknownStages.join(', ')}: ${budget ? 'no max batch, and "fits" is not claimed' : 'the peaks hold model states only'}; give each stage act=BYTES (measure it with gpumem fit) or trace the real step of each stage: gpumem estimate ${budget ? `--gpu ${budget.gpu} ` : ''}--stages "${unknownStages.join(' ')}" -- python train.py --stage {stage} --batch-size {batch}`,
+    );
+  }
   const unfreeze = req.unfreezeGroups
     ? progressiveSchedule(model, setup, req.unfreezeGroups, env, b).map((s) => ({
         frozen: s.frozen,
         peakBytes: s.estimate.peak.totalBytes,
         peakPhase: s.estimate.peak.phase,
-        maxBatch: s.fit ? s.fit.maxBatch : null,
+        maxBatch: s.fit && s.estimate.activations.method !== 'none' ? s.fit.maxBatch : null,
       }))
     : null;
   return {
@@ -155,9 +169,16 @@ export function buildEstimateReport(req: ReportRequest): EstimateReport {
     accumulation,
     stages,
     unfreeze,
-    ...withShape(configAssumptions(setup, env, estimate.peak.totalBytes, req.contextGiven ?? false, req.moduleLoading ?? 'lazy'), req.source === 'params' ? model.shape : null),
+    ...withShape(configAssumptions(setup, env, estimate.peak.totalBytes, req.contextGiven ?? false, req.moduleLoading ?? 'lazy', lossOutput(model, estimate.activations.method)), req.source === 'params' ? model.shape : null),
     notes,
   };
+}
+
+/** What the loss is taken over: only a transformer shape's activations model the logits (activations.ts). */
+function lossOutput(model: ModelInput, method: string): LossOutput {
+  const shape = model.shape;
+  if (method !== 'transformer' || !shape) return null;
+  return shape.outputWidth === shape.vocab && shape.vocab > 0 ? { kind: 'vocabulary' } : { kind: 'classes', classes: shape.outputWidth };
 }
 
 /** The assumptions, led by the shape a `--params` model was given (read from no file, so it is a guess too). */

@@ -146,6 +146,11 @@ export interface OomContext {
   allocConf?: string;
   /** The run's CUDA_VISIBLE_DEVICES value. */
   cudaVisibleDevices?: string;
+  /**
+   * The machine's GPUs (nvidia-smi index and UUID), so a CUDA_VISIBLE_DEVICES entry given as a UUID (as
+   * `gpumem run` pins) is named by the index people type and nvidia-smi shows.
+   */
+  gpus?: ReadonlyArray<{ index: number; uuid: string | null }>;
   /** Processes on the GPUs now (from a Sample), to cross-check pids the message names. */
   liveProcesses?: ReadonlyArray<{
     pid: number;

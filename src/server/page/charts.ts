@@ -2,6 +2,7 @@
 import type UPlot from 'uplot';
 import type { LiveRow } from '../page-docs.js';
 import { byId, GiB } from './dom.js';
+import { memoryRange, noteCapacity } from './memory-axis.js';
 
 const POINTS = 300;
 
@@ -24,7 +25,7 @@ function makeChart(lib: typeof UPlot, kind: Kind, target: HTMLElement, keys: rea
   const opts: UPlot.Options = {
     width, height: 200,
     series: [{}, ...keys.map((k, i) => ({ label: `GPU ${k}`, stroke: `hsl(${(i * 67) % 360} 70% 45%)`, width: 1.5 }))],
-    scales: kind === 'util' ? { y: { range: [0, 100] } } : {},
+    scales: kind === 'util' ? { y: { range: [0, 100] } } : { y: { range: (_u, _min, max) => memoryRange(max) } },
     axes: [{}, {}],
   };
   target.replaceChildren();
@@ -46,6 +47,7 @@ export function addLive(live: LiveRow): void {
       if (!series[kind].has(d.index)) series[kind].set(d.index, series.times.slice(0, -1).map(() => null));
     }
     series.memory.get(d.index)?.push(d.usedBytes === null ? null : d.usedBytes / GiB);
+    noteCapacity(d.totalBytes);
     series.util.get(d.index)?.push(d.gpuPct);
   }
   for (const kind of KINDS) {

@@ -5,6 +5,7 @@ import sys
 import time
 import types
 
+from _fake_autograd import install_autograd, install_optimizer_state
 from _fake_core import Fake, _parse_device
 
 ELEMENT_BYTES = 4  # float32
@@ -340,6 +341,8 @@ def install(torch, version, features):
     torch.nn = make_nn(Tensor)
     torch.utils = make_data()
     torch.optim = make_optim(features.get("optimizer_hooks", True))
+    install_autograd(torch, Tensor)
+    install_optimizer_state(torch.optim, Tensor)
     torch.distributed = make_distributed()
     sys.modules.update({"torch.cuda": cuda, "torch.cuda.memory": memory, "torch._C": C, "torch.nn": torch.nn,
                         "torch.utils": torch.utils, "torch.utils.data": torch.utils.data,

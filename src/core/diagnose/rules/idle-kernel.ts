@@ -31,7 +31,9 @@ export const idleKernel: Rule = {
           bytes: v.usedBytes,
           details: { user: v.user, idleMs: util.idleMs, ageMs: v.ageMs, utilBasis: util.basis },
         },
-        fix: `in the notebook: del the tensors/models, then torch.cuda.empty_cache(); or shut the kernel down (Kernel → Shut Down) to return all ${formatBytes(v.usedBytes)}`,
+        // `del` alone often frees nothing: Out[n], the last traceback or a kept loss still hold the tensors, which
+        // %gpumem (the companion's notebook extension, docs/notebooks.md) names and %gpumem free drops.
+        fix: `in the notebook: %load_ext gpumem_torch (its folder: gpumem python-path; docs/notebooks.md), then %gpumem shows what holds the memory (Out[n], the last traceback, a kept loss…) and %gpumem free NAME… gives it back; or shut the kernel down (Kernel → Shut Down) to return all ${formatBytes(v.usedBytes)}`,
         ...(busy ? {} : { command: `gpumem kill ${pidsOf(tree).join(' ')}` }),
       });
     }

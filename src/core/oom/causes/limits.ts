@@ -59,12 +59,17 @@ export const deviceRemap: CauseRule = (event, context) => {
   const list = visible.split(',').map((s) => s.trim()).filter((s) => s !== '');
   const physical = list[event.gpuIndex];
   if (physical === undefined || physical === String(event.gpuIndex)) return null;
+  // A UUID entry (CUDA accepts a unique prefix) is named by its nvidia-smi index: the number people typed.
+  const matches = /^GPU-/i.test(physical) ? (context.gpus ?? []).filter((g) => g.uuid !== null && g.uuid.toLowerCase().startsWith(physical.toLowerCase())) : [];
+  const byUuid = matches.length === 1 ? matches[0] : undefined;
+  const shown = byUuid ? `${byUuid.index} (${physical})` : physical;
+  const index = byUuid ? String(byUuid.index) : physical;
   return {
     id: 'device-remap',
     score: 30,
-    title: `"GPU ${event.gpuIndex}" in the message is physical GPU ${physical}`,
-    evidence: { gpuIndex: event.gpuIndex, cudaVisibleDevices: visible, physicalGpu: physical },
-    detail: `With CUDA_VISIBLE_DEVICES=${visible}, the process numbers its GPUs from 0, so its GPU ${event.gpuIndex} is entry ${event.gpuIndex} of that list: ${physical} in nvidia-smi${/^\d+$/.test(physical) ? ' (with CUDA_DEVICE_ORDER=PCI_BUS_ID)' : ''}.`,
-    fix: `Look at GPU ${physical} in \`gpumem status\`; if the run was meant for another GPU, start it with \`gpumem run --gpus <index> -- …\`, which pins by UUID.`,
+    title: `"GPU ${event.gpuIndex}" in the message is physical GPU ${shown}`,
+    evidence: { gpuIndex: event.gpuIndex, cudaVisibleDevices: visible, physicalGpu: physical, physicalGpuIndex: byUuid ? byUuid.index : /^\d+$/.test(physical) ? Number(physical) : null },
+    detail: `With CUDA_VISIBLE_DEVICES=${visible}, the process numbers its GPUs from 0, so its GPU ${event.gpuIndex} is entry ${event.gpuIndex} of that list: ${byUuid ? `GPU ${shown}` : physical} in nvidia-smi${/^\d+$/.test(physical) ? ' (with CUDA_DEVICE_ORDER=PCI_BUS_ID)' : ''}.`,
+    fix: `Look at GPU ${index} in \`gpumem status\`; if the run was meant for another GPU, start it with \`gpumem run --gpus <index> -- …\`, which pins by UUID.`,
   };
 };

@@ -15,6 +15,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from ._sdpa import backward_workspace
+from ._values import LoopGuard
 
 try:
     from torch._subclasses.fake_tensor import DynamicOutputShapeException as _DynamicOutputShape
@@ -57,6 +58,7 @@ class Recorder(TorchDispatchMode):
         self.gpu_keys = set()
         self.force_gpu = 0
         self.placeholders = 0
+        self.loops = LoopGuard()
 
     @contextlib.contextmanager
     def placing_on_gpu(self):
@@ -161,6 +163,7 @@ class Recorder(TorchDispatchMode):
         return found
 
     def _placeholder(self, tensor):
+        self.loops.check()
         self.placeholders += 1
         self.writer.note("data-dependent values (.item(), bool(tensor)) are not computed with fake tensors: "
                          "each got a placeholder (1.0, 1 or True); control flow that depends on them may differ")

@@ -13,6 +13,7 @@ from ._devices import CudaToCpuMode, patch_torch_cuda
 from ._phases import StepState, install_hooks
 from ._recorder import Recorder
 from ._release import Release
+from ._values import install_value_free_init
 
 
 class Tracer:
@@ -37,6 +38,7 @@ class Tracer:
         self.started = time.perf_counter()
         patch_torch_cuda(self.stack, self.gpu_name, self.gpu_bytes, self.target.capability)
         install_cuda_autocast_policy(self.stack)
+        install_value_free_init(self.stack)
         self.release.install(self.stack)
         install_hooks(self.stack, self.state)
         self.state.on_optimizer = self._prepare_optimizer

@@ -33,13 +33,42 @@ def cuda_sdpa(args, kwargs, target, on_gpu, note):
         return None
     if not isinstance(call.query, torch.Tensor) or not on_gpu(call.query):
         return None
+    low = _autocast_dtype()
+    if low is not None:
+        call = _autocast(call, low)
     backend = choice.choose(call, target.capability, target.release)
     run = _RUN.get(backend)
     if run is None or not _available(backend):
         return None
     note("scaled_dot_product_attention: %s, as torch %d.%d picks on a compute capability %d.%d GPU"
          % ((_NAMES[backend],) + tuple(target.release) + tuple(target.capability)))
-    return run(call, target.release) if backend == choice.MATH else run(call)
+    # CUDA's autocast kernel runs the op with autocast excluded (the math path's internals stay as cast above).
+    with torch.autocast("cpu", enabled=False):
+        return run(call, target.release) if backend == choice.MATH else run(call)
+
+
+def _autocast_dtype():
+    """The 16-bit dtype autocast is on for (the tracer runs CUDA autocast as CPU autocast), or None."""
+    try:
+        on = torch.is_autocast_enabled("cpu")
+        dtype = torch.get_autocast_dtype("cpu")
+    except (TypeError, AttributeError):  # torch 2.4 and older
+        on, dtype = torch.is_autocast_cpu_enabled(), torch.get_autocast_cpu_dtype()
+    return dtype if on else None
+
+
+def _autocast(call, dtype):
+    # CUDA autocast runs scaled_dot_product_attention in the lower precision (autocast_mode.cpp, KERNEL_CUDA(
+    # scaled_dot_product_attention, lower_precision_fp)): every floating-point tensor argument is cast first. CPU
+    # autocast has no such entry, and the choice of kernel depends on the dtypes (e.g. a rotary embedding
+    # leaves q and k in float32 while v is 16-bit), so the cast is made here before choosing.
+    def cast(t):
+        if isinstance(t, torch.Tensor) and t.is_floating_point() and t.dtype != dtype and t.dtype != torch.float64:
+            return t.to(dtype)
+        return t
+
+    return choice.Call(cast(call.query), cast(call.key), cast(call.value), cast(call.attn_mask), call.dropout_p,
+                       call.is_causal, call.scale, call.enable_gqa)
 
 
 _NAMES = {choice.FLASH: "flash attention (output and log-sum-exp kept for backward)",

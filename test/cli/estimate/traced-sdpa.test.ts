@@ -103,6 +103,14 @@ describe('scaled_dot_product_attention as CUDA runs it (real torch, fake tensors
     expect(backend(trace('H100-80GB', ['--dtype', 'bfloat16', '--head-dim', '200']))).toMatch(/flash attention.*9\.0/);
   });
 
+  it('under autocast, q and k in float32 (as a float32 rotary embedding leaves them) are cast to bf16 first, as CUDA autocast does, and flash runs', () => {
+    const t = trace('H100-80GB', ['--dtype', 'bfloat16', '--autocast']);
+    expect(backend(t)).toMatch(/flash attention/);
+    expect(noMath(t)).toBe(true);
+    const casts = step1(t).filter((a) => a.phase === 'forward' && a.op === '_to_copy').map((a) => [a.dtype, a.bytes]);
+    expect(casts).toEqual([['float32', B * H * L * D * 4], ['float32', B * H * L * D * 4], ['bfloat16', B * H * L * D * 2], ['bfloat16', B * H * L * D * 2], ['float32', B * H * L * D * 4]]);
+  });
+
   it('a backend the program turned off is not taken', () => {
     expect(backend(trace('H100-80GB', ['--dtype', 'bfloat16', '--disable', 'flash']))).toMatch(/memory-efficient/);
   });

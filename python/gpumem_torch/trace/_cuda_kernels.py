@@ -19,6 +19,11 @@ _FP32_OPS = (
     "sinh", "tan", "pow.Tensor_Scalar", "pow.Tensor_Tensor", "pow.Scalar", "softplus", "layer_norm",
     "native_layer_norm", "group_norm", "frobenius_norm.dim", "nuclear_norm", "nuclear_norm.dim",
     "cosine_similarity", "dist", "pdist", "renorm", "logsumexp",
+    # Found by listing every aten op with an AutocastCUDA kernel and no AutocastCPU one (docs/estimate.md, "the
+    # op-log comparison"): interpolation runs in float32 under CUDA autocast, and so does rms_norm (2.4 and later).
+    "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d", "_upsample_nearest_exact1d",
+    "_upsample_nearest_exact2d", "_upsample_nearest_exact3d", "upsample_linear1d", "upsample_bilinear2d",
+    "_upsample_bilinear2d_aa", "upsample_bicubic2d", "_upsample_bicubic2d_aa", "upsample_trilinear3d", "rms_norm",
 )
 _FP32_SET_DTYPE_OPS = (
     "softmax.int", "log_softmax.int", "cumprod", "cumsum", "linalg_vector_norm", "linalg_matrix_norm",
@@ -72,6 +77,8 @@ def install_cuda_autocast_policy(stack):
     """Registers CUDA's float32 autocast policy on AutocastCPU until ``stack`` closes."""
     lib = torch.library.Library("aten", "IMPL")
     for name in _FP32_OPS:
+        if not hasattr(torch.ops.aten, name.partition(".")[0]):
+            continue  # an op this torch does not have (rms_norm before 2.4)
         lib.impl(name, _fp32_kernel(_op(name)), "AutocastCPU")
     for name in _FP32_SET_DTYPE_OPS:
         lib.impl(name, _set_dtype_kernel(_op(name)), "AutocastCPU")

@@ -12,6 +12,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from ._cuda_kernels import cuda_dropout, is_dropout
+from ._sdpa import cuda_sdpa, is_sdpa
 
 
 def _is_cuda(device):
@@ -35,10 +36,11 @@ _PARSE_ONLY = frozenset(["_parse_to"])
 class CudaToCpuMode(TorchFunctionMode):
     """Rewrites device arguments naming CUDA to the CPU and tells the recorder the result lives on the GPU."""
 
-    def __init__(self, recorder, release):
+    def __init__(self, recorder, release, target):
         super().__init__()
         self.recorder = recorder
         self.release = release
+        self.target = target
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
@@ -48,6 +50,10 @@ class CudaToCpuMode(TorchFunctionMode):
             return func(*args, **kwargs)
         if is_dropout(func):
             out = cuda_dropout(func, args, kwargs, self.recorder.is_gpu)
+            if out is not None:
+                return out
+        if is_sdpa(func):
+            out = cuda_sdpa(args, kwargs, self.target, self.recorder.is_gpu, self.recorder.writer.note)
             if out is not None:
                 return out
         if "device" in kwargs and _is_cuda(kwargs["device"]):
@@ -73,10 +79,10 @@ class CudaToCpuMode(TorchFunctionMode):
 
 
 class _FakeProperties:
-    def __init__(self, name, total_bytes):
+    def __init__(self, name, total_bytes, capability):
         self.name = name
         self.total_memory = total_bytes
-        self.major, self.minor = 9, 0
+        self.major, self.minor = capability
         self.multi_processor_count = 132
 
 
@@ -140,7 +146,7 @@ class _FakeEvent:
         return 0.0
 
 
-def patch_torch_cuda(stack, gpu_name, total_bytes):
+def patch_torch_cuda(stack, gpu_name, total_bytes, capability):
     """Answers the questions scripts ask before training (is CUDA there, how many GPUs, how much memory)."""
     # Dynamo's device registry (imported by the fake-tensor mode) checks that torch.cuda.Event and Stream are
     # the C types; importing it first lets it keep the real ones while the program sees the fakes below.
@@ -164,9 +170,10 @@ def patch_torch_cuda(stack, gpu_name, total_bytes):
         # (free, total) of the GPU being estimated for, as an otherwise empty GPU would answer.
         "mem_get_info": lambda *a, **k: (total_bytes, total_bytes),
         "get_device_name": lambda *a, **k: gpu_name,
-        "get_device_properties": lambda *a, **k: _FakeProperties(gpu_name, total_bytes),
-        "get_device_capability": lambda *a, **k: (9, 0),
-        "is_bf16_supported": lambda *a, **k: True,
+        "get_device_properties": lambda *a, **k: _FakeProperties(gpu_name, total_bytes, capability),
+        "get_device_capability": lambda *a, **k: tuple(capability),
+        # bfloat16 needs compute capability 8.0 (torch.cuda.is_bf16_supported asks the same of the device).
+        "is_bf16_supported": lambda *a, **k: capability[0] >= 8,
         # Optimizers before torch.accelerator (2.4 and older) ask this in their CUDA-graph check.
         "is_current_stream_capturing": lambda *a, **k: False,
         "manual_seed": lambda *a, **k: None,

@@ -14,6 +14,9 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from ._sdpa import backward_workspace
+from ._values import LoopGuard
+
 try:
     from torch._subclasses.fake_tensor import DynamicOutputShapeException as _DynamicOutputShape
 except ImportError:  # pragma: no cover - every torch 2.x has it
@@ -55,6 +58,7 @@ class Recorder(TorchDispatchMode):
         self.gpu_keys = set()
         self.force_gpu = 0
         self.placeholders = 0
+        self.loops = LoopGuard()
 
     @contextlib.contextmanager
     def placing_on_gpu(self):
@@ -74,6 +78,11 @@ class Recorder(TorchDispatchMode):
         kwargs = kwargs or {}
         if func is _LOCAL_SCALAR:
             return self._placeholder(args[0])
+        on_gpu = self.force_gpu > 0 or any(
+            isinstance(a, torch.Tensor) and self._key(a) in self.gpu_keys for a in tree_leaves((args, kwargs)))
+        op = func.overloadpacket.__name__
+        # Temporaries the CUDA kernel allocates and frees inside the op (live while its outputs are made).
+        workspace = [self._workspace(shape, dtype, op) for shape, dtype in backward_workspace(func, args)] if on_gpu else ()
         try:
             out = func(*args, **kwargs)
         except _DynamicOutputShape:
@@ -81,13 +90,16 @@ class Recorder(TorchDispatchMode):
                 raise
             self._allow_data_dependent_sizes()
             out = func(*args, **kwargs)
-        on_gpu = self.force_gpu > 0 or any(
-            isinstance(a, torch.Tensor) and self._key(a) in self.gpu_keys for a in tree_leaves((args, kwargs)))
-        op = func.overloadpacket.__name__
+        del workspace
         for t in tree_leaves(out):
             if isinstance(t, torch.Tensor):
                 self._track(t.untyped_storage(), t, op, on_gpu)
         return out
+
+    def _workspace(self, shape, dtype, op):
+        t = torch.empty(shape, dtype=dtype)
+        self._track(t.untyped_storage(), t, op + " (workspace)", True)
+        return t
 
     def is_gpu(self, tensor):
         """Whether ``tensor``'s storage is one the traced program placed on the GPU."""
@@ -151,6 +163,7 @@ class Recorder(TorchDispatchMode):
         return found
 
     def _placeholder(self, tensor):
+        self.loops.check()
         self.placeholders += 1
         self.writer.note("data-dependent values (.item(), bool(tensor)) are not computed with fake tensors: "
                          "each got a placeholder (1.0, 1 or True); control flow that depends on them may differ")

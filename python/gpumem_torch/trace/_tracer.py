@@ -7,11 +7,13 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from ._backward_modes import keep_mode_in_backward
+from ._capability import ASSUMED, Target, capability_of, installed_release
 from ._cuda_kernels import install_cuda_autocast_policy
 from ._devices import CudaToCpuMode, patch_torch_cuda
 from ._phases import StepState, install_hooks
 from ._recorder import Recorder
 from ._release import Release
+from ._values import install_value_free_init
 
 
 class Tracer:
@@ -26,11 +28,17 @@ class Tracer:
         self.on_done = on_done
         self.fake = None
         self.checkpoint = checkpoint
+        capability = capability_of(gpu_name)
+        if capability is None:
+            capability = ASSUMED
+            writer.note("GPU %r: compute capability unknown, kernels chosen as on an H100 (9.0)" % gpu_name)
+        self.target = Target(capability, release or installed_release(torch.__version__))
 
     def start(self):
         self.started = time.perf_counter()
-        patch_torch_cuda(self.stack, self.gpu_name, self.gpu_bytes)
+        patch_torch_cuda(self.stack, self.gpu_name, self.gpu_bytes, self.target.capability)
         install_cuda_autocast_policy(self.stack)
+        install_value_free_init(self.stack)
         self.release.install(self.stack)
         install_hooks(self.stack, self.state)
         self.state.on_optimizer = self._prepare_optimizer
@@ -44,8 +52,8 @@ class Tracer:
         self._allow_module_moves()
         self.stack.enter_context(self.fake)
         self.stack.enter_context(self.recorder)
-        self.stack.enter_context(CudaToCpuMode(self.recorder, self.release))
-        keep_mode_in_backward(self.stack, lambda: CudaToCpuMode(self.recorder, self.release))
+        self.stack.enter_context(CudaToCpuMode(self.recorder, self.release, self.target))
+        keep_mode_in_backward(self.stack, lambda: CudaToCpuMode(self.recorder, self.release, self.target))
 
     def _allow_module_moves(self):
         # Module.to swaps fake parameters in place, which refuses tensors the fake mode's memo refers to

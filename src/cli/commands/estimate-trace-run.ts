@@ -27,6 +27,21 @@ function tracedHint(trace: StepTrace): string {
   return 'the tracer needs one full training step (forward, backward, optimizer.step()) run by this command';
 }
 
+const OWN_FAILURE_HINT = 'that is the program\'s own error, before any training step: run the same command with the same python to see it whole';
+
+/**
+ * For a program that exited with an error status before its first step without an exception the tracer saw
+ * (sys.exit after printing its own error, an argument error): that status and the last lines it wrote to stderr,
+ * which say what went wrong better than "ended without importing torch"; null otherwise.
+ */
+function programFailure(trace: StepTrace, exitCode: number | null, stderrTail: string): string | null {
+  const before = /^the program ended (without importing torch|before its first training step)/.exec(trace.error ?? '');
+  if (!before || exitCode === null || exitCode === 0) return null;
+  const lines = stderrTail.split('\n').map((l) => l.trim()).filter((l) => l !== '').slice(-3).map((l) => printable(l.slice(0, 300)));
+  const when = before[1] === 'without importing torch' ? 'before importing torch' : 'before its first training step';
+  return `the program exited with status ${exitCode} ${when}${lines.length > 0 ? `; its last error lines: ${lines.join(' | ')}` : ' and wrote nothing to stderr'}`;
+}
+
 /** Runs the trace for the CLI and prints it; returns whether it fits the budget (true without one). */
 export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o: EstimateOptions, inputs: TracedInputs): Promise<boolean> {
   const entry = o.entry ?? null;
@@ -62,7 +77,10 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
     const trace = parseStepTrace(run.traceText);
     if (o.html !== undefined && !checkpoint) traces.set(JSON.stringify(argv ?? command), trace);
     if (trace.error !== null) {
-      throw new GpumemError('CHILD_FAILED', `tracing ${printable((argv ?? command).join(' '))} stopped: ${printable(trace.error)}`, {
+      const shown = printable((argv ?? command).join(' '));
+      const own = programFailure(trace, run.exitCode, run.stderrTail);
+      if (own) throw new GpumemError('CHILD_FAILED', `tracing ${shown} stopped: ${own}`, { hint: OWN_FAILURE_HINT });
+      throw new GpumemError('CHILD_FAILED', `tracing ${shown} stopped: ${printable(trace.error)}`, {
         hint: tracedHint(trace),
       });
     }

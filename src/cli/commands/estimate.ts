@@ -4,7 +4,7 @@ import { parseByteSize } from '../../core/units.js';
 import { DEFAULT_ENVIRONMENT, type Environment } from '../../core/estimate/estimate.js';
 import { DEFAULT_SETUP, type TrainingSetup } from '../../core/estimate/setup.js';
 import { buildEstimateReport, type Budget } from '../../core/estimate/report.js';
-import { cublasWorkspaceBytes, defaultContextBytes, findGpu, generationFromName, unknownGpu, type GpuGeneration } from '../../core/estimate/gpus.js';
+import { cublasWorkspaceBytes, findGpu, lazyContext, generationFromName, unknownGpu, type GpuGeneration } from '../../core/estimate/gpus.js';
 import { parseStages } from '../../core/estimate/stages.js';
 import { parseTorchVersion } from '../../core/allocator/versions.js';
 import { EAGER_CONTEXT_BYTES, moduleLoadingFor, parseCudaVersion, type ModuleLoading } from '../../core/estimate/context.js';
@@ -57,7 +57,7 @@ function contextFor(o: Opts, generation: GpuGeneration | null): { contextBytes: 
   const loading = o.cuda === undefined ? 'lazy' : moduleLoadingFor(parseCudaVersion(o.cuda));
   if (o.context !== undefined) return { contextBytes: o.context, loading };
   if (loading === 'eager') return { contextBytes: EAGER_CONTEXT_BYTES, loading };
-  return { contextBytes: generation ? defaultContextBytes(generation) : DEFAULT_ENVIRONMENT.contextBytes, loading };
+  return { contextBytes: generation ? lazyContext(generation, o.cuda === undefined ? null : parseCudaVersion(o.cuda)).bytes : DEFAULT_ENVIRONMENT.contextBytes, loading };
 }
 
 /** Resolves --gpu into a budget and the generation that picks context and workspace defaults. */

@@ -91,7 +91,7 @@ export const ESTIMATE = defineCommand<EstimateOptions>({
     cuda: { type: 'string', value: 'X.Y', description: 'CUDA version the run uses: before 11.7 kernels load eagerly and the default context is 1343 MiB (default: lazy loading)' },
     torchVersion: { type: 'string', value: 'X.Y', description: 'the PyTorch release the run will use: before 2.0 zero_grad() keeps gradients (as --keep-grads), before 1.11 softmax also keeps its input; a traced step also gets its allocator rules' },
     keepGrads: { type: 'boolean', description: 'gradients stay allocated between steps (zero_grad(set_to_none=False), the default before torch 2.0)' },
-    context: { type: 'bytes', value: 'BYTES', description: 'CUDA context size (default by GPU generation, 512–640 MiB; 1343 MiB with --cuda before 11.7)' },
+    context: { type: 'bytes', value: 'BYTES', description: 'CUDA context size (default by GPU generation: 758 MiB on Hopper, measured on an H100; 640 MiB on Blackwell and 512 MiB elsewhere, assumed; 1343 MiB with --cuda before 11.7)' },
     fragmentation: { type: 'number', value: 'PCT', min: 0, max: 100, maxExclusive: true, default: 5, noun: 'a percentage', description: 'allocator slack as percent of activations and transients' },
     entry: { type: 'string', value: 'MOD:FN', description: 'trace make_step() → (model, batch, step) instead of a command after --' },
     steps: { type: 'number', value: 'N', integer: true, min: 1, max: 20, default: 2, description: 'training steps to trace (2 shows optimizer state and persistent gradients)' },

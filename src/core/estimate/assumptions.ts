@@ -1,8 +1,8 @@
 /**
  * What the config-only estimate assumes, in words the output prints, and the range its one large guess (the
  * CUDA context) spans. The context figures are public reports (docs/estimate.md, "CUDA context"): with lazy
- * module loading (PyTorch's default since 1.13, CUDA's since 12.2) 256 MiB bare on an RTX 3090 to about
- * 640 MiB after training steps on newer GPUs; eager loading (CUDA_MODULE_LOADING=EAGER, CUDA before 11.7)
+ * module loading (PyTorch's default since 1.13, CUDA's since 12.2) 256 MiB bare on an RTX 3090 to 762 MiB
+ * measured after training steps on an H100 (CUDA 13.0); eager loading (CUDA_MODULE_LOADING=EAGER, CUDA before 11.7)
  * took over 1 GiB.
  */
 import { MiB } from '../units.js';
@@ -12,7 +12,8 @@ import type { Environment } from './estimate.js';
 import type { TrainingSetup } from './setup.js';
 
 export const CONTEXT_LOW_BYTES = 256 * MiB;
-export const CONTEXT_HIGH_BYTES = 640 * MiB;
+// The highest measured: 762 MiB at the end of a ResNet-50 run on an H100, CUDA 13.0 (gpus.ts, lazyContext).
+export const CONTEXT_HIGH_BYTES = 762 * MiB;
 
 export interface ConfigAssumptions {
   assumptions: string[];

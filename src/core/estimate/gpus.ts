@@ -40,13 +40,36 @@ export function cublasWorkspaceBytes(generation: GpuGeneration | null): number {
   return generation === 'hopper' || generation === 'blackwell' ? 32 * MiB : 2 * 4 * MiB + 8 * 16 * 1024;
 }
 
+/** A CUDA context size, whether it was measured on that generation and CUDA version, and where it comes from. */
+export interface ContextFigure {
+  bytes: number;
+  measured: boolean;
+  source: string;
+}
+
+/** Measured: the median at the end of 17 runs (14 configs and 3 half batches) of bench/gpu/accuracy_model.py. */
+export const H100_CUDA13_CONTEXT_BYTES = 758 * MiB;
+const H100_SOURCE = 'measured at the end of 17 training runs on an H100 80GB HBM3, driver 580.159.04, CUDA 13.0, torch 2.11.0+cu130 ' +
+  '(median; 742–762 MiB as cuBLAS/cuDNN kernels load, 610 MiB right after CUDA init): bench/results/2026-11-27-h100-80gb/estimate-accuracy';
+
 /**
- * Default CUDA context + loaded kernels after a warm-up step. With lazy loading (default since CUDA 12.2)
- * reports run from 256 MiB bare (RTX 3090) to 0.62 GiB in training (RTX 5090); we take 512 MiB, and
- * 640 MiB on Hopper/Blackwell where more kernel images load (reference §4.4). Override with --context.
+ * Default CUDA context + kernels loaded by the end of a training step, with lazy module loading (CUDA ≥ 11.7).
+ * Hopper is measured (CUDA 13.0; CUDA 12 assumed the same, not measured). The rest are assumptions from public
+ * reports, which run from 256 MiB bare (RTX 3090) to 0.62 GiB in training (RTX 5090): 640 MiB on Blackwell,
+ * 512 MiB elsewhere (reference §4.4). `cuda` is --cuda when given. Override with --context.
  */
+export function lazyContext(generation: GpuGeneration | null, cuda: { major: number; minor: number } | null = null): ContextFigure {
+  if (generation === 'hopper') {
+    if (cuda === null || cuda.major >= 13) return { bytes: H100_CUDA13_CONTEXT_BYTES, measured: true, source: H100_SOURCE };
+    return { bytes: H100_CUDA13_CONTEXT_BYTES, measured: false, source: `assumed: the Hopper figure for CUDA 13.0, not measured on CUDA ${cuda.major}.${cuda.minor}` };
+  }
+  if (generation === 'blackwell') return { bytes: 640 * MiB, measured: false, source: 'assumed: public reports reach 0.62 GiB in training on an RTX 5090' };
+  return { bytes: 512 * MiB, measured: false, source: 'assumed: public reports run from 256 MiB bare (RTX 3090) to 0.62 GiB in training' };
+}
+
+/** The default context's bytes for a generation (see lazyContext). */
 export function defaultContextBytes(generation: GpuGeneration | null): number {
-  return generation === 'hopper' || generation === 'blackwell' ? 640 * MiB : 512 * MiB;
+  return lazyContext(generation).bytes;
 }
 
 /**

@@ -48,6 +48,9 @@ await build({ ...common, entryPoints: [join(distDir, 'cli', 'bin.js')], outfile:
 // The run watchdog is a program of its own, started by path (supervise/watchdog.ts): it goes where the bundle's
 // supervise/watchdog.js looks for it, .device/dist/supervise/watchdog-main.js.
 await build({ ...common, entryPoints: [join(distDir, 'supervise', 'watchdog-main.js')], outfile: join(outDir, 'dist', 'supervise', 'watchdog-main.js') });
+// serve's snapshot analyses run in a worker started by path: the bundle's server/analysis/run-analysis.js looks
+// for it at .device/dist/server/analysis/worker.js.
+await build({ ...common, entryPoints: [join(distDir, 'server', 'analysis', 'worker.js')], outfile: join(outDir, 'dist', 'server', 'analysis', 'worker.js') });
 // The bench imports the sources' TypeScript directly (it is not part of dist/).
 await build({
   ...common,
@@ -55,4 +58,4 @@ await build({
   outfile: join(outDir, 'status-bench.mjs'),
   plugins: [],
 });
-process.stdout.write(`bundled ${relative(root, join(outDir, 'gpumem.mjs'))}, its watchdog and ${relative(root, join(outDir, 'status-bench.mjs'))}\n`);
+process.stdout.write(`bundled ${relative(root, join(outDir, 'gpumem.mjs'))}, its watchdog, the analysis worker and ${relative(root, join(outDir, 'status-bench.mjs'))}\n`);

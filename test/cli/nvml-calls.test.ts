@@ -4,26 +4,20 @@
  * call) and per-process utilization (2.53 ms); see src/cli/nvml-fields.ts.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { countsOf, readCallsFile } from '../fake-nvml/calls.js';
 import { fakeH100, fakeNvmlEnv, writeScenario } from '../fake-nvml/scenario.js';
 import { BIN } from '../helpers/cli.js';
 import { GiB } from '../../src/core/units.js';
 import { watchServe } from '../helpers/serve-process.js';
+import { sleepingTrainer } from '../helpers/sleeping-trainer.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'gpumem-nvml-calls-'));
-const trainer = spawn('/bin/sleep', ['60'], { stdio: 'ignore' });
-afterAll(() => {
-  trainer.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
-});
+const { dir, pid: trainerPid } = sleepingTrainer('gpumem-nvml-calls-');
 const scenario = join(dir, 'scenario.txt');
 writeScenario(scenario, {
   driverVersion: '590.48.01', cudaVersion: 13010,
-  devices: [0, 1].map((i) => fakeH100(i, { energyMj: 5_000_000 + i, processes: i === 0 ? [{ pid: trainer.pid!, usedBytes: GiB, smUtilPct: 40 }] : [] })),
+  devices: [0, 1].map((i) => fakeH100(i, { energyMj: 5_000_000 + i, processes: i === 0 ? [{ pid: trainerPid, usedBytes: GiB, smUtilPct: 40 }] : [] })),
 });
 let runs = 0;
 const envFor = (callsOut: string): NodeJS.ProcessEnv => ({

@@ -2,7 +2,8 @@
  * scripts/stage-device.sh stages the CLI as one bundle for a GPU machine without npm. Every file the bundle reads
  * at run time must travel with it: `gpumem serve` once crashed at start on the H100 with ENOENT on
  * dist/server/assets/index.html. Here the staged bundle is started from its own folder and serves its page, and
- * supervises a run with its watchdog (a program of its own, started by path).
+ * supervises a run with its watchdog and analyses an uploaded snapshot in its worker (programs of their own,
+ * started by path).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { watchServe } from '../helpers/serve-process.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-stage-'));
 const staged = join(dir, 'device');
+const SNAPSHOT = join(ROOT, 'test/fixtures/snapshot/real/constructor_memory_snapshot.pickle');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the staged bundle', () => {
@@ -36,6 +38,10 @@ describe('the staged bundle', () => {
     const body = await page.text();
     const script = await fetch(`${base}/assets/app.js`);
     const metrics = await (await fetch(`${base}/metrics`)).text();
+    // A snapshot upload runs in the analysis worker, which must have travelled with the bundle too.
+    const upload = await fetch(`${base}/api/v1/snapshots`, {
+      method: 'POST', headers: { 'X-Gpumem-Page': '1', 'Content-Type': 'application/octet-stream' }, body: readFileSync(SNAPSHOT),
+    });
     const code = await new Promise<number | null>((resolve) => {
       child.once('exit', (c) => resolve(c));
       child.kill('SIGINT');
@@ -44,6 +50,7 @@ describe('the staged bundle', () => {
     expect(body).toContain('<html');
     expect(script.status).toBe(200);
     expect(metrics).toMatch(/^DCGM_FI_DEV_FB_USED\{gpu="0",/m);
+    expect(upload.status, await upload.clone().text()).toBe(200);
     expect(served.stderr()).toBe('');
     expect(code).toBe(0);
   });

@@ -5,30 +5,18 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishCompanion, startHarness, MiB, type Harness } from './harness.js';
+import { freePort, PROMETHEUS } from './prometheus-helpers.js';
 
-const PROMETHEUS = '/usr/bin/prometheus';
 let h: Harness;
 let prom: ChildProcess;
 let promBase: string;
 let dir: string;
 let log = '';
 const accepts: string[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface VectorResult {
   metric: Record<string, string>;

@@ -4,27 +4,21 @@
  * run is counted here. The time assertions are about the fake (it spent at least what its table charges), not
  * about gpumem's speed.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { countsOf, readCallsFile } from '../../fake-nvml/calls.js';
 import { fakeH100, fakeNvmlEnv, writeScenario } from '../../fake-nvml/scenario.js';
 import { BIN } from '../../helpers/cli.js';
 import { GiB } from '../../../src/core/units.js';
+import { sleepingTrainer } from '../../helpers/sleeping-trainer.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'gpumem-fake-costs-'));
-const trainer = spawn('/bin/sleep', ['60'], { stdio: 'ignore' });
-afterAll(() => {
-  trainer.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
-});
+const { dir, pid: trainerPid } = sleepingTrainer('gpumem-fake-costs-');
 const scenario = join(dir, 'scenario.txt');
 writeScenario(scenario, {
   driverVersion: '580.159.04',
   cudaVersion: 13000,
-  devices: [fakeH100(0, { processes: [{ pid: trainer.pid!, usedBytes: GiB, smUtilPct: 40 }] })],
+  devices: [fakeH100(0, { processes: [{ pid: trainerPid, usedBytes: GiB, smUtilPct: 40 }] })],
 });
 
 let runs = 0;
@@ -74,7 +68,7 @@ describe('the fake NVML driver charges the H100\'s per-call costs', () => {
     const r = status('h100');
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout).processes.map((p: { pid: number }) => p.pid)).toEqual([trainer.pid]);
+    expect(JSON.parse(r.stdout).processes.map((p: { pid: number }) => p.pid)).toEqual([trainerPid]);
     const calls = readCallsFile(r.callsOut);
     expect(calls.costs).toBe('h100');
     expect(countsOf(calls)).toEqual(STATUS_CALLS);

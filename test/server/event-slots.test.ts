@@ -3,11 +3,10 @@
  * out (a new page takes the slot of a stalled or the oldest client), and a client whose socket stays full
  * past the bound is dropped at the next message.
  */
-import { EventEmitter } from 'node:events';
-import type { ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventHub } from '../../src/server/http/events.js';
+import { asRes, Socketish } from './socketish.js';
 import { startHarness, type Harness } from './harness.js';
 
 let h: Harness;
@@ -47,23 +46,6 @@ describe('event stream slots', () => {
   });
 });
 
-/** A ServerResponse stand-in whose socket is full or not, as the test says. */
-class Socketish extends EventEmitter {
-  writableNeedDrain = false;
-  written: string[] = [];
-  destroyed = false;
-  writeHead(): this { return this; }
-  flushHeaders(): void {}
-  write(chunk: string): boolean {
-    this.written.push(chunk);
-    return !this.writableNeedDrain;
-  }
-  end(): void {}
-  destroy(): void {
-    this.destroyed = true;
-  }
-}
-const asRes = (s: Socketish): ServerResponse => s as unknown as ServerResponse;
 
 describe('EventHub eviction', () => {
   it('drops a client whose socket stayed full past the bound, and keeps one that drained', () => {

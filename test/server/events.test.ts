@@ -1,20 +1,8 @@
 /** The event hub skips a client whose socket has not drained, so its backlog stays at one message. */
-import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { EventHub } from '../../src/server/http/events.js';
-
-class Socketish extends EventEmitter {
-  writableNeedDrain = false;
-  written: string[] = [];
-  writeHead(): this { return this; }
-  flushHeaders(): void {}
-  write(chunk: string): boolean {
-    this.written.push(chunk);
-    return !this.writableNeedDrain;
-  }
-  end(): void {}
-}
+import { Socketish } from './socketish.js';
 
 describe('EventHub', () => {
   it('writes to clients that keep up and skips the ones that do not', () => {

@@ -27,7 +27,8 @@ async function torchrun(launcher: string[], mode: string): Promise<{ report: Rep
   const r = await gpumem(['run', '--gpus', '0,1', '--json', '--no-history', '--source', 'nvml', '--interval-ms', '50', '--companion-rate', '10',
     '--', ...launcher.map((a) => a.replace('PYTHON', python)), '--standalone', '--nproc-per-node', '2', SCRIPT, mode, '1.5'],
   { ...t.env, PYTHONPATH: '', OMP_NUM_THREADS: '1' });
-  const truth = r.stderr.split('\n').filter((l) => l.startsWith('truth ')).map((l) => JSON.parse(l.slice(6)) as Truth).sort((a, b) => a.rank - b.rank);
+  // Two ranks and the launcher share the stream: a line may arrive with another process's text glued to it.
+  const truth = [...r.stderr.matchAll(/truth (\{[^{}]*\})/g)].map((m) => JSON.parse(m[1] as string) as Truth).sort((a, b) => a.rank - b.rank);
   return { report: JSON.parse(r.stdout) as Report, truth, stderr: r.stderr };
 }
 

@@ -23,7 +23,8 @@ interface Report {
 }
 
 function truths(text: string): Truth[] {
-  return text.split('\n').filter((l) => l.startsWith('truth ')).map((l) => JSON.parse(l.slice(6)) as Truth).sort((a, b) => a.rank - b.rank);
+  // Two ranks share the stream: a line may arrive with the other's text glued to it.
+  return [...text.matchAll(/truth (\{[^{}]*\})/g)].map((m) => JSON.parse(m[1] as string) as Truth).sort((a, b) => a.rank - b.rank);
 }
 
 async function runRanks(mode: string, gpus = '0,1'): Promise<{ report: Report; truth: Truth[]; stderr: string; ranks: RankSummary[]; findings: RunFinding[] }> {

@@ -11,6 +11,17 @@ import { join } from 'node:path';
 export const PROMETHEUS = '/usr/bin/prometheus';
 export const PROMTOOL = '/usr/bin/promtool';
 
+/** Polls `probe` every 250 ms until it gives a value; past `timeoutMs` fails with Prometheus's log tail. */
+export async function pollUntil<T>(what: string, probe: () => Promise<T | undefined>, log: () => string, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const got = await probe().catch(() => undefined);
+    if (got !== undefined) return got;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; prometheus log:\n${log().slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
@@ -78,15 +89,7 @@ export async function startPrometheus(jobs: ScrapeJob[], options: { intervalMs?:
     if (doc.status !== 'success') throw new Error(`${expr}: ${doc.error}`);
     return doc.data.result;
   };
-  const until = async <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> => {
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const got = await probe().catch(() => undefined);
-      if (got !== undefined) return got;
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}; prometheus log:\n${log.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  };
+  const until = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> => pollUntil(what, probe, () => log, timeoutMs);
   return {
     base, query, until, log: () => log,
     stop: async () => {

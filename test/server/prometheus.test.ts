@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishCompanion, startHarness, MiB, type Harness } from './harness.js';
-import { freePort, PROMETHEUS } from './prometheus-helpers.js';
+import { freePort, pollUntil, PROMETHEUS } from './prometheus-helpers.js';
 
 let h: Harness;
 let prom: ChildProcess;
@@ -30,15 +30,7 @@ async function query(expr: string): Promise<VectorResult[]> {
   return doc.data.result;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const got = await probe().catch(() => undefined);
-    if (got !== undefined) return got;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; prometheus log:\n${log.slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> => pollUntil(what, probe, () => log, timeoutMs);
 
 beforeAll(async () => {
   expect(existsSync(PROMETHEUS), `${PROMETHEUS} is missing: apt-get install -y prometheus`).toBe(true);

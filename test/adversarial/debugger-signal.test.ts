@@ -8,7 +8,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sleep, until, world, type World } from './supervise-helpers.js';
 
@@ -49,6 +49,12 @@ function aliveNotZombie(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+function descendantsOf(pid: number): number[] {
+  const out = childrenOf(pid);
+  for (let i = 0; i < out.length; i++) out.push(...childrenOf(out[i] as number));
+  return out;
 }
 
 function childrenOf(pid: number): number[] {
@@ -155,16 +161,18 @@ describe('SIGUSR1 never opens a debugger', () => {
       let screen = '';
       py.stdout.on('data', (d: Buffer) => (screen += d.toString()));
       py.stderr.on('data', (d: Buffer) => (screen += d.toString()));
-      // Python's pty child, once it runs gpumem (before that it is a short-lived fork of Python).
+      // gpumem's Node process under the pseudo-terminal. Searched among all descendants, by its executable:
+      // `python3` may be a launcher (pyenv's shim forks the real Python), and Python's own command line
+      // contains "watch" too, so the first child with that word can be Python, which SIGUSR1 ends.
       const isWatch = (c: number): boolean => {
         try {
-          return readFileSync(`/proc/${c}/cmdline`, 'utf8').includes('\0watch');
+          return readFileSync(`/proc/${c}/cmdline`, 'utf8').includes('\0watch') && /^node/.test(basename(readlinkSync(`/proc/${c}/exe`)));
         } catch {
           return false;
         }
       };
-      await until(() => childrenOf(py.pid as number).some(isWatch), 5000);
-      const pid = childrenOf(py.pid as number).find(isWatch) as number;
+      await until(() => descendantsOf(py.pid as number).some(isWatch), 5000);
+      const pid = descendantsOf(py.pid as number).find(isWatch) as number;
       // Late means drawing: its first screen is up.
       if (delay >= 900) await until(() => /util/.test(screen), 10000);
       await sleep(delay);
@@ -183,11 +191,14 @@ describe('SIGUSR1 never opens a debugger', () => {
         expect(aliveNotZombie(pid)).toBe(true);
         expectNoInspector(pid, screen, [], `watch signalled ${delay} ms after start`);
       }
+      const tree = descendantsOf(py.pid as number);
       py.kill('SIGKILL');
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Gone with its terminal.
+      for (const c of tree) {
+        try {
+          process.kill(c, 'SIGKILL');
+        } catch {
+          // Gone with its terminal.
+        }
       }
     }
   }, 30000);

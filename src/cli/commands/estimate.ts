@@ -6,6 +6,7 @@ import { DEFAULT_SETUP, type TrainingSetup } from '../../core/estimate/setup.js'
 import { buildEstimateReport, type Budget } from '../../core/estimate/report.js';
 import { cublasWorkspaceBytes, findGpu, lazyContext, generationFromName, unknownGpu, type GpuGeneration } from '../../core/estimate/gpus.js';
 import { parseStages } from '../../core/estimate/stages.js';
+import { checkPrefixes } from '../../core/estimate/tensors.js';
 import { parseTorchVersion } from '../../core/allocator/versions.js';
 import { EAGER_CONTEXT_BYTES, moduleLoadingFor, parseCudaVersion, type ModuleLoading } from '../../core/estimate/context.js';
 import type { ShapeHints } from '../../core/estimate/params.js';
@@ -45,6 +46,8 @@ function setupFrom(o: Opts): TrainingSetup {
     batch: o.batch,
     seq: o.seq ?? null,
     activationBytesPerSample: o.activationBytesPerSample ?? null,
+    // Measured on the program as given, with its own frozen modules: no share is taken off for those again.
+    activationsMeasuredFrozen: o.freeze ?? [],
     attention: o.attention,
     // zero_grad() zeroed in place by default before torch 2.0 (pytorch/pytorch#92731).
     keepGrads: o.keepGrads || releaseBefore(o, 2, 0),
@@ -146,6 +149,10 @@ export const run: CommandHandler<EstimateOptions> = async (ctx) => {
     fragmentation: o.fragmentation / 100,
   };
   const stagesText = o.stages;
+  const stages = stagesText === undefined ? null : parseStages(stagesText);
+  checkPrefixes(loaded.model.tensors, o.freeze ?? [], '--freeze');
+  for (const st of stages ?? []) checkPrefixes(loaded.model.tensors, st.overrides.freeze ?? [], `--stages ${st.name} freeze`);
+  checkPrefixes(loaded.model.tensors, (o.unfreeze ?? []).flatMap((g) => g.split('+').filter((p) => p !== '')), '--unfreeze');
   const report = buildEstimateReport({
     model: loaded.model,
     source: loaded.source,
@@ -153,7 +160,7 @@ export const run: CommandHandler<EstimateOptions> = async (ctx) => {
     env,
     budget,
     effectiveBatch: o.effectiveBatch ?? null,
-    stages: stagesText === undefined ? null : parseStages(stagesText),
+    stages,
     unfreezeGroups: o.unfreeze ?? null,
     contextGiven: o.context !== undefined,
     moduleLoading: contextFor(o, generation).loading,

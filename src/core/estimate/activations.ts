@@ -46,11 +46,14 @@ export function activationModel(model: ModelInput, setup: TrainingSetup): Activa
 }
 
 function measured(model: ModelInput, setup: TrainingSetup, perSample: number): ActivationModel {
-  const fraction = setup.activationsForTrainableSet ? 1 : savedFraction(model, setup);
+  const now = savedFraction(model, setup.freeze, setup.loraRank);
+  const then = savedFraction(model, setup.activationsMeasuredFrozen, setup.loraRank);
+  // Nothing saved in the measured run (all frozen) gives no share to scale from: the figure is kept.
+  const fraction = setup.activationsForTrainableSet || then === 0 ? 1 : now / then;
   const notes: string[] = [];
-  if (fraction < 1) {
+  if (fraction !== 1) {
     notes.push(
-      `frozen leading modules save no activations; assumed the saved share equals the share of parameters from the first trainable tensor on (${(fraction * 100).toFixed(1)} %) — give the stage its own act= to replace this`,
+      `the measured activations scaled to ${(fraction * 100).toFixed(1)} %: frozen leading modules save no activations, and the saved share is assumed to equal the share of parameters from the first trainable tensor on (${(now * 100).toFixed(1)} % here, ${(then * 100).toFixed(1)} % in the measured run) — give the stage its own act= to replace this`,
     );
   }
   const saved = Math.round(perSample * fraction);
@@ -70,11 +73,11 @@ function measured(model: ModelInput, setup: TrainingSetup, perSample: number): A
  * Share of parameters from the first trainable tensor (in checkpoint order) onwards. Autograd saves inputs
  * only where a gradient must flow, so nothing below the lowest trainable module is kept.
  */
-function savedFraction(model: ModelInput, setup: TrainingSetup): number {
-  if (!model.tensors || setup.loraRank > 0 || setup.freeze.length === 0) return 1;
+function savedFraction(model: ModelInput, freeze: readonly string[], loraRank: number): number {
+  if (!model.tensors || loraRank > 0 || freeze.length === 0) return 1;
   const params = model.tensors.filter((t) => !isBuffer(t.name));
   const total = params.reduce((a, t) => a + t.elements, 0);
-  const first = params.findIndex((t) => !setup.freeze.some((p) => isUnderPrefix(t.name, p)));
+  const first = params.findIndex((t) => !freeze.some((p) => isUnderPrefix(t.name, p)));
   if (first < 0 || total === 0) return 0;
   return params.slice(first).reduce((a, t) => a + t.elements, 0) / total;
 }

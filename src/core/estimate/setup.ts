@@ -45,6 +45,10 @@ export interface TrainingSetup {
   /** True when activationBytesPerSample was measured for this very trainable set (a stage's act=), so no
    * share is taken off for frozen modules. */
   activationsForTrainableSet: boolean;
+  /** The module prefixes that were frozen in the run activationBytesPerSample was measured on (the run as
+   * given: `gpumem fit` measures the program itself). A setup that freezes differently (a stage without act=,
+   * a step of progressive unfreezing) scales the figure by the ratio of saved shares. */
+  activationsMeasuredFrozen: string[];
   attention: AttentionImpl;
   accumulation: number;
   /** Gradients stay allocated from one step to the next (zero_grad(set_to_none=False)), so the forward pass
@@ -72,6 +76,7 @@ export const DEFAULT_SETUP: TrainingSetup = {
   seq: null,
   activationBytesPerSample: null,
   activationsForTrainableSet: false,
+  activationsMeasuredFrozen: [],
   attention: 'sdpa',
   accumulation: 1,
   keepGrads: false,

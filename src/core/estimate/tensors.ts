@@ -91,3 +91,41 @@ export function parseShardIndex(text: string, where: string): ShardIndex {
   const total = (parsed as { metadata?: { total_size?: unknown } }).metadata?.total_size;
   return { shards, totalSizeBytes: typeof total === 'number' && Number.isFinite(total) ? total : null };
 }
+
+/**
+ * Refuses module prefixes (--freeze, a stage's freeze=, --unfreeze groups) that name no parameter of the
+ * model. Such a prefix would freeze nothing and the estimate would silently count a fully trained model:
+ * transformers 5 renamed ViT's `vit.encoder.layer.N` to `vit.layers.N`, for one, so names copied from an
+ * older release match nothing. The hint lists the model's own names at the depth the prefix was given.
+ */
+export function checkPrefixes(tensors: readonly TensorInfo[] | null, prefixes: readonly string[], option: string): void {
+  if (prefixes.length === 0) return;
+  if (tensors === null) {
+    throw new GpumemError('BAD_OPTION_VALUE', `${option}: the model has no parameter names (--params N), so nothing can be frozen by name`, {
+      hint: 'give a safetensors file, its header, or a config.json instead of --params',
+    });
+  }
+  for (const prefix of prefixes) {
+    if (tensors.some((t) => isUnderPrefix(t.name, prefix))) continue;
+    throw new GpumemError('BAD_OPTION_VALUE', `${option}: "${prefix}" names no parameter of the model`, {
+      hint: `module names at that depth include ${namesNear(tensors, prefix).join(', ')}`,
+    });
+  }
+}
+
+/** Up to six module names of the same depth as `prefix`, those sharing its longest leading path first. */
+function namesNear(tensors: readonly TensorInfo[], prefix: string): string[] {
+  const want = prefix.split('.');
+  const scored = new Map<string, number>();
+  for (const t of tensors) {
+    const parts = t.name.split('.');
+    if (parts.length <= want.length) continue;
+    const name = parts.slice(0, want.length).join('.');
+    if (scored.has(name)) continue;
+    let shared = 0;
+    while (shared < want.length && parts[shared] === want[shared]) shared++;
+    scored.set(name, shared);
+  }
+  // Stable sort: among equal scores the model's own order stays.
+  return [...scored].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([name]) => name);
+}

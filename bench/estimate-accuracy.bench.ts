@@ -7,11 +7,13 @@
  * comparison) is summarised apart. Trace mode needs .venv/ (npx vitest sets it up) and dist/ (npm run bench builds it).
  * A second table splits each gpumem estimate by category at its peak, to show where bytes are missing.
  * ESTIMATE_ACCURACY_TUNING_ONLY=1 leaves the held-out cases out entirely (for work on the model).
+ * Last, every row measured on an H100 (truth/h100-rows.ts): trace and config mode, three views each.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { formatBytes } from '../src/core/units.js';
 import { accelerateEstimate, configEstimate, deepspeedEstimate, traceEstimate } from './truth/methods.js';
 import type { Estimate, TruthCase } from './truth/methods.js';
+import { h100Section } from './truth/h100-rows.js';
 
 const METHODS = ['gpumem config', 'gpumem trace', 'accelerate', 'deepspeed'] as const;
 const MARGIN_PCT = 8;
@@ -88,5 +90,6 @@ export async function run(): Promise<void> {
   process.stdout.write(`at each estimate's peak (slack: reserved beyond requested; the truth's view may exclude context and slack)\n${breakdownTable(rows)}\n\n`);
   const heldOut = tuningOnly ? [] : summary(rows.filter((r) => r.c.heldOut), 'held-out set');
   const lines = [...summary(rows.filter((r) => !r.c.heldOut), 'tuning set'), ...heldOut];
-  process.stdout.write(`${lines.join('\n')}\nerror = (estimate − truth) / truth; goal: median ≤ 3 %, worst ≤ 8 %, none under −${MARGIN_PCT} %\n`);
+  process.stdout.write(`${lines.join('\n')}\nerror = (estimate − truth) / truth; goal: median ≤ 3 %, worst ≤ 8 %, none under −${MARGIN_PCT} %\n\n`);
+  process.stdout.write(`${h100Section(venv)}\n`);
 }

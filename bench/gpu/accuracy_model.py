@@ -236,10 +236,30 @@ def build(cfg):
         except (TypeError, ValueError, ImportError):
             model = auto.from_config(config)
         kind = "image" if family == "vit" else "tokens"
+    names = [n for n, _ in model.named_parameters()]
+    applied = [_prefix_in(names, x) for x in cfg["freeze"]]
     for n, p in model.named_parameters():
-        if any(n == x or n.startswith(x + ".") for x in cfg["freeze"]):
+        if any(n == x or n.startswith(x + ".") for x in applied):
             p.requires_grad_(False)
     return model.train(), kind
+
+
+# Module renames between transformers releases: the configs name modules as `gpumem estimate`'s config mode
+# builds them (transformers 4.x names); transformers 5 calls ViT's blocks `vit.layers.N`.
+RENAMES = [("vit.encoder.layer.", "vit.layers.")]
+
+
+def _prefix_in(names, prefix):
+    """`prefix` as this model spells it. A prefix that names no parameter would freeze nothing and the run
+    would measure a fully trained model under a frozen config's name, so it ends the run instead."""
+    def hits(x):
+        return any(n == x or n.startswith(x + ".") for n in names)
+    if hits(prefix):
+        return prefix
+    for old, new in RENAMES:
+        if prefix.startswith(old) and hits(new + prefix[len(old):]):
+            return new + prefix[len(old):]
+    raise RuntimeError(f"freeze prefix {prefix!r} names no parameter of this model (first names: {names[:4]})")
 
 
 def train(cfg, batch, steps):
@@ -334,11 +354,15 @@ def main():
     ap.add_argument("--train", metavar="NAME")
     ap.add_argument("--batch", type=int)
     ap.add_argument("--steps", type=int, default=int(os.environ.get("GPUMEM_STEPS", "3")))
+    ap.add_argument("--freeze", metavar="A,B", help="module prefixes to freeze instead of the config's (\"\" for none): "
+                    "to repeat a measured run that froze something else")
     a = ap.parse_args()
     name = a.measure or a.train
     if name not in BY_NAME:
         ap.error(f"unknown config {name!r}; known: {', '.join(BY_NAME)}")
     cfg = BY_NAME[name]
+    if a.freeze is not None:
+        cfg = dict(cfg, freeze=[x for x in a.freeze.split(",") if x])
     batch = a.batch or int(os.environ.get("GPUMEM_BATCH", cfg["batch"]))
     if a.train:   # errors (an OOM too) end the process with a traceback and a non-zero exit, as fit expects
         facts = train(cfg, batch, a.steps)

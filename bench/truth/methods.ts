@@ -33,7 +33,7 @@ export type Estimate = { bytes: number; breakdown?: Breakdown } | { unavailable:
 const ROOT = new URL('../..', import.meta.url).pathname;
 const CLI = join(ROOT, 'dist/cli/bin.js');
 
-function gpumemJson(args: string[], timeoutMs: number): Record<string, unknown> | string {
+export function gpumemJson(args: string[], timeoutMs: number): Record<string, unknown> | string {
   const r = spawnSync(process.execPath, [CLI, 'estimate', '--json', ...args], { cwd: ROOT, encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, HF_HUB_OFFLINE: '1' } });
   // Exit 1 only says the batch does not fit a --gpu budget; the JSON is still complete.
   if ((r.status === 0 || r.status === 1) && r.stdout.trim().startsWith('{')) return JSON.parse(r.stdout) as Record<string, unknown>;

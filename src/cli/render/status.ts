@@ -7,7 +7,7 @@ import { appendAll } from '../../core/arrays.js';
 import { formatBytes, formatDuration, formatPercent } from '../../core/units.js';
 import { printable } from '../../core/text.js';
 import type { Device, GpuProcess, Sample } from '../../core/types.js';
-import { memoryBar, painter, table, trimTo, visibleLength } from './style.js';
+import { cutCommand, memoryBar, painter, table, trimTo, visibleLength } from './style.js';
 
 export interface StatusRenderOptions {
   columns: number;
@@ -46,7 +46,7 @@ function commandOf(p: GpuProcess): string {
 function processRows(procs: GpuProcess[], sample: Sample, columns: number, paint: ReturnType<typeof painter>): string[] {
   if (procs.length === 0) return ['    no processes'];
   const rows: string[][] = [['PID', 'USER', 'GPU MEM', 'AGE', 'COMMAND'].map((h) => paint('dim', h))];
-  const tails: string[] = [''];
+  const tails: Array<{ marks: string; command: string }> = [{ marks: '', command: '' }];
   for (const p of procs) {
     const h = p.host;
     const age = h?.startTimeMs == null ? 'n/a' : formatDuration(Math.max(0, sample.timeMs - h.startTimeMs));
@@ -57,13 +57,17 @@ function processRows(procs: GpuProcess[], sample: Sample, columns: number, paint
       p.kind === 'graphics' ? '(G)' : p.kind === 'compute+graphics' ? '(C+G)' : '',
     ].filter((s) => s !== '');
     rows.push([String(p.pid), printable(h?.user ?? (h?.uid != null ? String(h.uid) : '-')), formatBytes(p.usedBytes), age, '']);
-    tails.push([...marks, commandOf(p)].join(' '));
+    tails.push({ marks: marks.map((m) => `${m} `).join(''), command: commandOf(p) });
   }
   const laid = table(rows, ['right', 'left', 'right', 'right', 'left']);
   return laid.map((line, i) => {
     if (i === 0) return `    ${line}`;
     const room = Math.max(10, columns - 4 - visibleLength(line));
-    return `    ${line}${trimPainted(tails[i]!, room)}`;
+    const { marks, command } = tails[i]!;
+    // The marks stay whole; the command loses its program's directory, then its middle (cutCommand), so the
+    // script and the arguments that tell two processes apart (a rank, a kernel's file) remain.
+    if (visibleLength(marks) + 10 > room) return `    ${line}${trimPainted(marks + command, room)}`;
+    return `    ${line}${marks}${cutCommand(command, room - visibleLength(marks))}`;
   });
 }
 

@@ -31,6 +31,8 @@ describe('renderStatus', () => {
       expect(row).toMatch(/4937 {2}alice {2}160\.00 MiB {2}1h02m {2}\[ctr ffffffffff/);
       expect(row.length).toBeLessThanOrEqual(columns);
       if (columns === 60) expect(row.endsWith('…')).toBe(true);
+      // Cut in its middle, not at its end: the program, the script and the last argument stay.
+      if (columns === 100) expect(row).toMatch(/\] python train\.py [^…]*…[^…]*-not-fit\.yaml$/);
       if (columns === 200) expect(row).toContain('] python train.py --config configs/a-very-long-config-name-that-will-not-fit.yaml');
     }
   });

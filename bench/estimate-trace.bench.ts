@@ -1,8 +1,10 @@
 /**
  * Speed and host memory of tracing one training step on fake tensors (gpumem estimate -- python …):
- * a Llama-2-7B-shaped model at sequence 4096 (goal ≤ 30 s, ≤ 2 GB) and ResNet-50 at batch 32 (goal ≤ 5 s).
- * Peer, measured in the same run: importing the same libraries in a bare interpreter, which every trace pays
- * before its first op. Needs .venv/ (test/setup/python-venv.ts) and GNU time for the peak resident size.
+ * a Llama-2-7B-shaped model at sequence 4096 (goal ≤ 30 s, ≤ 2 GB), ResNet-50 and ViT-B/16 at batch 32 (goal ≤ 5 s).
+ * Peers, measured in the same run: importing the same libraries in a bare interpreter, which every trace pays
+ * before its first op, and the same step under plain FakeTensorMode on the CPU device (bench/trace/plain_fake.py:
+ * no recorder, no CUDA emulation). Goal: the traced step costs ≤ 1.2× the plain one in CPU beyond the imports.
+ * Needs .venv/ (test/setup/python-venv.ts) and GNU time for the peak resident size.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -34,6 +36,14 @@ function measure(args: string[], env: NodeJS.ProcessEnv, tracePath: string | nul
   return { wallS: Number(m[1]), cpuS: Number(m[3]) + Number(m[4]), maxRssBytes: Number(m[2]) * 1024, traceS };
 }
 
+/** Seconds of the script's step under plain FakeTensorMode, counted from torch's import as the tracer counts. */
+function plainSeconds(script: string): number {
+  const r = spawnSync(PYTHON, ['bench/trace/plain_fake.py', script], { env: { ...process.env, HF_HUB_OFFLINE: '1' }, encoding: 'utf8', cwd: ROOT, timeout: 600_000 });
+  const m = /GPUMEM_PLAIN_SECONDS ([\d.]+)/.exec(r.stdout ?? '');
+  if (!m) throw new Error(`plain fake step of ${script} failed: ${(r.stderr ?? '').slice(-400)}`);
+  return Number(m[1]);
+}
+
 export async function run(): Promise<void> {
   if (!existsSync(PYTHON) || !existsSync(TIME)) {
     process.stdout.write(`needs ${PYTHON} (npx vitest sets it up) and ${TIME}; not run\n`);
@@ -47,17 +57,21 @@ export async function run(): Promise<void> {
     const cases: Array<[string, string, string, number, number | null]> = [
       ['Llama-7B shape, seq 4096, bf16, checkpointing, AdamW', 'bench/trace/train_llama7b.py', 'import torch; from transformers import LlamaConfig, LlamaForCausalLM', 30, 2e9],
       ['ResNet-50, batch 32, 224², SGD momentum', 'bench/trace/train_resnet50.py', 'import torch, torchvision', 5, null],
+      ['ViT-B/16 (Hugging Face), batch 32, 224², fp32, AdamW', 'bench/trace/train_vit_b16.py', 'import torch; from transformers import ViTConfig, ViTForImageClassification', 5, null],
     ];
     for (const [name, script, imports, goalS, goalBytes] of cases) {
       const tracePath = join(dir, 'trace.ndjson');
       const env = { ...process.env, PYTHONPATH: `${join(ROOT, 'python/_site')}:${join(ROOT, 'python')}`, GPUMEM_ESTIMATE_TRACE: tracePath, GPUMEM_ESTIMATE_STEPS: '1', HF_HUB_OFFLINE: '1' };
       const m = measure([script], env, tracePath);
       const own = measure(['-c', imports], process.env, null);
+      const plain = plainSeconds(script);
+      const traced = m.cpuS - own.cpuS;
       process.stdout.write(
         `${name}: ${m.wallS.toFixed(1)} s wall (goal ≤ ${goalS} s; ${(m.wallS / peer.wallS).toFixed(2)}× the bare import), ${m.cpuS.toFixed(1)} s CPU (${(m.cpuS / peer.cpuS).toFixed(2)}×), ` +
           `of which tracing ${m.traceS?.toFixed(1) ?? '?'} s; ${(m.maxRssBytes / 2 ** 30).toFixed(2)} GiB resident` +
           `${goalBytes ? ` (goal ≤ ${(goalBytes / 2 ** 30).toFixed(2)} GiB)` : ''}\n` +
-          `  its own imports alone (${imports}): ${own.wallS.toFixed(1)} s wall, ${own.cpuS.toFixed(1)} s CPU → the traced step costs ${(m.cpuS - own.cpuS).toFixed(1)} s CPU beyond them\n`,
+          `  its own imports alone (${imports}): ${own.wallS.toFixed(1)} s wall, ${own.cpuS.toFixed(1)} s CPU → the traced step costs ${traced.toFixed(1)} s CPU beyond them\n` +
+          `  the same step under plain FakeTensorMode: ${plain.toFixed(2)} s from torch's import on, the traced one ${m.traceS?.toFixed(2) ?? '?'} s → the tracer costs ${m.traceS ? (m.traceS / plain).toFixed(2) : '?'}× (goal ≤ 1.20×)\n`,
       );
     }
   } finally {

@@ -7,13 +7,25 @@ export interface RunOptions extends CompanionOptions, HistoryOptions, JsonOption
   gpus: string | undefined;
   noAllocConf: boolean;
   requireFree: string | undefined;
-  batch: number | undefined;
+  batch: number | 'auto' | undefined;
   accum: number | undefined;
+  effectiveBatch: number | undefined;
+  margin: number;
+  steps: number | undefined;
   retryOom: number;
   graceMs: number;
   cleanupTimeoutMs: number;
   intervalMs: number;
   noHistory: boolean;
+}
+
+/** --batch: a positive whole number, or auto. */
+function runBatch(text: string): number | 'auto' {
+  if (text === 'auto') return 'auto';
+  if (!/^[1-9]\d*$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw new GpumemError('BAD_OPTION_VALUE', `--batch: "${text}" is neither a batch size nor auto`, { hint: 'e.g. --batch 32 or --batch auto' });
+  }
+  return Number(text);
 }
 
 export const RUN = defineCommand<RunOptions>({
@@ -26,7 +38,10 @@ export const RUN = defineCommand<RunOptions>({
     gpus: { type: 'string', value: 'SPEC', allowEmpty: true, description: 'GPUs to use: an index (2), a list (0,1,2), UUIDs, auto (the freest) or auto:N' },
     noAllocConf: { type: 'boolean', description: 'leave PYTORCH_ALLOC_CONF and PYTORCH_CUDA_ALLOC_CONF as they are (no expandable_segments:True)' },
     requireFree: { type: 'string', value: 'BYTES|PCT', description: 'refuse to start unless every chosen GPU has this much free memory (e.g. 20GiB or 30%)' },
-    batch: { type: 'number', value: 'N', integer: true, min: 1, description: 'starting batch size for {batch} and GPUMEM_BATCH' },
+    batch: { type: 'string', value: 'N|auto', transform: runBatch, description: 'starting batch size for {batch} and GPUMEM_BATCH; auto: the largest that fits the chosen GPUs, found by tracing the step (short measured runs when it cannot be traced and the command has {steps})' },
+    effectiveBatch: { type: 'number', value: 'N', integer: true, min: 1, description: 'with --batch auto: the global batch to keep, through {accum}' },
+    margin: { type: 'number', value: 'PCT', min: 0, max: 50, default: 8, description: 'with --batch auto: share of the free memory kept unused' },
+    steps: { type: 'number', value: 'N', integer: true, min: 1, description: 'fills {steps} in the command (required when it has one); --batch auto\'s measured short runs use 5' },
     accum: { type: 'number', value: 'N', integer: true, min: 1, description: 'starting gradient accumulation for {accum} and GPUMEM_ACCUM (default 1)' },
     retryOom: { type: 'number', value: 'N', integer: true, min: 0, max: 100, default: 0, description: 'on CUDA OOM, retry up to N times with half the batch and double the accumulation' },
     graceMs: { type: 'number', value: 'MS', integer: true, min: 0, max: MAX_MS, default: 5000, description: 'wait between signal steps (forwarded signal → TERM → KILL) and before KILLing leftovers' },
@@ -39,7 +54,7 @@ export const RUN = defineCommand<RunOptions>({
     ...SOURCE_TABLE,
   },
   passthrough: true,
-  examples: ['gpumem run --gpus 2 -- python train.py', 'gpumem run --gpus auto --batch 32 --retry-oom 3 -- python train.py --bs {batch} --accum {accum}'],
+  examples: ['gpumem run --gpus 2 -- python train.py', 'gpumem run --gpus auto --batch 32 --retry-oom 3 -- python train.py --bs {batch} --accum {accum}', 'gpumem run --gpus 1 --batch auto --effective-batch 256 -- python train.py --bs {batch} --accum {accum}'],
   exits: ['the child\'s exit status; 128+n when it was killed by signal n', '1 when pre-flight refused (--require-free)'],
 });
 

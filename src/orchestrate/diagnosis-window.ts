@@ -9,8 +9,11 @@ import { diagnose, type DiagnoseReport } from '../core/diagnose/engine.js';
 import type { DiagnoseInput, PidNamespace } from '../core/diagnose/types.js';
 import type { Fallback } from '../core/diagnose/report-json.js';
 import { GpumemError, isGpumemError } from '../core/errors.js';
-import { detectContainer, openSource, readHostFacts, readRecording, type OpenSourceOptions, type ProcOptions } from '../sources/index.js';
-import { readLiveCompanion } from '../store/index.js';
+// Each module itself rather than the sources/ and store/ doors, which would load every source's parsers, the
+// run history's SQLite and more before doctor's first screen (docs/status.md, "Start-up").
+import { openSource, type OpenSourceOptions } from '../sources/open.js';
+import { detectContainer, readHostFacts, type ProcOptions } from '../sources/procfs/index.js';
+import { readLiveCompanion } from '../store/live/index.js';
 
 export interface CollectOptions {
   /** Window length; 0 takes one sample. */
@@ -55,7 +58,8 @@ export function readAncestors(latest: Sample, proc: ProcOptions = {}): Record<nu
   return out;
 }
 
-function windowFromRecording(path: string): Collected {
+async function windowFromRecording(path: string): Promise<Collected> {
+  const { readRecording } = await import('../sources/replay/index.js');
   const { header, samples } = readRecording(path);
   if (samples.length === 0) {
     throw new GpumemError('INPUT_MALFORMED', `${path}: the recording holds no samples`, { hint: 'record for longer with gpumem record' });

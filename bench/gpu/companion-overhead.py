@@ -73,6 +73,7 @@ def listen():
     server.bind(path)
     server.listen(4)
     received = []
+    connected = threading.Event()
 
     def accept():
         # Messages are taken line by line as they arrive: a descendant that inherited the connection may keep it
@@ -83,6 +84,7 @@ def listen():
         except OSError as exc:
             received.append({"type": "listener-error", "error": repr(exc)})
             return
+        connected.set()
         buf = b""
         while True:
             data = conn.recv(1 << 16)
@@ -100,7 +102,7 @@ def listen():
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
-    return path, received, thread
+    return path, received, (thread, connected)
 
 
 def run(steps, rate_hz, site, fake):
@@ -120,7 +122,8 @@ def run(steps, rate_hz, site, fake):
         raise SystemExit("companion-overhead: the %s child failed (exit %d): %s" % (
             "companion" if rate_hz else "plain", proc.returncode, proc.stderr[-2000:]))
     if thread is not None:
-        thread.join(10)
+        # The stream's end is waited for only when the companion connected: a child that never did has exited.
+        thread[0].join(10 if thread[1].is_set() else 1)
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     result["medianStepMs"] = statistics.median(result.pop("stepS")) * 1e3
     result["childStderr"] = proc.stderr[-4000:]

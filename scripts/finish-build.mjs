@@ -2,11 +2,14 @@
 // that file directly, so every build (not only npm's first bin linking at install) makes it executable again.
 // It also copies the dashboard's files (our own and uPlot's) next to the compiled server and bundles the page's
 // script (src/server/page/, TypeScript) there with esbuild, so the installed package serves them from its own
-// origin without reaching for node_modules or a CDN.
+// origin without reaching for node_modules or a CDN. First of all it bundles the command into chunks
+// (scripts/bundle-cli.mjs says why).
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 
+const { bundleCli } = await import('./bundle-cli.mjs');
+process.stdout.write(`finish-build: ${await bundleCli()}\n`);
 chmodSync(new URL('../dist/cli/bin.js', import.meta.url), 0o755);
 
 const require = createRequire(import.meta.url);

@@ -88,6 +88,13 @@ def settle(baseline):
         time.sleep(0.5)
 
 
+def settle_after(m, baseline):
+    """Settles only after a reading by device delta: that is the one method another process's memory disturbs
+    (the last config's teardown, or the other lanes of run-all.sh); readings per pid need no quiet GPU."""
+    if '"method": "device-delta"' in json.dumps(m):
+        settle(baseline)
+
+
 def measure(name, batch, timeout):
     """One fresh training process; its measurement dict, or a failed one with the reason."""
     rc, out, err, secs = run_child(CHILD + ["--measure", name, "--batch", str(batch), "--steps", "3"], timeout)
@@ -161,7 +168,7 @@ def run_config(cfg, a, files, budget, baseline):
     else:
         timeout, capped = budget.timeout(a.config_timeout)
         m = measure(cfg["name"], cfg["batch"], timeout)
-        settle(baseline)
+        settle_after(m, baseline)
         if m["status"] == "timeout" and capped:
             return None
         row["measured"] = m
@@ -171,7 +178,7 @@ def run_config(cfg, a, files, budget, baseline):
             half = cfg["batch"] // 2
             timeout, capped = budget.timeout(a.config_timeout)
             m1 = measure(cfg["name"], half, timeout)
-            settle(baseline)
+            settle_after(m1, baseline)
             if m1["status"] == "timeout" and capped:
                 return None
             row["measuredHalfBatch"] = m1

@@ -1,5 +1,8 @@
 /** Opens the GPU source a command's --source/--replay/--nvml-lib options ask for (shared by every command). */
-import { openSource, type GpuSource, type NvmlFields, type OpenSourceOptions } from '../sources/index.js';
+// Straight to sources/open.js, not the sources/ door: the door re-exports every source's parsers, and a
+// one-shot command would load them all before reading one GPU.
+import { openSource, type OpenSourceOptions } from '../sources/open.js';
+import type { GpuSource, NvmlFields } from '../sources/index.js';
 import type { CommandContext } from './context.js';
 import type { SourceOptions } from './options/shared.js';
 

@@ -5,12 +5,15 @@
  */
 import { userInfo } from 'node:os';
 import type { HostFacts, Sample } from '../core/types.js';
-import { diagnose, type DiagnoseReport } from '../core/diagnose/engine.js';
+import type { DiagnoseReport } from '../core/diagnose/engine.js';
 import type { DiagnoseInput, PidNamespace } from '../core/diagnose/types.js';
 import type { Fallback } from '../core/diagnose/report-json.js';
 import { GpumemError, isGpumemError } from '../core/errors.js';
-import { detectContainer, openSource, readHostFacts, readRecording, type OpenSourceOptions, type ProcOptions } from '../sources/index.js';
-import { readLiveCompanion } from '../store/index.js';
+// Each module itself rather than the sources/ and store/ doors, which would load every source's parsers, the
+// run history's SQLite and more before doctor's first screen (docs/status.md, "Start-up").
+import { openSource, type OpenSourceOptions } from '../sources/open.js';
+import { detectContainer, readHostFacts, type ProcOptions } from '../sources/procfs/index.js';
+import { readLiveCompanion } from '../store/live/index.js';
 
 export interface CollectOptions {
   /** Window length; 0 takes one sample. */
@@ -55,7 +58,8 @@ export function readAncestors(latest: Sample, proc: ProcOptions = {}): Record<nu
   return out;
 }
 
-function windowFromRecording(path: string): Collected {
+async function windowFromRecording(path: string): Promise<Collected> {
+  const { readRecording } = await import('../sources/replay/index.js');
   const { header, samples } = readRecording(path);
   if (samples.length === 0) {
     throw new GpumemError('INPUT_MALFORMED', `${path}: the recording holds no samples`, { hint: 'record for longer with gpumem record' });
@@ -121,13 +125,27 @@ export interface Diagnosed {
  * explicitly never falls back.
  */
 export async function diagnoseWindow(options: CollectOptions & { fallbackRecording: string | null }): Promise<Diagnosed> {
-  const { fallbackRecording, ...collect } = options;
+  const { fallbackRecording, ...given } = options;
+  // The engine and its rules are loaded after the first sample, while the window goes on: doctor prints that
+  // sample at once, and nothing it needs should wait for the rules.
+  let engine: Promise<typeof import('../core/diagnose/engine.js')> | null = null;
+  const loadEngine = (): Promise<typeof import('../core/diagnose/engine.js')> => (engine ??= import('../core/diagnose/engine.js'));
+  const onSample = given.onSample;
+  const collect: CollectOptions = {
+    ...given,
+    onSample: (sample, index, count) => {
+      onSample?.(sample, index, count);
+      if (index === 0) void loadEngine().catch(() => undefined);
+    },
+  };
   try {
     const collected = await collectWindow(collect);
+    const { diagnose } = await loadEngine();
     return { report: diagnose(collected.input), collected, fallback: null };
   } catch (error) {
     if (fallbackRecording === null || !isGpumemError(error) || error.code !== 'NO_GPU_ACCESS' || collect.source.replay !== undefined) throw error;
     const collected = await collectWindow({ windowMs: 0, intervalMs: collect.intervalMs, source: { ...collect.source, replay: fallbackRecording } });
+    const { diagnose } = await loadEngine();
     return { report: diagnose(collected.input), collected, fallback: { reason: error.message, recording: fallbackRecording } };
   }
 }

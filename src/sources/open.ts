@@ -4,8 +4,6 @@
  */
 import { GpumemError, isGpumemError } from '../core/errors.js';
 import { createHostEnricher, type ProcOptions } from './procfs/index.js';
-import { openReplaySource } from './replay/index.js';
-import { openSmiSource, resolveSmiPath } from './smi/index.js';
 import type { GpuSource } from './source.js';
 import type { NvmlFields } from './nvml/source.js';
 
@@ -74,17 +72,20 @@ function nvmlFailure(error: unknown, path: string): string {
  * GpumemError('NO_GPU_ACCESS') saying what was tried (library, nvidia-smi path) and why each failed.
  */
 export async function openSource(options: OpenSourceOptions): Promise<GpuSource> {
-  if (options.replay !== undefined) return openReplaySource(options.replay);
+  // Each source's modules are loaded only when it is the one asked for or tried: a one-shot `gpumem status` on
+  // NVML never reads the recording reader or the nvidia-smi parsers (docs/status.md, "Start-up").
+  if (options.replay !== undefined) return (await import('./replay/index.js')).openReplaySource(options.replay);
   const choice = options.source ?? 'auto';
   const smiOptions = { env: options.env, ...(options.smiPath === undefined ? {} : { smiPath: options.smiPath }) };
   if (choice === 'nvml') return withHostFacts(await openNvml(options), options.proc);
-  if (choice === 'smi') return withHostFacts(await openSmiSource(smiOptions), options.proc);
+  if (choice === 'smi') return withHostFacts(await (await import('./smi/index.js')).openSmiSource(smiOptions), options.proc);
   const failures: string[] = [];
   try {
     return withHostFacts(await openNvml(options), options.proc);
   } catch (error) {
     failures.push(nvmlFailure(error, nvmlTarget(options) ?? 'libnvidia-ml.so.1'));
   }
+  const { openSmiSource, resolveSmiPath } = await import('./smi/index.js');
   try {
     return withHostFacts(await openSmiSource(smiOptions), options.proc);
   } catch (error) {

@@ -1,2 +1,2 @@
 /** The diagnose/doctor JSON document lives in core so the server's API returns the very same one. */
-export { reportJson, type Fallback } from '../../core/diagnose/index.js';
+export { reportJson, type Fallback } from '../../core/diagnose/report-json.js';

@@ -10,7 +10,9 @@ import { DIAGNOSIS_FIELDS } from '../nvml-fields.js';
 import type { CommandContext } from '../context.js';
 import type { DiagnoseOptions } from '../options/gpus.js';
 import type { Outcome } from '../exit-codes.js';
-import { diagnoseWindow, type CollectOptions, type Diagnosed } from '../../orchestrate/index.js';
+// The module itself, not orchestrate's door: the door also loads the live sampler, the fit loop and the snapshot
+// analysis, none of which doctor's first screen needs.
+import { diagnoseWindow, type CollectOptions, type Diagnosed } from '../../orchestrate/diagnosis-window.js';
 
 export type { Diagnosed };
 

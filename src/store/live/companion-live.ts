@@ -13,7 +13,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { parseLiveCompanionDoc, type LiveCompanionDoc, type LiveCompanionProcess } from '../../core/companion/live.js';
 import { isGpumemError } from '../../core/errors.js';
-import { readStartTicks, type ProcOptions } from '../../sources/index.js';
+import { readStartTicks, type ProcOptions } from '../../sources/procfs/index.js';
 import { ensurePrivateDir, privateDirProblem, readPrivateFile, writePrivateFile } from './private-dir.js';
 
 /** A live document describes a handful of processes; anything larger is not one of ours. */

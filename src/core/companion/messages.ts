@@ -200,6 +200,30 @@ export interface SyncTotals {
 }
 
 /**
+ * Per-step memory of the training loop (docs/companion.md, "Step memory"): for consecutive steps from
+ * `firstStep` on one device, what each step left allocated at its end, its peaks (the allocator's peaks, reset
+ * at every step boundary) and the reserved bytes at its end. The four lists have one entry per step.
+ */
+export interface MemoryMessage extends Base {
+  type: 'memory';
+  device: number;
+  /** What ends a step: `optimizer.step()` returning (torch ≥ 2.0), else the next DataLoader fetch. */
+  boundary: 'optimizer' | 'dataloader';
+  /** 1-based number of the first step listed. */
+  firstStep: number;
+  /** `allocated_bytes.all.current` at the step's end: what the step left behind. */
+  leftBytes: number[];
+  /** `allocated_bytes.all.peak` over the step. */
+  peakAllocatedBytes: number[];
+  /** `reserved_bytes.all.current` at the step's end. */
+  reservedBytes: number[];
+  /** `reserved_bytes.all.peak` over the step. */
+  peakReservedBytes: number[];
+  /** Records the companion could not keep so far (more steps between two sends than it holds). */
+  dropped: number;
+}
+
+/**
  * Which rank of a distributed job the process is: from the environment its launcher gave it (RANK,
  * LOCAL_RANK, WORLD_SIZE; sent at start), or from `torch.distributed` once the process group exists (sent
  * right after `init_process_group`; the only source for `mp.spawn` ranks). A field the source does not know is null.
@@ -229,5 +253,6 @@ export type CompanionMessage =
   | ErrorMessage
   | CudaMessage
   | StepsMessage
+  | MemoryMessage
   | RankMessage
   | ByeMessage;

@@ -1,0 +1,3 @@
+/** forecast/: the OOM forecast from the training loop's per-step memory (docs/training-loop.md). */
+export * from './history.js';
+export * from './forecast.js';

@@ -18,6 +18,8 @@ export const COMPANION_LIMITS = {
   textChars: 2000,
   /** Characters kept of an exception text (the Python side already cuts it there). */
   exceptionChars: 8000,
+  /** CUDA devices with a per-step memory history per process (each history is bounded in forecast/history.ts). */
+  memoryDevicesPerProcess: 16,
   /** Bytes of retained messages kept over the attempt, all processes together. */
   keptBytes: 16 * 1024 * 1024,
 } as const;
@@ -112,6 +114,9 @@ function growth(state: CompanionState, m: CompanionMessage): number {
       return p?.errors.has(m.what) ? 0 : size();
     case 'cuda':
       return m.problem.length;
+    case 'memory':
+      // A history is bounded (about 2,000 steps of 5 numbers); its first message reserves that much.
+      return p?.memory.has(m.device) ? 0 : 128 * 1024;
     default:
       return p ? 0 : 256;
   }
@@ -131,6 +136,7 @@ export function admitCompanionMessage(intake: CompanionIntake, message: Companio
   const m = clamp(intake, message);
   const p = state.get(m.pid);
   if (m.type === 'error' && p && !p.errors.has(m.what) && p.errors.size >= COMPANION_LIMITS.errorsPerProcess) return overKind('error');
+  if (m.type === 'memory' && p && !p.memory.has(m.device) && p.memory.size >= COMPANION_LIMITS.memoryDevicesPerProcess) return overKind('memory');
   const adds = growth(state, m);
   if (intake.keptBytes + adds > COMPANION_LIMITS.keptBytes) {
     drops.overTotalBytes++;

@@ -21,6 +21,7 @@ from ._steps import install as install_steps
 from ._transfers import compiling_probe, install as install_transfers
 from ._compute import install as install_compute
 from ._step_memory import StepMemory
+from ._growth_sites import SiteTracker
 
 COMPANION_VERSION = "0.1.0"
 # Unchanged statistics are still re-sent this often, so the supervisor can tell "quiet" from "gone".
@@ -166,6 +167,8 @@ class Companion:
                 if self.caps["historyStyle"] is None or not self.caps["snapshot"]:
                     raise RuntimeError("this torch cannot record allocation history")
                 enable_history(torch, self.caps["historyStyle"], self.config.snapshot_max_entries)
+                if self.steps is not None and self.steps.memory is not None:
+                    self.steps.memory.sites = SiteTracker(torch)
             except Exception as exc:
                 self.report("memory history", exc)
         if self.caps["oomObserver"]:

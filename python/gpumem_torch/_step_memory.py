@@ -47,6 +47,9 @@ class StepMemory:
         self.pending = []
         self.dropped = 0
         self.failed = False
+        # What grows, from allocator snapshots at a few steps (_growth_sites.py); set while history is recorded.
+        self.sites = None
+        self.site_messages = []
 
     def boundary(self, source):
         """A step of kind ``source`` ended; records it when that is the counting boundary and CUDA is up."""
@@ -68,6 +71,13 @@ class StepMemory:
             self.failed = True  # once broken, stay out of the loop's way
             raise
         self.step += 1
+        if self.sites is not None and self.sites.due(self.step):
+            try:
+                found = self.sites.check(self.step, device, allocated)
+                if found is not None:
+                    self.site_messages.append(found)
+            except Exception:
+                self.sites = None  # no snapshot this time, nor later; the step records go on
         if len(self.pending) >= MAX_PENDING:
             self.dropped += 1
             return
@@ -75,10 +85,10 @@ class StepMemory:
 
     def messages(self):
         """The pending records as ``memory`` messages, one per run of consecutive steps on one device; clears them."""
-        out = []
+        out, self.site_messages = self.site_messages, []
         rows, self.pending = self.pending, []
         for row in rows:
-            last = out[-1] if out else None
+            last = out[-1] if out and out[-1]["type"] == "memory" else None
             if last is None or last["device"] != row[1] or last["firstStep"] + len(last["leftBytes"]) != row[0] \
                     or len(last["leftBytes"]) >= ROWS_PER_MESSAGE:
                 last = {"type": "memory", "device": int(row[1]), "boundary": self.source, "firstStep": row[0],

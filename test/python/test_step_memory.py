@@ -114,3 +114,24 @@ class StepMemoryTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class GrowthSitesTest(unittest.TestCase):
+    def test_sites_that_rose_only_outside_torch_largest_first(self):
+        from gpumem_torch._growth_sites import grown_sites, live_by_site
+
+        def block(size, filename, line, state="active_allocated"):
+            return {"size": size, "state": state, "frames": [
+                {"filename": "/x/site-packages/torch/nn/modules/linear.py", "line": 125, "name": "forward"},
+                {"filename": filename, "line": line, "name": "step"}]}
+
+        skip = ("/x/site-packages/torch/",)
+        before = live_by_site({"segments": [{"device": 0, "blocks": [block(100, "train.py", 9), block(50, "train.py", 3)]}]}, 0, skip)
+        after = live_by_site({"segments": [
+            {"device": 0, "blocks": [block(100, "train.py", 9), block(100, "train.py", 9), block(300, "eval.py", 2),
+                                     block(50, "train.py", 3), block(999, "train.py", 8, state="inactive")]},
+            {"device": 1, "blocks": [block(5000, "train.py", 9)]}]}, 0, skip)
+        self.assertEqual(grown_sites(before, after), [
+            {"site": "eval.py:2 in step", "bytes": 300, "blocks": 1},
+            {"site": "train.py:9 in step", "bytes": 100, "blocks": 1},
+        ])

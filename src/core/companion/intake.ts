@@ -89,6 +89,8 @@ function clamp(intake: CompanionIntake, m: CompanionMessage): CompanionMessage {
       return { ...m, problem: cut(intake, m.problem) };
     case 'rank':
       return { ...m, backend: cutOrNull(intake, m.backend) };
+    case 'sites':
+      return { ...m, sites: m.sites.map((x) => ({ ...x, site: cut(intake, x.site) })) };
     default:
       return m;
   }
@@ -136,7 +138,7 @@ export function admitCompanionMessage(intake: CompanionIntake, message: Companio
   const m = clamp(intake, message);
   const p = state.get(m.pid);
   if (m.type === 'error' && p && !p.errors.has(m.what) && p.errors.size >= COMPANION_LIMITS.errorsPerProcess) return overKind('error');
-  if (m.type === 'memory' && p && !p.memory.has(m.device) && p.memory.size >= COMPANION_LIMITS.memoryDevicesPerProcess) return overKind('memory');
+  if ((m.type === 'memory' || m.type === 'sites') && p && !p.memory.has(m.device) && p.memory.size >= COMPANION_LIMITS.memoryDevicesPerProcess) return overKind('memory');
   const adds = growth(state, m);
   if (intake.keptBytes + adds > COMPANION_LIMITS.keptBytes) {
     drops.overTotalBytes++;

@@ -224,6 +224,22 @@ export interface MemoryMessage extends Base {
 }
 
 /**
+ * What grows (docs/training-loop.md): the allocation sites whose live bytes rose between two allocator snapshots
+ * the companion took at steps `fromStep` and `toStep` (powers of two, only while allocation history is recorded),
+ * sent when what the steps left behind rose between them too.
+ */
+export interface SitesMessage extends Base {
+  type: 'sites';
+  device: number;
+  fromStep: number;
+  toStep: number;
+  /** How much more the step at `toStep` left allocated than the one at `fromStep`. */
+  leftGrewBytes: number;
+  /** Largest rise first, at most 5: "file:line in function" of the innermost frame outside torch. */
+  sites: Array<{ site: string; bytes: number; blocks: number }>;
+}
+
+/**
  * Which rank of a distributed job the process is: from the environment its launcher gave it (RANK,
  * LOCAL_RANK, WORLD_SIZE; sent at start), or from `torch.distributed` once the process group exists (sent
  * right after `init_process_group`; the only source for `mp.spawn` ranks). A field the source does not know is null.
@@ -254,5 +270,6 @@ export type CompanionMessage =
   | CudaMessage
   | StepsMessage
   | MemoryMessage
+  | SitesMessage
   | RankMessage
   | ByeMessage;

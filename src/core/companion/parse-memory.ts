@@ -1,6 +1,6 @@
 /** The `memory` message: per-step peaks and what each step left behind, for the OOM forecast. */
-import type { MemoryMessage } from './messages.js';
-import { bad, count, list, text, type Obj } from './parse-fields.js';
+import type { MemoryMessage, SitesMessage } from './messages.js';
+import { bad, count, list, obj, text, type Obj } from './parse-fields.js';
 
 /** Steps listed in one message, at most: the companion sends 1500 a message, well under the line limit. */
 export const MAX_MEMORY_ROWS = 4096;
@@ -33,4 +33,21 @@ export function memoryMessage(base: Pick<MemoryMessage, 'schemaVersion' | 'pid' 
     ...base, type: 'memory', device, boundary, firstStep, leftBytes, peakAllocatedBytes, reservedBytes, peakReservedBytes,
     dropped: count(o, 'dropped', ''),
   };
+}
+
+/** Sites listed in one `sites` message, at most (the companion sends 5). */
+export const MAX_SITES = 16;
+
+/** Reads a `sites` message's fields onto `base`. */
+export function sitesMessage(base: Pick<SitesMessage, 'schemaVersion' | 'pid' | 'timeMs'>, o: Obj, device: number): SitesMessage {
+  const fromStep = count(o, 'fromStep', '');
+  const toStep = count(o, 'toStep', '');
+  if (toStep <= fromStep) bad('.toStep', 'is not after fromStep');
+  const listed = list(o, 'sites', '');
+  if (listed.length > MAX_SITES) bad('.sites', `${listed.length} sites listed, more than ${MAX_SITES}`);
+  const sites = listed.map((v, i) => {
+    const s = obj(v, `.sites[${i}]`);
+    return { site: text(s, 'site', `.sites[${i}]`), bytes: count(s, 'bytes', `.sites[${i}]`), blocks: Number.isSafeInteger(s.blocks) ? (s.blocks as number) : 0 };
+  });
+  return { ...base, type: 'sites', device, fromStep, toStep, leftGrewBytes: count(o, 'leftGrewBytes', ''), sites };
 }

@@ -3,7 +3,7 @@
  * per device, the highest peaks seen (peaks survive a `reset_peak_memory_stats` in the program), OOMs,
  * failures of the companion itself, and whether the process said goodbye.
  */
-import type { AllocatorStats, CompanionMessage, DeviceIdentity, HelloMessage, MemoryMessage, OomMessage, RankMessage, StepsMessage } from './messages.js';
+import type { AllocatorStats, CompanionMessage, DeviceIdentity, HelloMessage, MemoryMessage, OomMessage, RankMessage, SitesMessage, StepsMessage } from './messages.js';
 import { createStepHistory, foldMemoryMessage, type StepMemoryHistory } from '../forecast/history.js';
 
 export interface CompanionDeviceState {
@@ -44,6 +44,8 @@ export interface CompanionProcessState {
   rank: RankMessage | null;
   /** Per CUDA device, the per-step memory history (bounded) that the OOM forecast reads. */
   memory: Map<number, StepMemoryHistory>;
+  /** Per CUDA device, the latest report of the allocation sites that grew (kept only for a device with a history). */
+  sites: Map<number, SitesMessage>;
 }
 
 /**
@@ -71,7 +73,7 @@ function processOf(state: CompanionState, pid: number): CompanionProcessState {
   if (!p) {
     p = {
       pid, hello: null, identities: [], devices: new Map(), ooms: [], oomReportsByDevice: new Map(), oomsNotKept: 0, oomExceptions: [],
-      errors: new Map(), ended: false, droppedMessages: 0, noCuda: null, steps: null, rank: null, memory: new Map(),
+      errors: new Map(), ended: false, droppedMessages: 0, noCuda: null, steps: null, rank: null, memory: new Map(), sites: new Map(),
     };
     state.set(pid, p);
   }
@@ -157,6 +159,9 @@ export function applyCompanionMessage(state: CompanionState, message: CompanionM
       break;
     case 'memory':
       foldMemory(p, message);
+      break;
+    case 'sites':
+      if (p.memory.has(message.device)) p.sites.set(message.device, message);
       break;
     case 'rank':
       // The process group knows the rank it communicates as; the environment only what the launcher meant.

@@ -15,6 +15,12 @@ export interface MemoryGrowth {
   grownBytes: number;
   /** How well a straight line fits (0..1): a leak is a line; noise is not. */
   r2: number;
+  /**
+   * What grows: the allocation sites whose live bytes rose between two allocator snapshots (only when allocation
+   * history is recorded: `gpumem run --snapshot-on-oom`); null otherwise. Filled in by the caller from the
+   * companion's `sites` message.
+   */
+  sites?: { fromStep: number; toStep: number; leftGrewBytes: number; sites: Array<{ site: string; bytes: number; blocks: number }> } | null;
   /** The step at which the usual step's peak reaches the limit at this rate; null without a limit. */
   oomAtStep: number | null;
   /** `oomAtStep` minus the latest step. */

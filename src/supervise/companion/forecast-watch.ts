@@ -3,7 +3,7 @@
  * measured against what it can still get (its PyTorch reserved bytes plus the GPU's free bytes, capped by a
  * memory fraction), warnings are printed once each, and the latest forecasts go into the run report.
  */
-import { forecastMemory, forecastWarnings, forecastWhere, forecastLine, type MemoryForecast } from '../../core/forecast/index.js';
+import { forecastMemory, forecastWarnings, forecastWhere, forecastLine, whatGrows, type MemoryForecast } from '../../core/forecast/index.js';
 import type { CompanionProcessState, CompanionState } from '../../core/companion/state.js';
 import { summariseSteps } from '../../core/companion/steps.js';
 import type { Sample } from '../../core/types.js';
@@ -46,14 +46,23 @@ export class ForecastWatch {
         const key = `${p.pid}/${h.device}`;
         const before = this.kept.get(key);
         const limit = forecastLimit(p, h.device, sample);
-        if (before && before.forecast.step === h.lastStep && before.forecast.limitBytes === limit) continue;
+        const sites = p.sites.get(h.device) ?? null;
+        if (before && before.forecast.step === h.lastStep && before.forecast.limitBytes === limit && (before.forecast.growth?.sites ?? null) === sites) continue;
         const forecast = forecastMemory(h, {
           limitBytes: limit, withinSteps: this.settings.withinSteps > 0 ? this.settings.withinSteps : -1, checkSpikes: this.settings.checkSpikes,
         });
         if (!forecast) continue;
+        if (forecast.growth && sites) {
+          forecast.growth.sites = { fromStep: sites.fromStep, toStep: sites.toStep, leftGrewBytes: sites.leftGrewBytes, sites: sites.sites };
+        }
         const uuid = p.devices.get(h.device)?.gpuUuid ?? null;
         const kept = { pid: p.pid, forecast, gpuIndex: uuid === null ? null : indexOf(uuid), meanStepMs };
         this.kept.set(key, kept);
+        if (forecast.growth?.sites && !this.warned.has(`${key}/sites`)) {
+          // Once: the sites come from a snapshot at a power-of-two step, usually after the first warning.
+          this.warned.add(`${key}/sites`);
+          lines.push(`forecast: ${forecastWhere(p.pid, forecast, kept.gpuIndex)}${whatGrows(forecast).replace(/^;/, ':')}`);
+        }
         for (const kind of forecast.warnings) {
           if (this.warned.has(`${key}/${kind}`)) continue;
           this.warned.add(`${key}/${kind}`);

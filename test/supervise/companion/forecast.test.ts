@@ -15,7 +15,10 @@ const GiB = 1024 * MiB;
 
 interface Forecast {
   device: number; step: number; limitBytes: number | null; usualPeakBytes: number | null; warnings: string[];
-  growth: { bytesPerStep: number; oomAtStep: number | null; stepsLeft: number | null } | null;
+  growth: {
+    bytesPerStep: number; oomAtStep: number | null; stepsLeft: number | null;
+    sites?: { fromStep: number; toStep: number; leftGrewBytes: number; sites: Array<{ site: string; bytes: number; blocks: number }> } | null;
+  } | null;
   spikes: { everySteps: number; nextStep: number; peakBytes: number; nextPeakBytes: number; headroomBytes: number | null } | null;
 }
 interface Report {
@@ -51,11 +54,11 @@ function loop(o: { steps: number; leakMiB: number; evalEvery?: number; evalMiB?:
   ].join('\n');
 }
 
-async function run(code: string, fraction: number, extra: string[] = []): Promise<{ report: Report; stderr: string; stdout: string; forecast: Forecast | undefined }> {
+async function run(code: string, fraction: number, extra: string[] = [], extraEnv: Record<string, string> = {}): Promise<{ report: Report; stderr: string; stdout: string; forecast: Forecast | undefined }> {
   const { env } = companionSetup(cleanups);
   // An 8 GiB fake GPU capped at `fraction`: the fake allocator refuses beyond it, and the forecast measures against it.
   const r = await gpumem(['run', '--json', '--no-history', '--source', 'nvml', '--interval-ms', '50', '--memory-fraction', String(fraction), ...extra,
-    '--', 'python3', '-c', code], { ...env, FAKE_TORCH_TOTAL_BYTES: String(8 * GiB) });
+    '--', 'python3', '-c', code], { ...env, FAKE_TORCH_TOTAL_BYTES: String(8 * GiB), ...extraEnv });
   expect(r.code, r.stderr).toBe(0);
   const json = r.stdout.slice(r.stdout.indexOf('{'));
   const report = JSON.parse(json) as Report;
@@ -75,6 +78,15 @@ describe('OOM forecast under gpumem run (fake torch)', () => {
     expect(forecast?.growth?.bytesPerStep).toBeCloseTo(16 * MiB, 0);
     expect(forecast?.warnings).toEqual(['growth']);
     expect(report.attempts[0]?.findings.map((f) => f.id)).toContain('oom-forecast');
+  }, 60_000);
+
+  it('with allocation history recorded, the leak names what grows: the line that keeps the tensors, not the freed activation', async () => {
+    const { stderr, forecast } = await run(loop({ steps: 1000, leakMiB: 16, stepMs: 10 }), 0.5, ['--snapshot-on-oom'], { FAKE_TORCH_SNAPSHOT_BLOCKS: '1' });
+    // Snapshots at steps 32, 64, 128 (the live line shows whichever pair arrived first); the run stops at its OOM near step 250, so the latest pair is 64 → 128.
+    expect(forecast?.growth?.sites).toEqual({
+      fromStep: 64, toStep: 128, leftGrewBytes: 64 * 16 * MiB, sites: [{ site: '<string>:9 in <module>', bytes: 64 * 16 * MiB, blocks: 64 }],
+    });
+    expect(stderr).toMatch(/gpumem: forecast: pid \d+ cuda:0: what grows \(steps (32 → 64|64 → 128)\): <string>:9 in <module> \+(512\.00 MiB in 32|1\.00 GiB in 64) blocks$/m);
   }, 60_000);
 
   it('the same loop without the leak: no forecast line, no warning, no finding, and the peaks still exact', async () => {

@@ -50,6 +50,10 @@ class StepMemory:
         # What grows, from allocator snapshots at a few steps (_growth_sites.py); set while history is recorded.
         self.sites = None
         self.site_messages = []
+        # In-process history for the trainer callbacks (_forecast.History); None unless one asked for it.
+        self.history = None
+        # Records for the channel; a callback without gpumem keeps only its history.
+        self.keep_pending = True
 
     def boundary(self, source):
         """A step of kind ``source`` ended; records it when that is the counting boundary and CUDA is up."""
@@ -78,6 +82,10 @@ class StepMemory:
                     self.site_messages.append(found)
             except Exception:
                 self.sites = None  # no snapshot this time, nor later; the step records go on
+        if self.history is not None and device == self.history.device:
+            self.history.add(self.step, allocated, peak_allocated, reserved, peak_reserved)
+        if not self.keep_pending:
+            return
         if len(self.pending) >= MAX_PENDING:
             self.dropped += 1
             return

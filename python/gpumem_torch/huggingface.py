@@ -32,7 +32,7 @@ class GpumemCallback(TrainerCallback):
         import torch
         self.log = TrainingMemoryLog(torch, self.within_steps, self.check_spikes)
         try:
-            self.log.watch_ooms(args.logging_dir or args.output_dir)
+            self.log.watch_ooms(getattr(args, "logging_dir", None) or args.output_dir)  # logging_dir: transformers < 5
         except Exception:
             pass  # without the observer the training still runs; only the OOM report is lost
 

@@ -90,5 +90,19 @@ class TrainLogTest(unittest.TestCase):
         self.assertEqual(memory[0]["peakAllocatedBytes"][:5], [l["gpumem/step_peak_allocated_bytes"] for l in out["logged"][:5]])
 
 
+class OptionalImportsTest(unittest.TestCase):
+    def test_each_callback_module_needs_its_library(self):
+        for module, library in (("gpumem_torch.lightning", "lightning"), ("gpumem_torch.huggingface", "transformers")):
+            r = run_python("v2_11", ["-c", "import importlib, sys\n"
+                                     "try:\n    importlib.import_module(%r)\nexcept ImportError as e:\n    print('missing', e.name)\n"
+                                     "else:\n    print('imported')\n"
+                                     "import gpumem_torch; print('package ok')" % module], site=False)
+            has = run_python("v2_11", ["-c", "import importlib.util; print(importlib.util.find_spec(%r) is not None)" % library], site=False)
+            if has.stdout.strip() == "True":
+                continue  # the library is installed for this interpreter: nothing to check here
+            self.assertIn("missing", r.stdout, r.stderr)
+            self.assertIn("package ok", r.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()

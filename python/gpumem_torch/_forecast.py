@@ -132,11 +132,21 @@ def _spikes(h, growth, limit):
     while nxt <= h.last_step:
         nxt += every
     peak = max(e["peakAllocatedBytes"] for e in recent)
-    next_peak = _round(peak + (growth["bytesPerStep"] * (nxt - last["firstStep"]) if growth else 0))
+    rate = growth["bytesPerStep"] if growth else 0
+    peak_at = lambda step: _round(peak + rate * (step - last["firstStep"]))  # noqa: E731
+    next_peak = peak_at(nxt)
     if h.usual is not None and not is_spike(next_peak, h.usual):
         return None
+    fails = None
+    if limit is not None and (next_peak > limit or rate > 0):
+        fails = nxt if next_peak > limit else nxt + max(0, math.ceil((last["firstStep"] + (limit - peak) / rate - nxt) / every)) * every
+        while peak_at(fails) <= limit:
+            fails += every
+        while fails - every >= nxt and peak_at(fails - every) > limit:
+            fails -= every
     return {"everySteps": every, "seen": len(recent), "lastStep": last["firstStep"], "nextStep": nxt, "peakBytes": peak,
-            "nextPeakBytes": next_peak, "headroomBytes": None if limit is None else limit - next_peak}
+            "nextPeakBytes": next_peak, "headroomBytes": None if limit is None else limit - next_peak,
+            "failsAtStep": fails, "failsAtPeakBytes": None if fails is None else peak_at(fails)}
 
 
 def forecast(h, limit, within_steps=1000, check_spikes=True):
@@ -148,7 +158,8 @@ def forecast(h, limit, within_steps=1000, check_spikes=True):
     warnings = []
     if growth is not None and growth["stepsLeft"] is not None and growth["stepsLeft"] <= within_steps:
         warnings.append("growth")
-    if check_spikes and spikes is not None and spikes["headroomBytes"] is not None and spikes["headroomBytes"] < 0:
+    fails = spikes["failsAtStep"] if spikes is not None else None
+    if check_spikes and fails is not None and (fails == spikes["nextStep"] or fails - h.last_step <= within_steps):
         warnings.append("spike")
     return {"device": h.device, "boundary": h.boundary, "step": h.last_step, "leftBytes": h.recent[-1][1],
             "usualPeakBytes": h.usual, "maxPeakAllocatedBytes": h.max_peak_allocated,

@@ -10,7 +10,7 @@ export function forecastFindings(pid: number, forecasts: readonly MemoryForecast
     const s = f.warnings.includes('spike') ? f.spikes : null;
     const title = g
       ? `pid ${pid} cuda:${f.device}: memory grows ${formatBytes(g.bytesPerStep)} a step and runs out at step ${g.oomAtStep}`
-      : `pid ${pid} cuda:${f.device}: the spike every ${s?.everySteps} steps will not fit at step ${s?.nextStep}`;
+      : `pid ${pid} cuda:${f.device}: the spike every ${s?.everySteps} steps will not fit at step ${s?.failsAtStep}`;
     const fix = g
       ? 'find the tensor kept across steps (accumulate `loss.item()`, not `loss`; detach what is logged or appended to a list); ' +
         '`gpumem run --snapshot-on-oom` names the allocation sites in the snapshot'
@@ -20,7 +20,7 @@ export function forecastFindings(pid: number, forecasts: readonly MemoryForecast
       details: {
         pid, device: f.device, step: f.step, limitBytes: f.limitBytes,
         bytesPerStep: f.growth?.bytesPerStep ?? null, oomAtStep: f.growth?.oomAtStep ?? null,
-        everySteps: f.spikes?.everySteps ?? null, nextSpikeStep: f.spikes?.nextStep ?? null, spikeHeadroomBytes: f.spikes?.headroomBytes ?? null,
+        everySteps: f.spikes?.everySteps ?? null, nextSpikeStep: f.spikes?.nextStep ?? null, failingSpikeStep: f.spikes?.failsAtStep ?? null, spikeHeadroomBytes: f.spikes?.headroomBytes ?? null,
       },
     } satisfies RunFinding;
   });

@@ -40,6 +40,9 @@ export interface PeriodicSpikes {
   nextPeakBytes: number;
   /** Limit minus `nextPeakBytes` (negative: it will not fit); null without a limit. */
   headroomBytes: number | null;
+  /** The first spike, from the next on, that growth will push over the limit, and its peak; null when none will. */
+  failsAtStep: number | null;
+  failsAtPeakBytes: number | null;
 }
 
 export interface MemoryForecast {
@@ -65,7 +68,7 @@ export interface ForecastOptions {
   limitBytes: number | null;
   /** Warn when growth reaches the limit within this many steps (default 1000). */
   withinSteps?: number;
-  /** Warn when the next periodic spike will not fit (default true). */
+  /** Warn when the next periodic spike will not fit, or a later one within `withinSteps` (default true). */
   checkSpikes?: boolean;
 }
 
@@ -141,11 +144,20 @@ function spikesOf(h: StepMemoryHistory, growth: MemoryGrowth | null, limit: numb
   let next = last.firstStep + every;
   while (next <= h.lastStep) next += every;
   const peak = Math.max(...recent.map((e) => e.peakAllocatedBytes));
-  const nextPeak = Math.round(peak + (growth ? growth.bytesPerStep * (next - last.firstStep) : 0));
+  const rate = growth ? growth.bytesPerStep : 0;
+  const peakAt = (step: number): number => Math.round(peak + rate * (step - last.firstStep));
+  const nextPeak = peakAt(next);
   if (usual !== null && !isSpike(nextPeak, usual)) return null;
+  let failsAt: number | null = null;
+  if (limit !== null && (nextPeak > limit || rate > 0)) {
+    // Straight to the spike where the line crosses the limit, then settle the rounding by single periods.
+    failsAt = nextPeak > limit ? next : next + Math.max(0, Math.ceil((last.firstStep + (limit - peak) / rate - next) / every)) * every;
+    while (peakAt(failsAt) <= limit) failsAt += every;
+    while (failsAt - every >= next && peakAt(failsAt - every) > limit) failsAt -= every;
+  }
   return {
     everySteps: every, seen: recent.length, lastStep: last.firstStep, nextStep: next, peakBytes: peak, nextPeakBytes: nextPeak,
-    headroomBytes: limit === null ? null : limit - nextPeak,
+    headroomBytes: limit === null ? null : limit - nextPeak, failsAtStep: failsAt, failsAtPeakBytes: failsAt === null ? null : peakAt(failsAt),
   };
 }
 
@@ -158,7 +170,10 @@ export function forecastMemory(h: StepMemoryHistory, options: ForecastOptions): 
   const spikes = spikesOf(h, growth, limit);
   const warnings: MemoryForecast['warnings'] = [];
   if (growth?.stepsLeft !== null && growth?.stepsLeft !== undefined && growth.stepsLeft <= (options.withinSteps ?? 1000)) warnings.push('growth');
-  if ((options.checkSpikes ?? true) && spikes?.headroomBytes !== null && spikes?.headroomBytes !== undefined && spikes.headroomBytes < 0) warnings.push('spike');
+  // The next spike not fitting, or a later one that growth pushes over the limit within the window.
+  const within = options.withinSteps ?? 1000;
+  const failsAt = spikes?.failsAtStep ?? null;
+  if ((options.checkSpikes ?? true) && failsAt !== null && (failsAt === spikes?.nextStep || failsAt - h.lastStep <= within)) warnings.push('spike');
   return {
     device: h.device, boundary: h.boundary, step: h.lastStep, leftBytes: latest.leftBytes, usualPeakBytes: h.usualPeakBytes,
     maxPeakAllocatedBytes: h.maxPeakAllocatedBytes, maxPeakReservedBytes: h.maxPeakReservedBytes, limitBytes: limit, growth, spikes, warnings,

@@ -47,9 +47,10 @@ export function forecastWarnings(where: string, f: MemoryForecast, meanStepMs: n
       `each step leaves ${formatBytes(g.bytesPerStep)} more allocated (a tensor kept across steps, e.g. \`total += loss\` where \`loss.item()\` was meant)${whatGrows(f)}`);
   }
   const s = f.spikes;
-  if (f.warnings.includes('spike') && s && s.headroomBytes !== null && f.limitBytes !== null) {
-    out.push(`warning: OOM forecast: ${where}: the spike due at step ${s.nextStep} (every ${s.everySteps} steps: an evaluation or a checkpoint) ` +
-      `needs ${formatBytes(s.nextPeakBytes)}, ${formatBytes(f.limitBytes)} is available`);
+  if (f.warnings.includes('spike') && s && s.failsAtStep !== null && s.failsAtPeakBytes !== null && f.limitBytes !== null) {
+    const later = s.failsAtStep === s.nextStep ? '' : ` (the next, at step ${s.nextStep}, still fits; growth of ${formatBytes(f.growth?.bytesPerStep ?? 0)} a step makes this one too big)`;
+    out.push(`warning: OOM forecast: ${where}: the spike due at step ${s.failsAtStep} (every ${s.everySteps} steps: an evaluation or a checkpoint) ` +
+      `needs ${formatBytes(s.failsAtPeakBytes)}, ${formatBytes(f.limitBytes)} is available${later}`);
   }
   return out;
 }

@@ -83,6 +83,7 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
   const retriesSeen = new Map<string, number>();
   let forecasts = new ForecastWatch(forecast);
   let lastSample: Sample | null = null;
+  let lastForecastMs: number | null = null;
 
   const onMessage = (m: CompanionMessage, s: CompanionState): void => {
     channel.onMessage?.(m, s);
@@ -122,6 +123,7 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
       retriesSeen.clear();
       forecasts = new ForecastWatch(forecast);
       lastSample = null;
+      lastForecastMs = null;
       try {
         server = await CompanionServer.start({ ...channel, onMessage, cudaVisibleDevices: ctx.env.CUDA_VISIBLE_DEVICES ?? null });
       } catch (error) {
@@ -147,12 +149,17 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
       publisher?.maybePublish();
       lastSample = tick.sample;
       for (const line of forecasts.update(state, tick.sample, indexOf)) log?.(line);
+      // Apart from the split: a process may have step records while NVML shows no memory for the tree.
+      const forecastLines = log ? forecasts.lines() : [];
+      if (forecastLines.length > 0 && (lastForecastMs === null || (liveIntervalMs > 0 && tick.tMs - lastForecastMs >= liveIntervalMs))) {
+        lastForecastMs = tick.tMs;
+        for (const line of forecastLines) log?.(line);
+      }
       if (log && rows.length > 0 && (lastLiveMs === null || (liveIntervalMs > 0 && tick.tMs - lastLiveMs >= liveIntervalMs))) {
         lastLiveMs = tick.tMs;
         const current = new Map<string, ReturnType<typeof finishPytorchSummary>[number]>();
         foldPytorchSample(current, tick.tMs, rows, tick.treeBytes, indexOf);
         for (const s of finishPytorchSummary(current, state).filter((g) => current.has(g.gpuUuid))) log(splitLine(s));
-        for (const line of forecasts.lines()) log(line);
       }
     },
     async afterAttempt(ctx) {

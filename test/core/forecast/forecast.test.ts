@@ -117,7 +117,19 @@ describe('periodic spikes', () => {
     const f = forecastMemory(loop(450, (s) => 2 * GiB + s * MiB, (s) => evalEvery100(s) + s * MiB), { limitBytes: 7.45 * GiB });
     expect(f?.spikes?.peakBytes).toBe(7 * GiB + 400 * MiB);
     expect(f?.spikes?.nextPeakBytes).toBe(7 * GiB + 500 * MiB);
+    expect(f?.spikes?.failsAtStep).toBe(500);
     expect(f?.warnings).toEqual(['spike']);
+  });
+
+  it('a leak that will push a later spike over the limit: the failing spike named, warned only within the window', () => {
+    // Spikes peak at 7 GiB + 1 MiB × step; the limit 7.9 GiB is first passed by the spike at step 1000 (7 GiB + 1000 MiB).
+    const h = loop(450, (s) => 2 * GiB + s * MiB, (s) => evalEvery100(s) + s * MiB);
+    const f = forecastMemory(h, { limitBytes: 7 * GiB + 950 * MiB });
+    expect(f?.spikes?.nextStep).toBe(500);
+    expect(f?.spikes?.failsAtStep).toBe(1000);
+    expect(f?.spikes?.failsAtPeakBytes).toBe(7 * GiB + 1000 * MiB);
+    expect(f?.warnings).toContain('spike');
+    expect(forecastMemory(h, { limitBytes: 7 * GiB + 950 * MiB, withinSteps: 500 })?.warnings).not.toContain('spike');
   });
 });
 

@@ -19,7 +19,7 @@ interface Forecast {
     bytesPerStep: number; oomAtStep: number | null; stepsLeft: number | null;
     sites?: { fromStep: number; toStep: number; leftGrewBytes: number; sites: Array<{ site: string; bytes: number; blocks: number }> } | null;
   } | null;
-  spikes: { everySteps: number; nextStep: number; peakBytes: number; nextPeakBytes: number; headroomBytes: number | null } | null;
+  spikes: { everySteps: number; nextStep: number; peakBytes: number; nextPeakBytes: number; headroomBytes: number | null; failsAtStep: number | null } | null;
 }
 interface Report {
   attempts: Array<{
@@ -111,13 +111,21 @@ describe('OOM forecast under gpumem run (fake torch)', () => {
     expect(stderr).not.toMatch(/warning: OOM forecast/);
   }, 60_000);
 
-  it('an evaluation every 20 steps with a slow leak: warned that a later evaluation will not fit, before it fails', async () => {
-    const { stderr, stdout } = await run(loop({ steps: 400, leakMiB: 4, evalEvery: 20, evalMiB: 3072, stepMs: 10 }), 0.5, ['--forecast-steps', '0']);
-    const warning = /warning: OOM forecast: .*the spike due at step (\d+) \(every 20 steps/.exec(stderr);
+  it('an evaluation every 20 steps with a slow leak: warned, before it fails, which later evaluation will not fit', async () => {
+    const { stderr, stdout } = await run(loop({ steps: 400, leakMiB: 4, evalEvery: 20, evalMiB: 3072, stepMs: 10 }), 0.5);
+    const warning = /warning: OOM forecast: .*the spike due at step (\d+) \(every 20 steps.*\(the next, at step (\d+), still fits/.exec(stderr);
     expect(warning, stderr).not.toBeNull();
     const oomAt = Number(/OOM at step (\d+)/.exec(stdout)?.[1]);
     // The evaluation runs after optimizer step N and counts in step N + 1: the spike due at N + 1 is the one that failed.
     expect(Number(warning?.[1])).toBe(oomAt + 1);
-    expect(stderr).not.toMatch(/runs out of memory at step/);
+    expect(Number(warning?.[2])).toBeLessThan(oomAt);
+    // Said before the OOM happened, not after.
+    expect(stderr.indexOf('the spike due at step')).toBeLessThan(stderr.indexOf('gpumem: OOM in pid'));
+  }, 60_000);
+
+  it('the same loop with spike warnings off and growth warnings off: nothing is warned', async () => {
+    const { stderr, forecast } = await run(loop({ steps: 400, leakMiB: 4, evalEvery: 20, evalMiB: 3072, stepMs: 10 }), 0.5, ['--forecast-steps', '0', '--no-spike-warning']);
+    expect(stderr).not.toMatch(/warning: OOM forecast/);
+    expect(forecast?.spikes?.failsAtStep).not.toBeNull();
   }, 60_000);
 });

@@ -8,6 +8,7 @@ import os
 import time
 
 from ._forecast import History, forecast
+from ._format import format_bytes as _gib
 from ._oom import write_snapshot
 from ._step_memory import StepMemory
 from ._steps import install as install_steps
@@ -160,10 +161,6 @@ class TrainingMemoryLog:
         return path
 
 
-def _gib(n):
-    return "n/a" if n is None else "%.2f GiB" % (n / (1 << 30))
-
-
 def explain(r):
     """One paragraph: what failed, how memory stood, and what the step history says about why."""
     text = ("CUDA out of memory on cuda:%d during step %d: tried to allocate %s with %s allocated and %s reserved by "
@@ -171,13 +168,13 @@ def explain(r):
                                                    _gib(r["reservedBytes"]), _gib(r["deviceFreeBytes"])))
     f = r["forecast"]
     if f and f["growth"]:
-        text += (" Each step left %.1f MiB more allocated than the one before since step %d: a tensor is kept across "
-                 "steps (e.g. `total += loss` instead of `loss.item()`)." % (f["growth"]["bytesPerStep"] / (1 << 20), f["growth"]["sinceStep"]))
+        text += (" Each step left %s more allocated than the one before since step %d: a tensor is kept across "
+                 "steps (e.g. `total += loss` instead of `loss.item()`)." % (_gib(f["growth"]["bytesPerStep"]), f["growth"]["sinceStep"]))
     elif f and f["spikes"] and f["spikes"]["nextStep"] == r["step"]:
         text += (" A spike comes back every %d steps (an evaluation or a checkpoint) and peaked at %s before; this is "
                  "its step." % (f["spikes"]["everySteps"], _gib(f["spikes"]["peakBytes"])))
     elif f:
         text += " Steps before it were flat (usual peak %s): the batch or the model is too large." % _gib(f["usualPeakBytes"])
     if r["snapshotPath"]:
-        text += " Snapshot: %s (gpumem snapshot FILE)." % r["snapshotPath"]
+        text += " Snapshot: %s (read it with `gpumem snapshot %s`)." % (r["snapshotPath"], r["snapshotPath"])
     return text

@@ -64,7 +64,7 @@ class TrainLogTest(unittest.TestCase):
         self.assertTrue(any(n.endswith(".pickle") for n in names), names)
         record = json.load(open(os.path.join(logs, [n for n in names if n.endswith(".json")][0])))
         self.assertEqual(record["step"], out["oom"])
-        self.assertIn("Each step left 16.0 MiB more allocated", record["explanation"])
+        self.assertIn("Each step left 16.00 MiB more allocated", record["explanation"])
 
     def test_flat_loop_logs_figures_without_forecast(self):
         out, _ = self.run_loop(0)

@@ -134,7 +134,8 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
         return {};
       }
       state = server.state;
-      publisher = livePath ? createLivePublisher(livePath, state, now, log) : null;
+      const watch = forecasts;
+      publisher = livePath ? createLivePublisher(livePath, state, now, log, (pid) => watch.forecastsOf(pid)) : null;
       return server.env(ctx.env);
     },
     onTick(tick) {
@@ -146,9 +147,9 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
       }
       foldPytorchSample(atPeak, tick.tMs, rows, tick.treeBytes, indexOf);
       foldRankSample(rankPeaks, tick.treeProcesses, rows);
-      publisher?.maybePublish();
       lastSample = tick.sample;
       for (const line of forecasts.update(state, tick.sample, indexOf)) log?.(line);
+      publisher?.maybePublish();
       // Apart from the split: a process may have step records while NVML shows no memory for the tree.
       const forecastLines = log ? forecasts.lines() : [];
       if (forecastLines.length > 0 && (lastForecastMs === null || (liveIntervalMs > 0 && tick.tMs - lastForecastMs >= liveIntervalMs))) {

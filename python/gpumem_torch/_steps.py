@@ -6,6 +6,7 @@ the time the loop waited for data. A loop that fetches no batch through a DataLo
 is seen first is kept, so a validation DataLoader after such a loop does not mix its fetches in. The batch size
 seen is the first dimension of the batch's first tensor. Totals are cumulative, so a lost message loses nothing; they are sent at most once a second and at exit.
 """
+import sys
 import time
 
 from ._batch import _first_dim, _tokens, asked_batch, cpu_count, loader_settings
@@ -214,9 +215,21 @@ def wrap_iterator_class(cls, recorder, clock=time.perf_counter):
     cls.__next__ = __next__
 
 
+def optimizer_module(torch):
+    """``torch.optim.optimizer``, where the global optimizer step hooks live, or None.
+
+    Recent torch deletes the name ``optimizer`` from ``torch.optim`` after importing it, so the attribute alone
+    misses it there; the module itself stays in ``sys.modules``.
+    """
+    found = getattr(getattr(torch, "optim", None), "optimizer", None)
+    if found is None:
+        found = sys.modules.get("%s.optim.optimizer" % getattr(torch, "__name__", "torch"))
+    return found
+
+
 def hook_optimizer(torch, recorder, clock=time.perf_counter):
     """Registers a global optimizer step post-hook (torch ≥ 2.0) that marks step boundaries; False when absent."""
-    optimizer = getattr(getattr(torch, "optim", None), "optimizer", None)
+    optimizer = optimizer_module(torch)
     register = getattr(optimizer, "register_optimizer_step_post_hook", None)
     if register is None:
         return False

@@ -29,7 +29,7 @@ export function forecastLimit(p: CompanionProcessState, device: number, sample: 
   return limit;
 }
 
-interface Kept { pid: number; forecast: MemoryForecast; gpuIndex: number | null; meanStepMs: number | null }
+interface Kept { pid: number; forecast: MemoryForecast; gpuIndex: number | null; meanStepMs: number | null; sites: unknown }
 
 export class ForecastWatch {
   private readonly kept = new Map<string, Kept>();
@@ -47,8 +47,9 @@ export class ForecastWatch {
         const before = this.kept.get(key);
         const limit = forecastLimit(p, h.device, sample);
         const sites = p.sites.get(h.device) ?? null;
-        if (before && before.forecast.step === h.lastStep && before.forecast.limitBytes === limit && (before.forecast.growth?.sites ?? null) === sites) continue;
+        if (before && before.forecast.step === h.lastStep && before.forecast.limitBytes === limit && before.sites === sites) continue;
         const forecast = forecastMemory(h, {
+          // 0 turns the window off: no count of steps left is ever at or below -1.
           limitBytes: limit, withinSteps: this.settings.withinSteps > 0 ? this.settings.withinSteps : -1, checkSpikes: this.settings.checkSpikes,
         });
         if (!forecast) continue;
@@ -56,7 +57,7 @@ export class ForecastWatch {
           forecast.growth.sites = { fromStep: sites.fromStep, toStep: sites.toStep, leftGrewBytes: sites.leftGrewBytes, sites: sites.sites };
         }
         const uuid = p.devices.get(h.device)?.gpuUuid ?? null;
-        const kept = { pid: p.pid, forecast, gpuIndex: uuid === null ? null : indexOf(uuid), meanStepMs };
+        const kept = { pid: p.pid, forecast, gpuIndex: uuid === null ? null : indexOf(uuid), meanStepMs, sites };
         this.kept.set(key, kept);
         if (forecast.growth?.sites && !this.warned.has(`${key}/sites`)) {
           // Once: the sites come from a snapshot at a power-of-two step, usually after the first warning.

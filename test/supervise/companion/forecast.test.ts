@@ -89,6 +89,15 @@ describe('OOM forecast under gpumem run (fake torch)', () => {
     expect(stderr).toMatch(/gpumem: forecast: pid \d+ cuda:0: what grows \(steps (32 → 64|64 → 128)\): <string>:9 in <module> \+(512\.00 MiB in 32|1\.00 GiB in 64) blocks$/m);
   }, 60_000);
 
+  it('--no-step-memory: the leaking loop is not recorded, so no forecast and no warning (and its peaks are the sampler\'s)', async () => {
+    const { stderr, report } = await run(loop({ steps: 60, leakMiB: 16 }), 0.5, ['--no-step-memory']);
+    expect(stderr).not.toMatch(/OOM forecast/);
+    const p = report.attempts[0]?.plugins.companion.processes[0];
+    expect(p?.forecast).toBeUndefined();
+    // Never reset: the allocator's own peak over the run, 16 MiB parameters + 60 × 16 MiB kept + the 64 MiB activation.
+    expect(p?.devices[0]?.maxPeakAllocatedBytes).toBe(16 * MiB + 60 * 16 * MiB + 64 * MiB);
+  }, 60_000);
+
   it('the same loop without the leak: no forecast line, no warning, no finding, and the peaks still exact', async () => {
     const { stderr, forecast, report } = await run(loop({ steps: 150, leakMiB: 0 }), 0.5);
     expect(stderr).not.toMatch(/OOM forecast|gpumem: forecast:/);

@@ -2,7 +2,8 @@
  * The companion's step timing per step, in Python: the DataLoader `__next__` wrapper against a bare fetch
  * (the peer) with the fake torch, then the copy and synchronisation wrappers against the bare calls (fake
  * torch, and real torch on the CPU when the test environment has it), and the cost of a typical step's calls
- * as a share of 1, 10 and 100 ms steps.
+ * as a share of 1, 10 and 100 ms steps; and the per-step memory records of the OOM forecast against a recorder
+ * with them off.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -64,6 +65,10 @@ export async function run(): Promise<void> {
       `wall ${s.wrappedMs.toFixed(3)} ms wrapped vs ${s.bareMs.toFixed(3)} ms bare over ${s.n} steps (sleep jitter included)`),
   ];
   lines.push(...transferLines('fake torch', JSON.parse(await python('python3', 'bench/python/transfers_overhead.py', ['100000'], FAKE_TORCH)) as Kinds, costUs));
+  const m = JSON.parse(await python('python3', 'bench/python/step_memory_overhead.py', ['100000'], FAKE_TORCH)) as { steps: number; bareUs: number; recordUs: number; historyUs: number };
+  lines.push(`per-step memory records (OOM forecast), fake torch, best of 5 × ${m.steps} optimizer steps:`,
+    `  record (read counters, reset peaks, keep): ${m.recordUs.toFixed(2)} µs vs peer ${m.bareUs.toFixed(2)} µs (step memory off); with the callbacks' history: ${m.historyUs.toFixed(2)} µs`,
+    `  = ${(((m.historyUs - m.bareUs) / 1000 / 10) * 100).toFixed(3)} % of a 10 ms step, plus torch's own counter read on a GPU (not measured here)`);
   const venv = root('.venv/bin/python');
   if (existsSync(venv)) {
     lines.push(...transferLines('real torch on the CPU (no CUDA: copy-path kinds from the stub)', JSON.parse(await python(venv, 'bench/python/transfers_overhead.py', ['100000'], root('python'))) as Kinds, costUs));

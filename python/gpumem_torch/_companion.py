@@ -20,6 +20,8 @@ from ._stats import all_device_stats, cuda_ready, device_identities
 from ._steps import install as install_steps
 from ._transfers import compiling_probe, install as install_transfers
 from ._compute import install as install_compute
+from ._step_memory import StepMemory
+from ._growth_sites import SiteTracker
 
 COMPANION_VERSION = "0.1.0"
 # Unchanged statistics are still re-sent this often, so the supervisor can tell "quiet" from "gone".
@@ -106,6 +108,7 @@ class Companion:
             # The hello already says why; nothing CUDA-side can be applied or sampled in this process.
             return
         self._guard("compute timing", self._install_compute)
+        self._guard("step memory", self._install_step_memory)
         self._guard("cuda setup", self._schedule_cuda_setup)
         if self.config.rate_hz and self.config.rate_hz > 0:
             self._guard("sampler", self._start_sampler)
@@ -126,6 +129,10 @@ class Companion:
     def _install_compute(self):
         if self.steps is not None:
             install_compute(self.torch, self.steps, compiling_probe(self.torch))
+
+    def _install_step_memory(self):
+        if self.steps is not None and self.config.step_memory:
+            self.steps.memory = StepMemory(self.torch, "optimizer" if self.steps.optimizer_hooked else "dataloader")
 
     def _guard(self, what, fn):
         try:
@@ -160,6 +167,8 @@ class Companion:
                 if self.caps["historyStyle"] is None or not self.caps["snapshot"]:
                     raise RuntimeError("this torch cannot record allocation history")
                 enable_history(torch, self.caps["historyStyle"], self.config.snapshot_max_entries)
+                if self.steps is not None and self.steps.memory is not None:
+                    self.steps.memory.sites = SiteTracker(torch)
             except Exception as exc:
                 self.report("memory history", exc)
         if self.caps["oomObserver"]:

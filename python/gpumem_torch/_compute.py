@@ -9,6 +9,8 @@ is done, at later step boundaries, so the companion never makes the host wait fo
 """
 import collections
 
+from ._steps import optimizer_module
+
 EVERY_STEPS = 5
 MAX_PENDING = 64
 
@@ -96,7 +98,7 @@ def install(torch, recorder, compiling=lambda: False):
     """Hooks ``Tensor.backward`` and the optimizer step for CUDA-event timing; returns the timer, or None when
     this torch lacks CUDA events or the global optimizer hooks."""
     cuda = getattr(torch, "cuda", None)
-    optimizer = getattr(getattr(torch, "optim", None), "optimizer", None)
+    optimizer = optimizer_module(torch)
     register_pre = getattr(optimizer, "register_optimizer_step_pre_hook", None)
     register_post = getattr(optimizer, "register_optimizer_step_post_hook", None)
     backward = getattr(torch.Tensor, "backward", None)

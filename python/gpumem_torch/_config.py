@@ -10,6 +10,7 @@ ENV_RATE_HZ = "GPUMEM_COMPANION_RATE_HZ"
 ENV_SNAPSHOT_DIR = "GPUMEM_COMPANION_SNAPSHOT_DIR"
 ENV_SNAPSHOT_MAX_ENTRIES = "GPUMEM_COMPANION_SNAPSHOT_MAX_ENTRIES"
 ENV_MEMORY_FRACTION = "GPUMEM_COMPANION_MEMORY_FRACTION"
+ENV_STEP_MEMORY = "GPUMEM_COMPANION_STEP_MEMORY"
 
 DEFAULT_RATE_HZ = 10.0
 MAX_RATE_HZ = 100.0
@@ -30,6 +31,8 @@ class Config:
         entries = self._number(env, ENV_SNAPSHOT_MAX_ENTRIES, DEFAULT_SNAPSHOT_MAX_ENTRIES, 1, 10_000_000)
         self.snapshot_max_entries = int(entries)
         self.memory_fraction = self._number(env, ENV_MEMORY_FRACTION, None, 0.0, 1.0, low_open=True)
+        # Per-step peaks (and their reset) unless turned off: "0" off, anything else on.
+        self.step_memory = env.get(ENV_STEP_MEMORY, "1").strip() != "0"
 
     def _number(self, env, name, default, low, high, low_open=False):
         text = env.get(name)
@@ -52,4 +55,5 @@ class Config:
             "snapshotDir": self.snapshot_dir,
             "snapshotMaxEntries": self.snapshot_max_entries,
             "memoryFraction": self.memory_fraction,
+            "stepMemory": self.step_memory,
         }

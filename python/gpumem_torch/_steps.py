@@ -6,6 +6,7 @@ the time the loop waited for data. A loop that fetches no batch through a DataLo
 is seen first is kept, so a validation DataLoader after such a loop does not mix its fetches in. The batch size
 seen is the first dimension of the batch's first tensor. Totals are cumulative, so a lost message loses nothing; they are sent at most once a second and at exit.
 """
+import sys
 import time
 
 from ._batch import _first_dim, _tokens, asked_batch, cpu_count, loader_settings
@@ -41,6 +42,9 @@ class StepRecorder:
         self.sync_steps = 0
         # CUDA-event timing of forward, backward and optimizer (_compute.py); None until installed.
         self.compute = None
+        # Per-step peaks and what each step left behind (_step_memory.py); None until installed.
+        self.memory = None
+        self.optimizer_hooked = False
 
     def copied(self, nbytes, seconds, non_blocking, pinned):
         """A host-to-device copy of ``nbytes`` took ``seconds`` of the host; blocking unless pinned and non_blocking."""
@@ -88,6 +92,13 @@ class StepRecorder:
             except Exception:
                 self.compute = None  # CUDA events failed once: stop timing rather than fail every step
 
+    def _memory_boundary(self, source):
+        if self.memory is not None:
+            try:
+                self.memory.boundary(source)
+            except Exception:
+                self.memory = None  # the counters failed once: the loop runs on without step memory
+
     def _discard_pending(self):
         # Before the first batch: model loading and set-up are not part of any step.
         self.pending_copies = [0, 0, 0.0, 0, 0, 0.0, 0]
@@ -95,6 +106,7 @@ class StepRecorder:
 
     def optimizer_stepped(self, ended):
         """``optimizer.step()`` returned at ``ended``: a step boundary for loops without a DataLoader."""
+        self._memory_boundary("optimizer")
         if self.boundary == "dataloader":
             return
         self.boundary = "optimizer"
@@ -111,6 +123,7 @@ class StepRecorder:
 
     def fetched(self, started, ended, batch, iterator=None):
         """One ``__next__`` returned ``batch``: it waited ``ended - started``; the step ran since the last fetch."""
+        self._memory_boundary("dataloader")
         if self.boundary == "optimizer":
             return
         self.boundary = "dataloader"
@@ -178,6 +191,9 @@ class StepRecorder:
         self.last_sent = self.clock()
         if self.steps > 0 or self.sizes:
             self.send(self.message())
+        if self.memory is not None:
+            for message in self.memory.messages():
+                self.send(message)
 
 
 def wrap_iterator_class(cls, recorder, clock=time.perf_counter):
@@ -199,9 +215,21 @@ def wrap_iterator_class(cls, recorder, clock=time.perf_counter):
     cls.__next__ = __next__
 
 
+def optimizer_module(torch):
+    """``torch.optim.optimizer``, where the global optimizer step hooks live, or None.
+
+    Recent torch deletes the name ``optimizer`` from ``torch.optim`` after importing it, so the attribute alone
+    misses it there; the module itself stays in ``sys.modules``.
+    """
+    found = getattr(getattr(torch, "optim", None), "optimizer", None)
+    if found is None:
+        found = sys.modules.get("%s.optim.optimizer" % getattr(torch, "__name__", "torch"))
+    return found
+
+
 def hook_optimizer(torch, recorder, clock=time.perf_counter):
     """Registers a global optimizer step post-hook (torch ≥ 2.0) that marks step boundaries; False when absent."""
-    optimizer = getattr(getattr(torch, "optim", None), "optimizer", None)
+    optimizer = optimizer_module(torch)
     register = getattr(optimizer, "register_optimizer_step_post_hook", None)
     if register is None:
         return False
@@ -230,6 +258,7 @@ def install(torch, send):
         hooked = hook_optimizer(torch, recorder)
     except Exception:
         hooked = False  # the DataLoader timing stands on its own
+    recorder.optimizer_hooked = hooked
     if not hooked and cls is None:
         return None
     return recorder

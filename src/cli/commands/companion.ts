@@ -22,6 +22,8 @@ export interface CompanionSettings {
   rateHz: number;
   memoryFraction: number | null;
   snapshotOnOom: boolean;
+  forecast: { withinSteps: number; checkSpikes: boolean };
+  stepMemory: boolean;
 }
 
 /**
@@ -38,7 +40,10 @@ export function companionSettings(ctx: CommandContext<CompanionOptions>): Compan
       throw new GpumemError('USAGE', `${needs.join(' and ')} need${needs.length === 1 ? 's' : ''} the PyTorch companion, which --no-companion turns off`, { hint: 'drop --no-companion' });
     }
   }
-  return { enabled: !o.noCompanion, rateHz: o.companionRate, memoryFraction: fraction, snapshotOnOom: o.snapshotOnOom };
+  return {
+    enabled: !o.noCompanion, rateHz: o.companionRate, memoryFraction: fraction, snapshotOnOom: o.snapshotOnOom,
+    forecast: { withinSteps: o.forecastSteps, checkSpikes: !o.noSpikeWarning }, stepMemory: !o.noStepMemory,
+  };
 }
 
 /**
@@ -65,6 +70,8 @@ export function startCompanion(ctx: CommandContext<HistoryOptions>, settings: Co
     rateHz: settings.rateHz,
     snapshotDir: runFolder,
     memoryFraction: settings.memoryFraction,
+    forecast: settings.forecast,
+    stepMemory: settings.stepMemory,
     log: (line) => ctx.stderr.write(`gpumem: ${line}\n`),
     livePath: liveCompanionPath(ctx.env, process.pid),
     ...(runFolder !== null ? { answerSnapshot: (path: string) => answerSnapshotFile(path) } : {}),

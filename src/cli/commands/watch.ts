@@ -187,6 +187,7 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
       sample: latest, history: state.detailPid === null ? sampler.history(HISTORY_ON_SCREEN) : thinnedToPeriod(sampler.history(), HISTORY_THIN_EVERY_MS), report, rows: ordered.rows, viewerUid: viewer?.uid ?? null, state,
       columns: term.columns(), height: term.rows(), color: ctx.color, onShown: live ? onShown : undefined,
       steps: state.detailPid === null ? undefined : { [state.detailPid]: companion[state.detailPid]?.steps },
+      forecasts: state.detailPid === null ? undefined : { [state.detailPid]: companion[state.detailPid]?.forecast },
     }));
   };
   const handleInput = (chunk: string): void => {

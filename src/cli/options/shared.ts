@@ -46,6 +46,9 @@ export interface CompanionOptions {
   companionRate: number;
   snapshotOnOom: boolean;
   memoryFraction: number | undefined;
+  forecastSteps: number;
+  noSpikeWarning: boolean;
+  noStepMemory: boolean;
 }
 
 export const COMPANION_TABLE = {
@@ -53,4 +56,7 @@ export const COMPANION_TABLE = {
   companionRate: { type: 'number', value: 'HZ', min: 0, max: 100, default: 10, noun: 'a rate per second', description: 'PyTorch allocator statistics per second from the companion (0: only OOMs and the final numbers)' },
   snapshotOnOom: { type: 'boolean', description: 'record allocation history and write a PyTorch memory snapshot into the run folder on OOM' },
   memoryFraction: { type: 'number', value: 'F', min: 0, minExclusive: true, max: 1, noun: 'a fraction', description: 'cap each PyTorch process at this fraction of each GPU, applied before its first allocation' },
+  forecastSteps: { type: 'number', value: 'N', integer: true, min: 0, max: 1_000_000_000, default: 1000, description: 'warn when the OOM forecast says memory growing step after step runs out within N steps (0: never); see docs/training-loop.md' },
+  noSpikeWarning: { type: 'boolean', description: 'do not warn when the next periodic spike (an evaluation every N steps) is forecast not to fit' },
+  noStepMemory: { type: 'boolean', description: 'do not record each step\'s peaks (no OOM forecast; the program\'s own torch.cuda.max_memory_allocated() is then left unreset)' },
 } satisfies OptionTable<CompanionOptions>;

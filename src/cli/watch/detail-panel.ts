@@ -1,14 +1,15 @@
 /**
  * Enter on a process: per GPU its memory over the history (sparkline with now / min / max and trend), its SM
  * share and the GPU's utilisation over the same samples, its host CPU % and RSS, and for a run supervised with
- * the companion PyTorch's split (allocated / cached / non-PyTorch) and the step timing (step time, data-wait
- * share, samples/s).
+ * the companion PyTorch's split (allocated / cached / non-PyTorch), the step timing (step time, data-wait
+ * share, samples/s) and the OOM forecast.
  */
 import { formatBytes, printable, type Sample } from '../../core/index.js';
 import { describeSteps, INPUT_BOUND_SHARE, type StepSummary } from '../../core/companion/index.js';
 import type { DiagnoseReport } from '../../core/diagnose/index.js';
 import { deviceUtilSeries, processSeries, processUsedSeries, rowOf, sparkline, trendOf } from '../../core/watch/index.js';
 import type { Color } from '../render/style.js';
+import { forecastLine, type MemoryForecast } from '../../core/forecast/index.js';
 
 type Paint = (color: Color, text: string) => string;
 
@@ -28,11 +29,23 @@ function stepsLine(steps: StepSummary | null | undefined, paint: Paint): string 
   return `  steps: ${describeSteps(steps)}${bound}`;
 }
 
+/** One line per CUDA device of the OOM forecast, yellow when it warns; nothing before the first step record. */
+function forecastLines(forecasts: readonly MemoryForecast[] | undefined, paint: Paint): string[] {
+  return (forecasts ?? []).map((f) => {
+    const line = forecastLine(`cuda:${f.device}`, f);
+    if (line === null) return paint('dim', `  forecast: cuda:${f.device}: flat at step ${f.step} (no growth, no periodic spike)`);
+    return f.warnings.length > 0 ? paint('yellow', `  ${line}`) : `  ${line}`;
+  });
+}
+
 /**
  * Lines of the detail panel for `pid` (all its GPUs). `steps` is the companion's step summary of the pid when
- * it runs under `gpumem run`; `sample` is the newest sample (its CPU % and RSS).
+ * it runs under `gpumem run`, `forecasts` its OOM forecast per device; `sample` is the newest sample (its CPU % and RSS).
  */
-export function detailPanel(pid: number, report: DiagnoseReport, history: readonly Sample[], columns: number, paint: Paint, sample?: Sample, steps?: StepSummary | null): string[] {
+export function detailPanel(
+  pid: number, report: DiagnoseReport, history: readonly Sample[], columns: number, paint: Paint, sample?: Sample, steps?: StepSummary | null,
+  forecasts?: readonly MemoryForecast[],
+): string[] {
   const views = report.processes.filter((v) => v.pid === pid);
   if (views.length === 0) return [paint('yellow', `  pid ${pid} is no longer on any GPU (Esc: back)`)];
   const first = views[0]!;
@@ -64,5 +77,6 @@ export function detailPanel(pid: number, report: DiagnoseReport, history: readon
     }
   }
   lines.push(stepsLine(steps, paint));
+  lines.push(...forecastLines(forecasts, paint));
   return lines;
 }

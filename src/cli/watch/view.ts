@@ -3,6 +3,7 @@
  * findings line, then the process panel (or the detail / help panel) and a status line at the bottom.
  * Pure over its input so it is tested without a terminal.
  */
+import type { MemoryForecast } from '../../core/forecast/index.js';
 import type { Sample } from '../../core/index.js';
 import { printable } from '../../core/index.js';
 import type { StepSummary } from '../../core/companion/index.js';
@@ -26,6 +27,8 @@ export interface Frame {
   color: boolean;
   /** Step timing of supervised processes by pid (the companion's live files), for the detail panel. */
   steps?: Readonly<Record<number, StepSummary | null | undefined>>;
+  /** The OOM forecast of supervised processes by pid (the companion's live files), for the detail panel. */
+  forecasts?: Readonly<Record<number, readonly MemoryForecast[] | undefined>>;
   /** Told which pids are on screen (a live view reads their CPU % and RSS more often than the others'). */
   onShown?: (pids: readonly number[]) => void;
 }
@@ -69,7 +72,7 @@ export function renderFrame(f: Frame): string[] {
   let body: string[];
   if (f.state.help) body = [...HELP_LINES];
   else if (f.state.detailPid !== null) {
-    body = detailPanel(f.state.detailPid, f.report, f.history, columns, paint, f.sample, f.steps?.[f.state.detailPid]);
+    body = detailPanel(f.state.detailPid, f.report, f.history, columns, paint, f.sample, f.steps?.[f.state.detailPid], f.forecasts?.[f.state.detailPid]);
     f.onShown?.([f.state.detailPid]);
   } else {
     body = processPanel(f.rows, f.sample, f.history, f.state, columns, bodyHeight, paint);

@@ -18,6 +18,8 @@ export const COMPANION_LIMITS = {
   textChars: 2000,
   /** Characters kept of an exception text (the Python side already cuts it there). */
   exceptionChars: 8000,
+  /** CUDA devices with a per-step memory history per process (each history is bounded in forecast/history.ts). */
+  memoryDevicesPerProcess: 16,
   /** Bytes of retained messages kept over the attempt, all processes together. */
   keptBytes: 16 * 1024 * 1024,
 } as const;
@@ -87,6 +89,8 @@ function clamp(intake: CompanionIntake, m: CompanionMessage): CompanionMessage {
       return { ...m, problem: cut(intake, m.problem) };
     case 'rank':
       return { ...m, backend: cutOrNull(intake, m.backend) };
+    case 'sites':
+      return { ...m, sites: m.sites.map((x) => ({ ...x, site: cut(intake, x.site) })) };
     default:
       return m;
   }
@@ -112,6 +116,9 @@ function growth(state: CompanionState, m: CompanionMessage): number {
       return p?.errors.has(m.what) ? 0 : size();
     case 'cuda':
       return m.problem.length;
+    case 'memory':
+      // A history is bounded (about 2,000 steps of 5 numbers); its first message reserves that much.
+      return p?.memory.has(m.device) ? 0 : 128 * 1024;
     default:
       return p ? 0 : 256;
   }
@@ -131,6 +138,7 @@ export function admitCompanionMessage(intake: CompanionIntake, message: Companio
   const m = clamp(intake, message);
   const p = state.get(m.pid);
   if (m.type === 'error' && p && !p.errors.has(m.what) && p.errors.size >= COMPANION_LIMITS.errorsPerProcess) return overKind('error');
+  if ((m.type === 'memory' || m.type === 'sites') && p && !p.memory.has(m.device) && p.memory.size >= COMPANION_LIMITS.memoryDevicesPerProcess) return overKind('memory');
   const adds = growth(state, m);
   if (intake.keptBytes + adds > COMPANION_LIMITS.keptBytes) {
     drops.overTotalBytes++;

@@ -10,6 +10,7 @@ import { GpumemError } from '../errors.js';
 import type { AllocatorStats } from './messages.js';
 import type { CompanionState } from './state.js';
 import { summariseSteps, validStepSummary, type StepSummary } from './steps.js';
+import type { MemoryForecast } from '../forecast/forecast.js';
 
 export const LIVE_COMPANION_FORMAT = 'gpumem-companion-live';
 export const LIVE_COMPANION_SCHEMA_VERSION = 1;
@@ -37,6 +38,11 @@ export interface LiveCompanionProcess {
    * environment's); absent for a process that named no rank, and in files written before it existed. The only source for mp.spawn ranks.
    */
   rank?: LiveRank | null;
+  /**
+   * The OOM forecast per CUDA device (docs/training-loop.md), as `gpumem run` last computed it; absent for a
+   * process without step records, and in files written before it existed.
+   */
+  forecast?: MemoryForecast[];
 }
 
 /** A rank as the live file carries it. */
@@ -65,6 +71,7 @@ export function buildLiveCompanionDoc(
   supervisor: { pid: number; startTicks: number | null },
   updatedAtMs: number,
   startTicks: (pid: number) => number | null,
+  forecastsOf: (pid: number) => MemoryForecast[] = () => [],
 ): LiveCompanionDoc {
   const processes: LiveCompanionProcess[] = [];
   for (const p of state.values()) {
@@ -74,7 +81,10 @@ export function buildLiveCompanionDoc(
       .map((d) => ({ device: d.device, gpuUuid: d.gpuUuid as string, timeMs: d.latestTimeMs, stats: d.latest }));
     const steps = p.steps ? summariseSteps(p.steps) : null;
     const rank = p.rank ? { rank: p.rank.rank, localRank: p.rank.localRank, worldSize: p.rank.worldSize, backend: p.rank.backend } : null;
-    if (devices.length > 0 || steps !== null || rank !== null) processes.push({ pid: p.pid, startTicks: startTicks(p.pid), devices, steps, ...(rank ? { rank } : {}) });
+    const forecast = forecastsOf(p.pid);
+    if (devices.length > 0 || steps !== null || rank !== null || forecast.length > 0) {
+      processes.push({ pid: p.pid, startTicks: startTicks(p.pid), devices, steps, ...(rank ? { rank } : {}), ...(forecast.length > 0 ? { forecast } : {}) });
+    }
   }
   return {
     format: LIVE_COMPANION_FORMAT, schemaVersion: LIVE_COMPANION_SCHEMA_VERSION,
@@ -103,6 +113,22 @@ function validRank(v: unknown): boolean {
   return isCountOrNull(o.rank) && isCountOrNull(o.localRank) && isCountOrNull(o.worldSize) && (o.backend === null || typeof o.backend === 'string');
 }
 
+const isNumberOrNull = (v: unknown): boolean => v === null || (typeof v === 'number' && Number.isFinite(v));
+
+/** The forecast fields readers use (metrics, watch); the rest is carried as written. */
+function validForecasts(v: unknown): boolean {
+  if (v === undefined) return true;
+  return Array.isArray(v) && v.every((f: unknown) => {
+    if (typeof f !== 'object' || f === null) return false;
+    const o = f as Record<string, unknown>;
+    const g = o.growth as Record<string, unknown> | null;
+    const s = o.spikes as Record<string, unknown> | null;
+    return isCount(o.device) && isCount(o.step) && isCountOrNull(o.limitBytes) && Array.isArray(o.warnings) &&
+      (g === null || (typeof g === 'object' && isNumberOrNull(g.bytesPerStep) && isCountOrNull(g.stepsLeft) && isCountOrNull(g.oomAtStep))) &&
+      (s === null || (typeof s === 'object' && isCount(s.everySteps) && isCount(s.nextStep) && isNumberOrNull(s.headroomBytes)));
+  });
+}
+
 /**
  * Parses and validates one live file's text. Throws INPUT_MALFORMED naming `where` for anything that is
  * not a complete document of this format and version (a reader skips such a file).
@@ -126,7 +152,7 @@ export function parseLiveCompanionDoc(text: string, where: string): LiveCompanio
   for (const [i, p] of o.processes.entries()) {
     const ok = typeof p === 'object' && p !== null && isCount(p.pid) && isCountOrNull(p.startTicks) && Array.isArray(p.devices) &&
       p.devices.every((d) => typeof d === 'object' && d !== null && isCount(d.device) && typeof d.gpuUuid === 'string' && isCount(d.timeMs) && validStats(d.stats)) &&
-      (p.steps === undefined || p.steps === null || validStepSummary(p.steps)) && validRank(p.rank);
+      (p.steps === undefined || p.steps === null || validStepSummary(p.steps)) && validRank(p.rank) && validForecasts(p.forecast);
     if (!ok) fail(`processes[${i}] is malformed`);
   }
   return o as LiveCompanionDoc;

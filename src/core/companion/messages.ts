@@ -200,6 +200,46 @@ export interface SyncTotals {
 }
 
 /**
+ * Per-step memory of the training loop (docs/companion.md, "Step memory"): for consecutive steps from
+ * `firstStep` on one device, what each step left allocated at its end, its peaks (the allocator's peaks, reset
+ * at every step boundary) and the reserved bytes at its end. The four lists have one entry per step.
+ */
+export interface MemoryMessage extends Base {
+  type: 'memory';
+  device: number;
+  /** What ends a step: `optimizer.step()` returning (torch ≥ 2.0), else the next DataLoader fetch. */
+  boundary: 'optimizer' | 'dataloader';
+  /** 1-based number of the first step listed. */
+  firstStep: number;
+  /** `allocated_bytes.all.current` at the step's end: what the step left behind. */
+  leftBytes: number[];
+  /** `allocated_bytes.all.peak` over the step. */
+  peakAllocatedBytes: number[];
+  /** `reserved_bytes.all.current` at the step's end. */
+  reservedBytes: number[];
+  /** `reserved_bytes.all.peak` over the step. */
+  peakReservedBytes: number[];
+  /** Records the companion could not keep so far (more steps between two sends than it holds). */
+  dropped: number;
+}
+
+/**
+ * What grows (docs/training-loop.md): the allocation sites whose live bytes rose between two allocator snapshots
+ * the companion took at steps `fromStep` and `toStep` (powers of two, only while allocation history is recorded),
+ * sent when what the steps left behind rose between them too.
+ */
+export interface SitesMessage extends Base {
+  type: 'sites';
+  device: number;
+  fromStep: number;
+  toStep: number;
+  /** How much more the step at `toStep` left allocated than the one at `fromStep`. */
+  leftGrewBytes: number;
+  /** Largest rise first, at most 5: "file:line in function" of the innermost frame outside torch. */
+  sites: Array<{ site: string; bytes: number; blocks: number }>;
+}
+
+/**
  * Which rank of a distributed job the process is: from the environment its launcher gave it (RANK,
  * LOCAL_RANK, WORLD_SIZE; sent at start), or from `torch.distributed` once the process group exists (sent
  * right after `init_process_group`; the only source for `mp.spawn` ranks). A field the source does not know is null.
@@ -229,5 +269,7 @@ export type CompanionMessage =
   | ErrorMessage
   | CudaMessage
   | StepsMessage
+  | MemoryMessage
+  | SitesMessage
   | RankMessage
   | ByeMessage;

@@ -13,6 +13,7 @@ import {
 } from './messages.js';
 import { bad, count, countOrNull, flagOrNull, Invalid, list, numberOrNull, obj, text, textOrNull, type Obj } from './parse-fields.js';
 import { stepsMessage } from './parse-steps.js';
+import { memoryMessage, sitesMessage } from './parse-memory.js';
 
 /**
  * Lines longer than this are refused: the largest message the companion writes (an exception with its
@@ -128,6 +129,10 @@ function body(o: Obj, type: string): CompanionMessage | null {
       return { ...base, type, problem: text(o, 'problem', '') };
     case 'steps':
       return stepsMessage(base, o);
+    case 'memory':
+      return memoryMessage(base, o, ordinal(o, 'device', ''));
+    case 'sites':
+      return sitesMessage(base, o, ordinal(o, 'device', ''));
     case 'rank': {
       const source = text(o, 'source', '');
       if (source !== 'env' && source !== 'torch.distributed') bad('.source', 'expected "env" or "torch.distributed"');

@@ -13,6 +13,7 @@ import { stepFindings, summariseSteps, type StepSummary } from './steps.js';
 import type { RunFinding } from '../run/utilization.js';
 import type { PytorchGpuSummary } from './summary.js';
 import type { RankSummary } from './ranks.js';
+import type { MemoryForecast } from '../forecast/forecast.js';
 
 export const COMPANION_REPORT_SCHEMA_VERSION = 1;
 
@@ -50,6 +51,11 @@ export interface CompanionReport {
     noCuda?: string | null;
     /** Step timing from the DataLoader iterator; null when the program fetched no batch through one. */
     steps?: StepSummary | null;
+    /**
+     * The OOM forecast per CUDA device at the attempt's end, from the per-step memory (docs/training-loop.md);
+     * absent when the process recorded no step, and in reports written before it existed.
+     */
+    forecast?: MemoryForecast[];
   }>;
   /**
    * Per rank of a distributed job: its rank number, GPU, peaks, non-PyTorch bytes, step time and data wait

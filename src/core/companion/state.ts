@@ -3,7 +3,8 @@
  * per device, the highest peaks seen (peaks survive a `reset_peak_memory_stats` in the program), OOMs,
  * failures of the companion itself, and whether the process said goodbye.
  */
-import type { AllocatorStats, CompanionMessage, DeviceIdentity, HelloMessage, OomMessage, RankMessage, StepsMessage } from './messages.js';
+import type { AllocatorStats, CompanionMessage, DeviceIdentity, HelloMessage, MemoryMessage, OomMessage, RankMessage, SitesMessage, StepsMessage } from './messages.js';
+import { createStepHistory, foldMemoryMessage, type StepMemoryHistory } from '../forecast/history.js';
 
 export interface CompanionDeviceState {
   device: number;
@@ -41,6 +42,10 @@ export interface CompanionProcessState {
   steps: StepsMessage | null;
   /** Which rank of a distributed job it is: the process group's word once it spoke, else the environment's. */
   rank: RankMessage | null;
+  /** Per CUDA device, the per-step memory history (bounded) that the OOM forecast reads. */
+  memory: Map<number, StepMemoryHistory>;
+  /** Per CUDA device, the latest report of the allocation sites that grew (kept only for a device with a history). */
+  sites: Map<number, SitesMessage>;
 }
 
 /**
@@ -68,7 +73,7 @@ function processOf(state: CompanionState, pid: number): CompanionProcessState {
   if (!p) {
     p = {
       pid, hello: null, identities: [], devices: new Map(), ooms: [], oomReportsByDevice: new Map(), oomsNotKept: 0, oomExceptions: [],
-      errors: new Map(), ended: false, droppedMessages: 0, noCuda: null, steps: null, rank: null,
+      errors: new Map(), ended: false, droppedMessages: 0, noCuda: null, steps: null, rank: null, memory: new Map(), sites: new Map(),
     };
     state.set(pid, p);
   }
@@ -99,6 +104,21 @@ function updateStats(p: CompanionProcessState, s: AllocatorStats, timeMs: number
     maxPeakReservedBytes: maxOf(prev?.maxPeakReservedBytes ?? null, maxOf(s.peakReservedBytes, s.reservedBytes)),
     maxNumAllocRetries: maxOf(prev?.maxNumAllocRetries ?? null, s.numAllocRetries),
   });
+}
+
+function foldMemory(p: CompanionProcessState, m: MemoryMessage): void {
+  let h = p.memory.get(m.device);
+  if (!h) {
+    h = createStepHistory(m.device, m.boundary);
+    p.memory.set(m.device, h);
+  }
+  foldMemoryMessage(h, m);
+  // The companion resets the allocator's peaks every step, so the sampled peaks may miss a step's top; these do not.
+  const d = p.devices.get(m.device);
+  if (d) {
+    d.maxPeakAllocatedBytes = maxOf(d.maxPeakAllocatedBytes, h.maxPeakAllocatedBytes);
+    d.maxPeakReservedBytes = maxOf(d.maxPeakReservedBytes, h.maxPeakReservedBytes);
+  }
 }
 
 /**
@@ -136,6 +156,12 @@ export function applyCompanionMessage(state: CompanionState, message: CompanionM
       break;
     case 'steps':
       if (!p.steps || message.steps >= p.steps.steps) p.steps = message;
+      break;
+    case 'memory':
+      foldMemory(p, message);
+      break;
+    case 'sites':
+      if (p.memory.has(message.device)) p.sites.set(message.device, message);
       break;
     case 'rank':
       // The process group knows the rank it communicates as; the environment only what the launcher meant.

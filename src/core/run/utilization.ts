@@ -29,7 +29,7 @@ export interface GpuUtilization {
 
 /** A finding of the run's report: what, the numbers, and the fix. */
 export interface RunFinding {
-  id: 'under-used-gpu' | 'input-bound' | 'batch-override' | 'blocking-copy' | 'sync-calls' | 'ranks-share-gpu' | 'rank-imbalance' | 'rank-oom-first' | 'nccl-buffers';
+  id: 'under-used-gpu' | 'input-bound' | 'batch-override' | 'blocking-copy' | 'sync-calls' | 'ranks-share-gpu' | 'rank-imbalance' | 'rank-oom-first' | 'nccl-buffers' | 'oom-forecast';
   /** The GPU concerned; null for a finding about a process (step timing). */
   gpuIndex: number | null;
   title: string;

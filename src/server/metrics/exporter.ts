@@ -14,6 +14,7 @@ import { GPUMEM_METRICS } from './gpumem.js';
 import { JOB_METRICS } from './jobs.js';
 import { buildProcessSeries, DEFAULT_MAX_PROCESSES } from './process-series.js';
 import { STEP_METRICS } from './steps.js';
+import { FORECAST_METRICS } from './forecast.js';
 
 /** prom-client's constructor takes the content type; its type declarations leave the parameter out. */
 const RegistryOf = Registry as unknown as new (contentType: string) => Registry;
@@ -91,7 +92,7 @@ function buildSet(contentType: string, duration: () => number | null): FormatSet
   const registry = new RegistryOf(contentType);
   const openMetrics = contentType === Registry.OPENMETRICS_CONTENT_TYPE;
   const durationDef: MetricDef = { ...DURATION, rows: () => { const s = duration(); return s === null ? [] : [[{}, s]]; } };
-  const collectors = [...DCGM_METRICS, ...GPUMEM_METRICS, ...JOB_METRICS, ...STEP_METRICS, durationDef].map((def) => new SnapshotCollector(def, openMetrics));
+  const collectors = [...DCGM_METRICS, ...GPUMEM_METRICS, ...JOB_METRICS, ...STEP_METRICS, ...FORECAST_METRICS, durationDef].map((def) => new SnapshotCollector(def, openMetrics));
   for (const c of collectors) registry.registerMetric(c as never);
   return { registry, collectors };
 }

@@ -6,6 +6,7 @@
  * is unknown, and the run itself is never disturbed.
  */
 import { buildLiveCompanionDoc } from '../../core/companion/live.js';
+import type { MemoryForecast } from '../../core/forecast/forecast.js';
 import type { CompanionState } from '../../core/companion/state.js';
 import { readStartTicks } from '../../sources/index.js';
 import { removeLiveCompanion, writeLiveCompanion } from '../../store/index.js';
@@ -19,7 +20,9 @@ export interface LivePublisher {
 }
 
 /** A publisher for `state` at `path`; `warn` gets one line the first time a write fails. */
-export function createLivePublisher(path: string, state: CompanionState, now: () => number, warn?: (line: string) => void): LivePublisher {
+export function createLivePublisher(
+  path: string, state: CompanionState, now: () => number, warn?: (line: string) => void, forecastsOf?: (pid: number) => MemoryForecast[],
+): LivePublisher {
   const supervisor = { pid: process.pid, startTicks: readStartTicks(process.pid) };
   const starts = new Map<number, number | null>();
   const startOf = (pid: number): number | null => {
@@ -34,7 +37,7 @@ export function createLivePublisher(path: string, state: CompanionState, now: ()
     maybePublish() {
       const t = now();
       if (t - lastMs < MIN_INTERVAL_MS) return;
-      const doc = buildLiveCompanionDoc(state, supervisor, t, startOf);
+      const doc = buildLiveCompanionDoc(state, supervisor, t, startOf, forecastsOf);
       if (doc.processes.length === 0 && !written) return;
       const key = JSON.stringify(doc.processes);
       if (key === lastKey) return;

@@ -22,6 +22,9 @@ import { createLivePublisher, type LivePublisher } from './live-publish.js';
 import { linkCompanionOoms } from './oom-link.js';
 import { CompanionServer, type CompanionServerOptions } from './server.js';
 import { SplitTimeline } from './split-timeline.js';
+import { ForecastWatch, DEFAULT_FORECAST, type ForecastSettings } from './forecast-watch.js';
+import { forecastFindings } from '../../core/forecast/findings.js';
+import type { Sample } from '../../core/types.js';
 
 export interface CompanionPlugin extends RunPlugin {
   /** The per-pid state of the running attempt (empty before the first spawn). */
@@ -42,6 +45,8 @@ export interface CompanionPluginOptions extends Omit<CompanionServerOptions, 'cu
    * must not throw and must bound its own time. Omitted = snapshots are only named.
    */
   answerSnapshot?: (path: string) => SnapshotOomAnswer;
+  /** When the OOM forecast warns (docs/training-loop.md); default: growth within 1000 steps, and spikes. */
+  forecast?: ForecastSettings;
   now?: () => number;
 }
 
@@ -65,7 +70,7 @@ const MAX_ANSWERED_SNAPSHOTS = 3;
  * environment.
  */
 export function companionPlugin(options: CompanionPluginOptions = {}): CompanionPlugin {
-  const { log, liveIntervalMs = 30000, livePath = null, answerSnapshot, now = Date.now, ...channel } = options;
+  const { log, liveIntervalMs = 30000, livePath = null, answerSnapshot, forecast = DEFAULT_FORECAST, now = Date.now, ...channel } = options;
   let server: CompanionServer | null = null;
   let latest: CompanionReport['lastSplit'] = null;
   let state: CompanionState = new Map();
@@ -76,6 +81,9 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
   let lastLiveMs: number | null = null;
   let publisher: LivePublisher | null = null;
   const retriesSeen = new Map<string, number>();
+  let forecasts = new ForecastWatch(forecast);
+  let lastSample: Sample | null = null;
+  let lastForecastMs: number | null = null;
 
   const onMessage = (m: CompanionMessage, s: CompanionState): void => {
     channel.onMessage?.(m, s);
@@ -113,6 +121,9 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
       rankPeaks = new Map();
       lastLiveMs = null;
       retriesSeen.clear();
+      forecasts = new ForecastWatch(forecast);
+      lastSample = null;
+      lastForecastMs = null;
       try {
         server = await CompanionServer.start({ ...channel, onMessage, cudaVisibleDevices: ctx.env.CUDA_VISIBLE_DEVICES ?? null });
       } catch (error) {
@@ -123,7 +134,8 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
         return {};
       }
       state = server.state;
-      publisher = livePath ? createLivePublisher(livePath, state, now, log) : null;
+      const watch = forecasts;
+      publisher = livePath ? createLivePublisher(livePath, state, now, log, (pid) => watch.forecastsOf(pid)) : null;
       return server.env(ctx.env);
     },
     onTick(tick) {
@@ -135,7 +147,15 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
       }
       foldPytorchSample(atPeak, tick.tMs, rows, tick.treeBytes, indexOf);
       foldRankSample(rankPeaks, tick.treeProcesses, rows);
+      lastSample = tick.sample;
+      for (const line of forecasts.update(state, tick.sample, indexOf)) log?.(line);
       publisher?.maybePublish();
+      // Apart from the split: a process may have step records while NVML shows no memory for the tree.
+      const forecastLines = log ? forecasts.lines() : [];
+      if (forecastLines.length > 0 && (lastForecastMs === null || (liveIntervalMs > 0 && tick.tMs - lastForecastMs >= liveIntervalMs))) {
+        lastForecastMs = tick.tMs;
+        for (const line of forecastLines) log?.(line);
+      }
       if (log && rows.length > 0 && (lastLiveMs === null || (liveIntervalMs > 0 && tick.tMs - lastLiveMs >= liveIntervalMs))) {
         lastLiveMs = tick.tMs;
         const current = new Map<string, ReturnType<typeof finishPytorchSummary>[number]>();
@@ -157,6 +177,13 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
       });
       const gpus = finishPytorchSummary(atPeak, server.state);
       const report = companionReport(server.state, latest, server.problems, gpus, unprinted);
+      // The companion's last records arrive with its exit, after the last tick.
+      for (const line of forecasts.update(server.state, lastSample, indexOf)) log?.(line);
+      for (const p of report.processes) {
+        const f = forecasts.forecastsOf(p.pid);
+        if (f.length > 0) p.forecast = f;
+      }
+      report.findings = [...(report.findings ?? []), ...report.processes.flatMap((p) => forecastFindings(p.pid, p.forecast ?? []))];
       report.splitTimeline = splitTimeline.list();
       const ranks = rankSummaries(server.state, rankPeaks);
       if (ranks.length > 0) {

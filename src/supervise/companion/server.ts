@@ -24,6 +24,8 @@ export interface CompanionServerOptions {
   snapshotMaxEntries?: number;
   /** Per-process memory fraction applied before the first allocation. */
   memoryFraction?: number | null;
+  /** Per-step peaks for the OOM forecast (the allocator's peaks are reset every step); default on. */
+  stepMemory?: boolean;
   /** CUDA_VISIBLE_DEVICES the child runs with, to name GPUs when torch cannot report UUIDs. */
   cudaVisibleDevices?: string | null;
   /** Called after each message is applied to the state (live view). */
@@ -105,6 +107,7 @@ export class CompanionServer {
     if (o.snapshotDir) vars.GPUMEM_COMPANION_SNAPSHOT_DIR = o.snapshotDir;
     if (o.snapshotMaxEntries !== undefined) vars.GPUMEM_COMPANION_SNAPSHOT_MAX_ENTRIES = String(o.snapshotMaxEntries);
     if (o.memoryFraction !== undefined && o.memoryFraction !== null) vars.GPUMEM_COMPANION_MEMORY_FRACTION = String(o.memoryFraction);
+    if (o.stepMemory === false) vars.GPUMEM_COMPANION_STEP_MEMORY = '0';
     return vars;
   }
 

@@ -4,6 +4,7 @@ import { diagnose } from '../../../src/core/diagnose/index.js';
 import type { StepSummary } from '../../../src/core/companion/index.js';
 import type { GpuProcess, Sample } from '../../../src/core/index.js';
 import { detailPanel } from '../../../src/cli/watch/detail-panel.js';
+import { addStepRecord, createStepHistory, forecastMemory, type MemoryForecast } from '../../../src/core/forecast/index.js';
 import { orderRows, processPanel, selectablePids } from '../../../src/cli/watch/process-panel.js';
 import { initialState } from '../../../src/cli/watch/state.js';
 import { renderFrame } from '../../../src/cli/watch/view.js';
@@ -84,5 +85,18 @@ describe('detail panel', () => {
     const steps: StepSummary = { steps: 120, meanStepMs: 250, meanDataWaitMs: 100, dataWaitShare: 0.4, samplesPerSec: 256, batchSeen: 64, batchMin: 64, batchMax: 64, batchAsked: null };
     const lines = detailPanel(101, report, history, 120, plain, history[2], steps);
     expect(lines.at(-1)).toBe('  steps: 120 steps of 250.0 ms, 40% waiting for data, 256.0 samples/s, batch 64  input-bound');
+  });
+
+  it('shows the OOM forecast of a supervised run: growth with its step, or flat', () => {
+    const forecastOf = (leak: number): MemoryForecast => {
+      const h = createStepHistory(0, 'optimizer');
+      for (let step = 1; step <= 200; step++) addStepRecord(h, { step, leftBytes: GiB + step * leak, peakAllocatedBytes: 2 * GiB + step * leak, reservedBytes: 2 * GiB, peakReservedBytes: 2 * GiB + step * leak });
+      return forecastMemory(h, { limitBytes: 3 * GiB }) as MemoryForecast;
+    };
+    const leaking = detailPanel(101, report, history, 120, plain, history[2], null, [forecastOf(2 * MiB)]);
+    // 1 GiB − 400 MiB left at 2 MiB a step: 312 steps after step 200.
+    expect(leaking.at(-1)).toBe('  forecast: cuda:0: memory left behind grows 2.00 MiB a step since step 101 (1.39 GiB at step 200); at this rate the step peak reaches the 3.00 GiB available at step 512 (312 steps from now)');
+    const flat = detailPanel(101, report, history, 120, plain, history[2], null, [forecastOf(0)]);
+    expect(flat.at(-1)).toBe('  forecast: cuda:0: flat at step 200 (no growth, no periodic spike)');
   });
 });

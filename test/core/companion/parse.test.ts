@@ -23,6 +23,16 @@ const message = fc.oneof(
   }),
   fc.record({ ...base, type: fc.constant('error'), what: fc.string(), message: fc.string() }),
   fc.record({ ...base, type: fc.constant('bye'), dropped: count }),
+  // Per-step memory: each step's peaks at least its current values, as the allocator keeps them.
+  fc.array(fc.tuple(count, count, count, count), { minLength: 1, maxLength: 20 }).chain((rows) => fc.record({
+    ...base, type: fc.constant('memory'), device: fc.nat(7), boundary: fc.constantFrom('optimizer', 'dataloader'), firstStep: fc.integer({ min: 1, max: 1e9 }),
+    leftBytes: fc.constant(rows.map(([a, b]) => Math.min(a, b))), peakAllocatedBytes: fc.constant(rows.map(([a, b]) => Math.max(a, b))),
+    reservedBytes: fc.constant(rows.map(([, , c, d]) => Math.min(c, d))), peakReservedBytes: fc.constant(rows.map(([, , c, d]) => Math.max(c, d))), dropped: count,
+  })),
+  fc.record({
+    ...base, type: fc.constant('sites'), device: fc.nat(7), fromStep: fc.nat(1000), toStep: fc.integer({ min: 1001, max: 1e9 }), leftGrewBytes: count,
+    sites: fc.array(fc.record({ site: fc.string(), bytes: count, blocks: fc.nat(1e6) }), { maxLength: 5 }),
+  }),
   fc.record({ ...base, type: fc.constant('cuda'), problem: fc.string() }),
   fc.tuple(fc.double({ min: 0, max: 1e9, noNaN: true }), fc.double({ min: 0, max: 1e9, noNaN: true })).chain(([a, b]) => fc.record({
     ...base, type: fc.constant('steps'), steps: count, dataWaitMs: fc.constant(Math.min(a, b)), stepMs: fc.constant(Math.max(a, b)), samples: count,

@@ -6,11 +6,14 @@ including the ones that are missing. The allocator keeps exact, predictable coun
 up to 512 B; a new segment is 2 MiB (≤ 1 MiB requests), 20 MiB (< 10 MiB) or the request rounded up to
 2 MiB; memory freed by tensors stays reserved until ``empty_cache``.
 
-Environment: FAKE_TORCH_CUDA=0 (no GPU), FAKE_TORCH_DEVICES (default 1), FAKE_TORCH_TOTAL_BYTES (default 1 GiB).
+Environment: FAKE_TORCH_CUDA=0 (no GPU), FAKE_TORCH_DEVICES (default 1), FAKE_TORCH_TOTAL_BYTES (default 1 GiB),
+FAKE_TORCH_SNAPSHOT_BLOCKS=1 (while history is recorded, ``_snapshot()`` lists each live tensor as an
+``active_allocated`` block with the Python frames that allocated it, innermost first, as torch >= 2.1 does).
 """
 import os
 import sys
 import threading
+import traceback
 import types
 
 MiB = 1 << 20
@@ -64,6 +67,9 @@ class Fake:
         self.history = None  # (max_entries or None, list of entries)
         self.lock = threading.Lock()
         self.address = 0x7F0000000000
+        self.snapshot_blocks = os.environ.get("FAKE_TORCH_SNAPSHOT_BLOCKS") == "1"
+        self.last_address = None
+        self.live = {}  # address -> block, while history is recorded and FAKE_TORCH_SNAPSHOT_BLOCKS=1
 
     # -- init ---------------------------------------------------------------------------------------------
     def lazy_init(self):
@@ -131,15 +137,23 @@ class Fake:
                 dev.peak_allocated = max(dev.peak_allocated, dev.allocated)
                 self.address += size
                 self.record("alloc", dev, self.address, size)
+                if self.snapshot_blocks and self.history is not None:
+                    # Innermost first, without the fake's own frames (malloc, Tensor.__init__, empty).
+                    stack = traceback.extract_stack()[:-3]
+                    frames = [{"filename": f.filename, "line": f.lineno, "name": f.name} for f in reversed(stack)]
+                    self.live[self.address] = {"device": dev.index, "address": self.address, "size": size,
+                                               "requested_size": nbytes, "state": "active_allocated", "frames": frames}
+        self.last_address = self.address if oom is None else None
         if oom is not None:
             for observer in list(self.observers):
                 observer(*oom)
             raise self.oom_error(dev, segment)
         return size
 
-    def free(self, index, size, nbytes):
+    def free(self, index, size, nbytes, address=None):
         dev = self.devices[index]
         with self.lock:
+            self.live.pop(address, None)
             dev.allocated -= size
             dev.requested -= nbytes
             dev.frees += 1
@@ -187,10 +201,12 @@ class Fake:
     def snapshot(self):
         segments = []
         for dev in self.devices:
+            blocks = [b for b in self.live.values() if b["device"] == dev.index]
             for size in dev.segments:
                 segments.append({"device": dev.index, "address": 0x7F0000000000, "total_size": size,
                                  "allocated_size": min(size, dev.allocated), "active_size": min(size, dev.allocated),
-                                 "stream": 0, "segment_type": "large", "blocks": []})
+                                 "stream": 0, "segment_type": "large", "blocks": blocks})
+                blocks = []  # every live block listed once, in the device's first segment
         result = {"segments": segments}
         if self.features.get("device_traces", True):
             entries = list(self.history[1]) if self.history else []

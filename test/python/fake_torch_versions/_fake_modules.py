@@ -57,6 +57,7 @@ def make_tensor_class(fake):
             self.dev_index = dev_index
             self.block = 0
             self.block = fake.malloc(dev_index, self.nbytes) if dev_index is not None else 0
+            self.address = fake.last_address if dev_index is not None else None
 
         @property
         def is_cuda(self):
@@ -114,7 +115,7 @@ def make_tensor_class(fake):
 
         def __del__(self):
             if self.dev_index is not None and self.block:
-                fake.free(self.dev_index, self.block, self.nbytes)
+                fake.free(self.dev_index, self.block, self.nbytes, self.address)
                 self.block = 0
 
     return Tensor

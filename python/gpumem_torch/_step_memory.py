@@ -6,9 +6,12 @@ behind), reserved, and the peaks of allocated and reserved since the previous bo
 reset, so the next step's peak is its own. Only host-side counters are read: no CUDA call, no synchronisation.
 Records go out with the step message, at most once a second, as ``memory`` messages (docs/companion.md).
 
-Resetting the peaks means ``torch.cuda.max_memory_allocated()`` read inside the program gives the peak since
-the current step began; the supervisor keeps the run's maximum from these records. ``GPUMEM_COMPANION_STEP_MEMORY=0``
-turns the recording (and the reset) off.
+Resetting the peaks must not change what the program itself reads: ``torch.cuda.max_memory_allocated()``,
+``memory_stats()`` and ``memory_summary()`` still give the peaks since the program's own last reset (or its start).
+Each peak a boundary resets is kept (``KeptPeaks``) and merged back into the readers those functions share —
+``torch.cuda.memory.memory_stats_as_nested_dict`` on real torch, else ``torch.cuda.memory_stats`` and the two
+``max_memory_*`` functions — and the program's ``reset_peak_memory_stats`` clears what was kept for its device.
+``GPUMEM_COMPANION_STEP_MEMORY=0`` turns the recording (and the reset) off.
 """
 # Records held between two flushes; a loop faster than this many steps a second loses the surplus (counted).
 MAX_PENDING = 20000
@@ -16,22 +19,111 @@ MAX_PENDING = 20000
 ROWS_PER_MESSAGE = 1500
 
 
+def _nested_peaks(stats, out, path=()):
+    """Every peak of a nested stats dict, by its key path."""
+    for key, value in stats.items():
+        if isinstance(value, dict):
+            _nested_peaks(value, out, path + (key,))
+        elif key == "peak":
+            out[path + (key,)] = value
+    return out
+
+
 def _nested_reader(torch):
-    """The cheapest reader torch offers: the C++ nested dict (no flattening of ~100 keys), else ``memory_stats``."""
+    """The cheapest reader torch offers: the C++ nested dict (no flattening of ~100 keys), else ``memory_stats``.
+    Returns read(device) → (allocated, peak allocated, reserved, peak reserved, every peak by key), and reset."""
     raw = getattr(getattr(torch, "_C", None), "_cuda_memoryStats", None)
     reset_raw = getattr(getattr(torch, "_C", None), "_cuda_resetPeakMemoryStats", None)
     if callable(raw) and callable(reset_raw):
         def read(device):
             s = raw(device)
             a, r = s["allocated_bytes"]["all"], s["reserved_bytes"]["all"]
-            return a["current"], a["peak"], r["current"], r["peak"]
+            return a["current"], a["peak"], r["current"], r["peak"], _nested_peaks(s, {})
         return read, reset_raw
 
+    # Bound now: once KeptPeaks wraps memory_stats, a step's own peak must still be read unmerged.
+    stats = torch.cuda.memory_stats
+
     def read_flat(device):
-        s = torch.cuda.memory_stats(device)
+        s = stats(device)
         return (s.get("allocated_bytes.all.current"), s.get("allocated_bytes.all.peak"),
-                s.get("reserved_bytes.all.current"), s.get("reserved_bytes.all.peak"))
+                s.get("reserved_bytes.all.current"), s.get("reserved_bytes.all.peak"),
+                {k: v for k, v in s.items() if k.endswith(".peak")})
     return read_flat, torch.cuda.reset_peak_memory_stats
+
+
+class KeptPeaks:
+    """The peaks step boundaries reset, per device, merged back into what the program reads (see the module)."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.kept = {}
+        self.installed = False
+
+    def keep(self, device, peaks):
+        kept = self.kept.setdefault(device, {})
+        for key, value in peaks.items():
+            if isinstance(value, int) and value > kept.get(key, -1):
+                kept[key] = value
+
+    def _device(self, device):
+        if device is None:
+            return self.torch.cuda.current_device()
+        if isinstance(device, int):
+            return device
+        index = getattr(device, "index", None)
+        if index is not None:
+            return index
+        text = str(device)
+        return int(text.split(":")[1]) if ":" in text else self.torch.cuda.current_device()
+
+    def install(self):
+        """Wraps the program's readers and resets, once; a torch without them is left as it is."""
+        if self.installed:
+            return
+        self.installed = True
+        try:
+            self._wrap()
+        except Exception:
+            pass  # the readers stay torch's own: the program then sees per-step peaks, never an error
+
+    def _wrap(self):
+        cuda = self.torch.cuda
+        memory = getattr(cuda, "memory", None)
+        nested = getattr(memory, "memory_stats_as_nested_dict", None)
+        if callable(nested):
+            def merged_nested(device=None, _orig=nested):
+                stats = _orig(device)
+                for path, value in self.kept.get(self._device(device), {}).items():
+                    node = stats
+                    for key in path[:-1]:
+                        node = node.get(key) if isinstance(node, dict) else None
+                    if isinstance(node, dict) and isinstance(node.get("peak"), int) and value > node["peak"]:
+                        node["peak"] = value
+                return stats
+            memory.memory_stats_as_nested_dict = merged_nested
+            if getattr(cuda, "memory_stats_as_nested_dict", None) is nested:
+                cuda.memory_stats_as_nested_dict = merged_nested
+        elif callable(getattr(cuda, "memory_stats", None)):
+            flat = cuda.memory_stats
+
+            def merged_flat(device=None, _orig=flat):
+                stats = dict(_orig(device))
+                for key, value in self.kept.get(self._device(device), {}).items():
+                    if key in stats and value > stats[key]:
+                        stats[key] = value
+                return stats
+            cuda.memory_stats = merged_flat
+            for name, key in (("max_memory_allocated", "allocated_bytes.all.peak"), ("max_memory_reserved", "reserved_bytes.all.peak")):
+                if callable(getattr(cuda, name, None)):
+                    setattr(cuda, name, lambda device=None, _key=key: merged_flat(device).get(_key, 0))
+        for owner in (cuda, memory):
+            reset = getattr(owner, "reset_peak_memory_stats", None) if owner is not None else None
+            if callable(reset):
+                def program_reset(device=None, _orig=reset):
+                    self.kept.pop(self._device(device), None)
+                    return _orig(device)
+                setattr(owner, "reset_peak_memory_stats", program_reset)
 
 
 class StepMemory:
@@ -42,6 +134,8 @@ class StepMemory:
         # "optimizer" or "dataloader": the one boundary that counts, fixed at install so steps never mix.
         self.source = source
         self.read, self.reset = _nested_reader(torch)
+        # The program's own readers keep the run's peaks although the boundaries reset them.
+        self.peaks = KeptPeaks(torch)
         self.step = 0
         self.started = source == "optimizer"
         self.pending = []
@@ -64,12 +158,15 @@ class StepMemory:
             return
         try:
             device = torch.cuda.current_device()
+            self.peaks.install()
             if not self.started:
                 # The first DataLoader fetch starts step 1: set-up before it is no step's peak.
                 self.started = True
+                self.peaks.keep(device, self.read(device)[4])
                 self.reset(device)
                 return
-            allocated, peak_allocated, reserved, peak_reserved = self.read(device)
+            allocated, peak_allocated, reserved, peak_reserved, peaks = self.read(device)
+            self.peaks.keep(device, peaks)
             self.reset(device)
         except Exception:
             self.failed = True  # once broken, stay out of the loop's way

@@ -135,3 +135,57 @@ class GrowthSitesTest(unittest.TestCase):
             {"site": "eval.py:2 in step", "bytes": 300, "blocks": 1},
             {"site": "train.py:9 in step", "bytes": 100, "blocks": 1},
         ])
+
+
+def with_program_readers(a):
+    """The readers a program calls, built as torch builds them: every one goes through
+    ``torch.cuda.memory.memory_stats_as_nested_dict``, looked up when called (a module global in torch)."""
+    memory = types.SimpleNamespace(memory_stats_as_nested_dict=lambda device=None: a.nested(device))
+
+    def flat(device=None):
+        s = memory.memory_stats_as_nested_dict(device)
+        return {"%s.all.%s" % (k, f): v for k, d in s.items() for f, v in d["all"].items()}
+    a.torch.cuda.memory = memory
+    a.torch.cuda.memory_stats = flat
+    a.torch.cuda.max_memory_allocated = lambda device=None: flat(device)["allocated_bytes.all.peak"]
+    a.torch.cuda.max_memory_reserved = lambda device=None: flat(device)["reserved_bytes.all.peak"]
+    a.torch.cuda.reset_peak_memory_stats = lambda device=None: a.reset(device)
+    memory.reset_peak_memory_stats = a.torch.cuda.reset_peak_memory_stats
+    return a
+
+
+class ProgramPeaksTest(unittest.TestCase):
+    """The boundaries reset the peaks; what the program reads must not change because of it."""
+
+    def check(self, nested):
+        a = Allocator(nested)
+        if nested:
+            with_program_readers(a)
+        else:
+            # As the fake torch has it: straight to the counters, not through memory_stats.
+            a.torch.cuda.max_memory_allocated = lambda device=None: a.peak_allocated
+        cuda = a.torch.cuda
+        memory = StepMemory(a.torch, "optimizer")
+        a.alloc(500)
+        a.alloc(-500)          # a 500-byte peak in the first step
+        memory.boundary("optimizer")
+        leaking_steps(a, memory, 3)
+        # Each record is the step's own; the program still sees the run's peak, in every reader.
+        self.assertEqual(memory.messages()[0]["peakAllocatedBytes"], [500, 100, 110, 120])
+        self.assertEqual(cuda.max_memory_allocated(), 500)
+        self.assertEqual(cuda.memory_stats()["allocated_bytes.all.peak"], 500)
+        self.assertEqual(cuda.memory_stats()["allocated_bytes.all.current"], 30)
+        if nested:
+            self.assertEqual(cuda.max_memory_reserved(), 500)
+        # The program's own reset starts its peaks afresh, as torch's does; the records are untouched.
+        cuda.reset_peak_memory_stats()
+        self.assertEqual(cuda.max_memory_allocated(), 30)
+        leaking_steps(a, memory, 1)
+        self.assertEqual(cuda.max_memory_allocated(), 130)
+        self.assertEqual(memory.messages()[0]["peakAllocatedBytes"], [130])
+
+    def test_torch_readers(self):
+        self.check(True)
+
+    def test_flat_readers(self):
+        self.check(False)

@@ -40,3 +40,29 @@ it('real torch offers what step memory reads, and a real loop runs with it insta
     nested: true, reset: '_cuda_resetPeakMemoryStats', hooked: true, steps: 3, memoryKept: true, records: 0, observer: true, snapshot: true,
   });
 }, 150_000);
+
+// Real torch's own readers with its C++ statistics replaced by a stand-in (no CUDA here): every one of them goes
+// through torch.cuda.memory.memory_stats_as_nested_dict, so the peaks the boundaries reset and KeptPeaks merges
+// back reach the program whatever it calls.
+const READERS = `
+import json, torch
+from gpumem_torch._step_memory import KeptPeaks
+counters = {"allocated_bytes": {"all": {"current": 30, "peak": 130}}, "reserved_bytes": {"all": {"current": 64, "peak": 192}}}
+torch.cuda.memory.memory_stats_as_nested_dict = lambda device=None: json.loads(json.dumps(counters))
+torch.cuda.current_device = lambda: 0
+torch.cuda.memory.reset_peak_memory_stats = lambda device=None: None
+torch.cuda.reset_peak_memory_stats = torch.cuda.memory.reset_peak_memory_stats
+kept = KeptPeaks(torch)
+kept.keep(0, {("allocated_bytes", "all", "peak"): 500, ("reserved_bytes", "all", "peak"): 600})
+kept.install()
+seen = [torch.cuda.max_memory_allocated(0), torch.cuda.max_memory_reserved(0), torch.cuda.memory_stats(0)["allocated_bytes.all.peak"]]
+torch.cuda.reset_peak_memory_stats(0)
+after = [torch.cuda.max_memory_allocated(0), torch.cuda.max_memory_reserved(0)]
+print(json.dumps({"seen": seen, "afterReset": after}))
+`;
+
+it('real torch readers (max_memory_allocated, max_memory_reserved, memory_stats) see the peaks step memory resets', () => {
+  const r = spawnSync(requireTestPython(), ['-c', READERS], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: join(ROOT, 'python') }, timeout: 120_000 });
+  expect(r.status, r.stderr).toBe(0);
+  expect(JSON.parse(r.stdout.trim().split('\n').pop() as string)).toEqual({ seen: [500, 600, 500], afterReset: [130, 192] });
+}, 150_000);

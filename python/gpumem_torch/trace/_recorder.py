@@ -14,6 +14,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from ._distributed import answer_collective
 from ._sdpa import backward_workspace
 from ._values import LoopGuard
 
@@ -59,6 +60,7 @@ class Recorder(TorchDispatchMode):
         self.force_gpu = 0
         self.placeholders = 0
         self.loops = LoopGuard()
+        self.world = None
 
     @contextlib.contextmanager
     def placing_on_gpu(self):
@@ -78,6 +80,10 @@ class Recorder(TorchDispatchMode):
         kwargs = kwargs or {}
         if func is _LOCAL_SCALAR:
             return self._placeholder(args[0])
+        if self.world is not None:
+            answered = answer_collective(func, args)
+            if answered is not None:
+                return answered
         on_gpu = self.force_gpu > 0 or any(
             isinstance(a, torch.Tensor) and self._key(a) in self.gpu_keys for a in tree_leaves((args, kwargs)))
         op = func.overloadpacket.__name__

@@ -87,6 +87,8 @@ def install_fake_world(stack, rank, world_size, writer, recorder):
                            owner._verify_param_shape_across_processes)
             owner._verify_param_shape_across_processes = lambda *a, **k: None
     _trace_ddp_buckets(stack, recorder, writer)
+    _real_device_meshes(stack)
+    _fsdp_buffers_on_gpu(stack, recorder)
 
 
 def _trace_ddp_buckets(stack, recorder, writer):
@@ -98,6 +100,11 @@ def _trace_ddp_buckets(stack, recorder, writer):
     original_init = DDP._ddp_init_helper
 
     def ddp_init_helper(self, *args, **kwargs):
+        if self.find_unused_parameters:
+            raise NotImplementedError(
+                "DDP(find_unused_parameters=True) cannot be traced: its reducer decides which gradients to wait for "
+                "from the values of an all-reduced usage map, which fake tensors do not have; trace the program "
+                "with find_unused_parameters=False (the same parameters, gradients and buckets)")
         first = next((p for p in self.module.parameters()), None)
         if first is None or not recorder.is_gpu(first):
             return original_init(self, *args, **kwargs)
@@ -118,6 +125,105 @@ def _trace_ddp_buckets(stack, recorder, writer):
 
     stack.callback(setattr, dist, "Reducer", dist.Reducer)
     dist.Reducer = Reducer
+
+
+def _fsdp_buffers_on_gpu(stack, recorder):
+    """FSDP2 on a GPU model: its all-gather and reduce-scatter buffers are on the GPU too.
+
+    The mesh FSDP2 builds here is a CPU one (no driver), so the buffers it makes by device name (torch.empty in
+    _fsdp_collectives) would look like host memory; while its collectives run on GPU parameters they are placed on
+    the GPU. The unsharded parameters are freed and made again by resizing one storage to 0 and back
+    (_fsdp_param.free_storage/alloc_storage), which the recorder is told, as the caching allocator sees it.
+    """
+    import sys
+
+    try:
+        from torch.distributed.fsdp._fully_shard import _fsdp_collectives, _fsdp_param
+    except ImportError:  # pragma: no cover - checked releases have FSDP2
+        return
+
+    def on_gpu_while(fn):
+        def wrapped(*args, **kwargs):
+            if not _touches_gpu(recorder, args):
+                return fn(*args, **kwargs)
+            with recorder.placing_on_gpu():
+                return fn(*args, **kwargs)
+        return wrapped
+
+    for name in ("foreach_all_gather", "foreach_all_gather_copy_out", "foreach_reduce"):
+        original = getattr(_fsdp_collectives, name, None)
+        if original is None:
+            continue
+        replacement = on_gpu_while(original)
+        for module in [m for n, m in list(sys.modules.items()) if n.startswith("torch.distributed.fsdp") and m is not None]:
+            if getattr(module, name, None) is original:
+                stack.callback(setattr, module, name, original)
+                setattr(module, name, replacement)
+    for name in ("alloc_storage", "free_storage"):
+        original = getattr(_fsdp_param, name, None)
+        if original is None:
+            continue
+
+        def resized(tensor, _original=original, _name=name):
+            _original(tensor)
+            recorder.storage_resized(tensor, "FSDP " + _name)
+
+        stack.callback(setattr, _fsdp_param, name, original)
+        setattr(_fsdp_param, name, resized)
+
+
+def _touches_gpu(recorder, args):
+    for a in args:
+        for item in (a if isinstance(a, (list, tuple)) else [a]):
+            if isinstance(item, torch.Tensor) and recorder.is_gpu(item):
+                return True
+            sharded = getattr(item, "sharded_param", None)
+            if isinstance(sharded, torch.Tensor) and recorder.is_gpu(sharded):
+                return True
+    return False
+
+
+def _real_device_meshes(stack):
+    """A DeviceMesh (FSDP2's, made by init_device_mesh) is a small CPU tensor of rank numbers that it searches
+    (nonzero, tolist): it must hold real values, so its code runs outside the fake-tensor and recording modes.
+    It is bookkeeping on the host, never GPU memory."""
+    import functools
+    import inspect
+
+    import torch.distributed.device_mesh as mesh_module
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    def outside_modes(fn):
+        @functools.wraps(fn)
+        def wrapped(*args, **kwargs):
+            with _disable_current_modes(), torch._C.DisableTorchFunction():
+                return fn(*args, **kwargs)
+        return wrapped
+
+    cls = getattr(mesh_module, "DeviceMesh", None)
+    if cls is None:
+        return
+    for name, value in list(vars(cls).items()):
+        if inspect.isfunction(value):
+            stack.callback(setattr, cls, name, value)
+            setattr(cls, name, outside_modes(value))
+        elif isinstance(value, staticmethod):
+            stack.callback(setattr, cls, name, value)
+            setattr(cls, name, staticmethod(outside_modes(value.__func__)))
+    original = getattr(mesh_module, "init_device_mesh", None)
+    if original is None:
+        return
+    # FSDP imports init_device_mesh by name: its modules are loaded now so their references are replaced too.
+    import sys
+    try:
+        import torch.distributed.fsdp  # noqa: F401
+    except Exception:  # pragma: no cover - a torch without FSDP has no such reference to replace
+        pass
+    replacement = outside_modes(original)
+    for module in [m for name, m in list(sys.modules.items()) if name.startswith("torch.distributed") and m is not None]:
+        if getattr(module, "init_device_mesh", None) is original:
+            stack.callback(setattr, module, "init_device_mesh", original)
+            setattr(module, "init_device_mesh", replacement)
 
 
 def _default_timeout():

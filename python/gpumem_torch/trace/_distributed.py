@@ -119,8 +119,9 @@ def _trace_ddp_buckets(stack, recorder, writer):
         # order by broadcasting rank 0's index list and reading its values in C++ (fake tensors have none).
         # The rebuilt buckets hold the same gradients under the same size caps, so the bytes are the same.
         def _rebuild_buckets(self):
-            writer.note("DDP's buckets keep their first-step layout (rebuilding them by gradient order needs "
-                        "values): same bytes, other boundaries")
+            writer.note("DDP's gradient buckets are traced in their first-step layout (after the first step DDP "
+                        "rebuilds them in gradient order, agreed by values fake tensors do not have): the same bytes, "
+                        "other boundaries")
             return False
 
     stack.callback(setattr, dist, "Reducer", dist.Reducer)

@@ -2,7 +2,8 @@
 
 Under gpumem's tracer (GPUMEM_ESTIMATE_TRACE set) it runs on the fake process group and fake tensors. Run by
 torchrun on the CPU (gloo, real ranks), it records every allocation of the CPU allocator with the profiler and
-prints one "truth {json}" line per rank: the peak of live bytes over the steps and the bytes live at the end.
+prints one "truth {json}" line per rank: the peak of live bytes over the steps, up to the end of the first
+forward pass (construction included), and the bytes live at the end.
 Both runs build the model straight on the device, so the same storages are counted on both sides.
 
 Usage: torchrun --nproc-per-node 2 world_step.py {ddp|fsdp2} [--bucket-cap-mb M] [--grad-as-bucket-view]
@@ -32,6 +33,7 @@ dist.init_process_group("gloo")
 rank = dist.get_rank()
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 WIDTH, LAYERS = 512, 4
+FORWARD_DONE = "gpumem-test: first forward done"
 
 profiler = None
 if not traced:
@@ -65,7 +67,11 @@ optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
 extra = None
 for step in range(a.steps):
     x = torch.randn(a.batch, WIDTH, device=device)
-    model(x).float().pow(2).mean().backward()
+    loss = model(x).float().pow(2).mean()
+    if profiler is not None and step == 0:
+        with torch.profiler.record_function(FORWARD_DONE):  # marks the end of the first forward in the profile
+            pass
+    loss.backward()
     optimizer.step()
     optimizer.zero_grad()
     if rank == 0 and a.rank0_extra_mb:
@@ -82,10 +88,15 @@ if profiler is not None:
     profiler.__exit__(None, None, None)
     # The profiler sees the allocations of this thread. gloo's worker threads sometimes drop the last reference
     # to a buffer, and that free is not reported: a block allocated again at an address still held was freed.
-    held, live, peak = {}, 0, 0
-    allocations = [e for e in _walk(profiler.profiler.kineto_results.experimental_event_tree())
+    held, live, peak, forward_peak = {}, 0, 0, None
+    tree = list(_walk(profiler.profiler.kineto_results.experimental_event_tree()))
+    forward_done = min(e.start_time_ns for e in tree if e.name == FORWARD_DONE)
+    allocations = [e for e in tree
                    if type(e.extra_fields).__name__ == "_ExtraFields_Allocation" and e.extra_fields.device.type == "cpu"]
-    for event in (e.extra_fields for e in sorted(allocations, key=lambda e: e.start_time_ns)):
+    for timed in sorted(allocations, key=lambda e: e.start_time_ns):
+        if forward_peak is None and timed.start_time_ns > forward_done:
+            forward_peak = peak
+        event = timed.extra_fields
         if event.alloc_size > 0:
             live -= held.pop(event.ptr, 0)
             held[event.ptr] = event.alloc_size
@@ -93,5 +104,6 @@ if profiler is not None:
         else:
             live -= held.pop(event.ptr, 0)
         peak = max(peak, live)
-    print("truth " + json.dumps({"rank": rank, "peakBytes": peak, "endBytes": live}), flush=True)
+    print("truth " + json.dumps({"rank": rank, "peakBytes": peak, "forwardPeakBytes": forward_peak, "endBytes": live}),
+          flush=True)
 dist.destroy_process_group()

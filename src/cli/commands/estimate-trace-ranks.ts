@@ -33,8 +33,11 @@ export function representativeRanks(worldSize: number): Array<{ traced: number; 
  * so equal ranks show rank 0's breakdown.
  */
 export function combineRanks<R extends TracedReport>(worldSize: number, perRank: Array<{ traced: number; standsFor: number[]; report: R }>): R {
+  // By nvidia-smi's figure, then by the bytes requested (which the allocator's segments can hide).
+  const larger = (a: TracedReport, b: TracedReport): boolean =>
+    a.nvidiaSmiBytes > b.nvidiaSmiBytes || (a.nvidiaSmiBytes === b.nvidiaSmiBytes && a.peakRequestedBytes > b.peakRequestedBytes);
   let largest = perRank[0]!;
-  for (const r of perRank) if (r.report.nvidiaSmiBytes > largest.report.nvidiaSmiBytes) largest = r;
+  for (const r of perRank) if (larger(r.report, largest.report)) largest = r;
   const ranks: TracedRank[] = perRank.map(({ traced, standsFor, report }) => ({
     ranks: standsFor,
     tracedRank: traced,
@@ -67,8 +70,13 @@ export function renderRanks(r: TracedReport, color: boolean): string[] {
   if (alike) out.push('  every rank needs the same; the breakdown above is rank 0\'s');
   else {
     const big = r.ranks.find((x) => x.tracedRank === r.largestRank)!;
-    const small = r.ranks.filter((x) => x !== big).reduce((m, x) => Math.min(m, x.nvidiaSmiBytes), Infinity);
-    out.push(`  ${rankNames(big.ranks)} needs ${formatBytes(big.nvidiaSmiBytes - small)} more than the others; the breakdown above is ${rankNames(big.ranks)}'s`);
+    const others = r.ranks.filter((x) => x !== big);
+    const moreSmi = big.nvidiaSmiBytes - Math.max(...others.map((x) => x.nvidiaSmiBytes));
+    const moreRequested = big.peakRequestedBytes - Math.max(...others.map((x) => x.peakRequestedBytes));
+    const more = moreSmi > 0
+      ? `needs ${formatBytes(moreSmi)} more in nvidia-smi than the others`
+      : `requests ${formatBytes(moreRequested)} more than the others (the same in nvidia-smi: the caching allocator's reserved segments hold it)`;
+    out.push(`  ${rankNames(big.ranks)} ${more}; the breakdown above is ${rankNames(big.ranks)}'s`);
   }
   return out;
 }

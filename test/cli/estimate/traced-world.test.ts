@@ -63,7 +63,7 @@ async function truthPeaks(args: string[]): Promise<Truth> {
   return { peakBytes: Math.min(...runs.map((r) => r.peakBytes)), forwardPeakBytes: Math.min(...runs.map((r) => r.forwardPeakBytes)) };
 }
 
-async function expectTruth(args: string[]): Promise<WorldTraced> {
+async function expectTruth(args: string[], checkForward = true): Promise<WorldTraced> {
   const [report, truth] = await Promise.all([tracedWorld(args), truthPeaks(args)]);
   expect(report.schemaVersion).toBe(2);
   expect(report.ranks.map((r) => r.ranks)).toEqual([[0], [1]]);
@@ -75,7 +75,7 @@ async function expectTruth(args: string[]): Promise<WorldTraced> {
   // (phase "other", before the first matmul adds the workspace) and the forward pass.
   const phase = (name: string): number => report.phasePeaks.find((p) => p.phase === name)?.peakRequestedBytes ?? 0;
   const forward = Math.max(phase('other'), phase('forward') - report.workspaceBytes);
-  expect(Math.abs(forward - truth.forwardPeakBytes), `forward: traced ${forward}, truth ${truth.forwardPeakBytes}`).toBeLessThanOrEqual(TOLERANCE);
+  if (checkForward) expect(Math.abs(forward - truth.forwardPeakBytes), `forward: traced ${forward}, truth ${truth.forwardPeakBytes}`).toBeLessThanOrEqual(TOLERANCE);
   return report;
 }
 
@@ -91,7 +91,10 @@ describe('gpumem estimate --world-size (fake process group) against two real glo
     expect(plain.peakRequestedBytes - view.peakRequestedBytes).toBe(4 * (512 * 512 + 512) * 4);
   }, TIMEOUT_MS);
 
-  it('FSDP2 fully_shard with bf16 mixed precision: sharded parameters, states and gradients per rank', async () => {
+  it('FSDP2 fully_shard in fp32 and with bf16 mixed precision: sharded parameters, states and gradients per rank', async () => {
+    // In fp32 a real rank keeps the previous layer's all-gather output a little longer than the traced one
+    // (docs/distributed.md): the forward figure differs by one layer, the step's peak (at the optimizer) does not.
+    await expectTruth(['fsdp2'], false);
     const report = await expectTruth(['fsdp2', '--bf16']);
     // Each rank holds half of every parameter (fp32) and of the two AdamW states.
     expect(report.byCategory.weights).toBe((4 * (512 * 512 + 512) * 4) / 2);

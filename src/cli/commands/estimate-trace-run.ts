@@ -80,7 +80,7 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
       ...(world ? { world } : {}),
     });
     const trace = parseStepTrace(run.traceText);
-    if (o.html !== undefined && !checkpoint && (world === null || world.rank === 0)) traces.set(JSON.stringify(argv ?? command), trace);
+    if (o.html !== undefined && !checkpoint && world === null) traces.set(JSON.stringify(argv ?? command), trace);
     if (trace.error !== null) {
       const shown = `${printable((argv ?? command).join(' '))}${world ? ` as rank ${world.rank} of ${world.size}` : ''}`;
       const own = programFailure(trace, run.exitCode, run.stderrTail);
@@ -100,7 +100,10 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
     for (const { traced, standsFor } of representativeRanks(o.worldSize)) {
       perRank.push({ traced, standsFor, report: await traceRank(argv, checkpoint, { rank: traced, size: o.worldSize }) });
     }
-    return combineRanks(o.worldSize, perRank);
+    const combined = combineRanks(o.worldSize, perRank);
+    // The page draws the rank the report is about.
+    if (o.html !== undefined && !checkpoint) traces.set(JSON.stringify(argv ?? command), combined.trace);
+    return combined;
   };
   // A probe of a batch search needs only its figure; the fixes (one more trace for checkpointing) are for reports.
   const traceAndFix = async (argv: string[] | null, probe = false): Promise<TracedReport> => {

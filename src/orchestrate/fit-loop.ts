@@ -6,7 +6,8 @@
 import { Writable } from 'node:stream';
 import { GpumemError } from '../core/errors.js';
 import { DEFAULT_FIT_OPTIONS, planFit, type Measurement } from '../core/fit/planner.js';
-import { buildFitReport, type FitReport } from '../core/fit/report.js';
+import { buildFitReport, type FitGpu, type FitReport } from '../core/fit/report.js';
+import type { Sample } from '../core/types.js';
 import type { GpuSource } from '../sources/index.js';
 import { companionPlugin, superviseRun } from '../supervise/index.js';
 
@@ -16,8 +17,10 @@ export interface FitLoopOptions {
   steps: number;
   /** Share of the GPU's free memory at the start a run may peak at, in percent (0, 100]. */
   fillPct: number;
-  /** One GPU, by index or UUID. */
+  /** One GPU, by index or UUID; with worldSize N > 1, N of them, comma-separated, one per rank. */
   gpus: string;
+  /** Ranks of the job the command launches (torchrun --nproc-per-node N …); 1 for one process. */
+  worldSize: number;
   /** Supervisor sampling interval. */
   intervalMs: number;
   /** false runs without the Python companion (no count of OOMs the program catches itself). */
@@ -44,12 +47,13 @@ const sink = (): Writable => new Writable({ write: (_c, _e, done) => done() });
  */
 export async function runFitLoop(o: FitLoopOptions): Promise<FitReport> {
   const sample = await o.source.readSample();
-  const index = /^\d+$/.test(o.gpus) ? Number(o.gpus) : null;
-  const device = sample.devices.find((d) => (index === null ? d.uuid === o.gpus : d.index === index));
-  if (!device) throw new GpumemError('BAD_OPTION_VALUE', `--gpus: no GPU "${o.gpus}"`, { hint: `fit measures on one GPU; present: ${sample.devices.map((d) => d.index).join(', ') || 'none'}` });
-  const free = device.memory.freeBytes;
-  if (free === null) throw new GpumemError('FAILED', `GPU ${device.index} does not report free memory`, { hint: 'try --source smi' });
-  const targetBytes = Math.floor((free * o.fillPct) / 100);
+  const gpus = chosenGpus(sample.devices, o.gpus, o.worldSize, o.fillPct);
+  // Every rank runs the same batch, so the run fits when each GPU stays under its own target: the GPU with the
+  // least headroom decides. Measured against the smallest target, a run's peak is that target plus the worst
+  // overshoot of any GPU (exactly the peak itself when all GPUs are alike).
+  const targetBytes = Math.min(...gpus.map((g) => g.targetBytes));
+  const free = Math.min(...gpus.map((g) => g.freeBytesAtStart));
+  const perGpuPeaks = new Map<number, Array<number | null>>();
   const withSteps = o.argv.map((a) => a.replaceAll('{steps}', String(o.steps)));
   const measure = async (batch: number): Promise<Measurement> => {
     o.onRun?.(batch, o.steps);
@@ -75,10 +79,38 @@ export async function runFitLoop(o: FitLoopOptions): Promise<FitReport> {
     const companion = attempt?.plugins.companion;
     const caught = (companion?.gpus ?? []).some((g) => (g.numOoms ?? 0) > 0);
     const oom = (attempt?.ooms.length ?? 0) > 0 || caught;
-    const peaks = report.peaks.filter((p) => p.uuid === device.uuid);
-    const peakBytes = peaks.length > 0 ? Math.max(...peaks.map((p) => p.peakBytes)) : null;
-    return { ok: report.exit.code === 0 && !oom, oom, peakBytes: peakBytes === 0 && report.exit.code !== 0 ? null : peakBytes };
+    const peaks = gpus.map((g) => {
+      const on = report.peaks.filter((p) => p.uuid === g.uuid);
+      return on.length > 0 ? Math.max(...on.map((p) => p.peakBytes)) : null;
+    });
+    perGpuPeaks.set(batch, peaks);
+    const known = gpus.flatMap((g, i) => (peaks[i] === null || peaks[i] === undefined ? [] : [peaks[i]! - g.targetBytes]));
+    const peakBytes = known.length > 0 ? targetBytes + Math.max(...known) : null;
+    return { ok: report.exit.code === 0 && !oom, oom, peakBytes: peakBytes === targetBytes && report.exit.code !== 0 ? null : peakBytes };
   };
   const result = await planFit(measure, { ...DEFAULT_FIT_OPTIONS, targetBytes, probes: o.probes, maxBatch: o.maxBatch, maxRuns: o.maxRuns });
-  return buildFitReport(result, { argv: o.argv, steps: o.steps, freeBytesAtStart: free, targetFill: o.fillPct / 100, effectiveBatch: o.effectiveBatch });
+  return buildFitReport(result, {
+    argv: o.argv, steps: o.steps, freeBytesAtStart: free, targetFill: o.fillPct / 100, effectiveBatch: o.effectiveBatch,
+    worldSize: o.worldSize, gpus, perGpuPeaks,
+  });
+}
+
+/** The GPUs the ranks run on, one per rank, each with its free memory and target; throws for a bad --gpus. */
+function chosenGpus(devices: Sample['devices'], text: string, worldSize: number, fillPct: number): FitGpu[] {
+  const wanted = worldSize > 1 ? text.split(',').map((t) => t.trim()).filter((t) => t !== '') : [text];
+  const present = devices.map((d) => d.index).join(', ') || 'none';
+  if (wanted.length !== worldSize) {
+    throw new GpumemError('BAD_OPTION_VALUE', `--gpus: --world-size ${worldSize} needs ${worldSize} GPUs, one per rank; got ${wanted.length}`, { hint: `e.g. --gpus ${Array.from({ length: worldSize }, (_, i) => i).join(',')}; present: ${present}` });
+  }
+  if (new Set(wanted).size !== wanted.length) {
+    throw new GpumemError('BAD_OPTION_VALUE', `--gpus: "${text}" names a GPU twice`, { hint: 'one GPU per rank: the driver reports memory per GPU, and ranks sharing one would be measured together' });
+  }
+  return wanted.map((w) => {
+    const index = /^\d+$/.test(w) ? Number(w) : null;
+    const device = devices.find((d) => (index === null ? d.uuid === w : d.index === index));
+    if (!device) throw new GpumemError('BAD_OPTION_VALUE', `--gpus: no GPU "${w}"`, { hint: `${worldSize > 1 ? 'one GPU per rank' : 'fit measures on one GPU'}; present: ${present}` });
+    const free = device.memory.freeBytes;
+    if (free === null) throw new GpumemError('FAILED', `GPU ${device.index} does not report free memory`, { hint: 'try --source smi' });
+    return { index: device.index, uuid: device.uuid, freeBytesAtStart: free, targetBytes: Math.floor((free * fillPct) / 100) };
+  });
 }

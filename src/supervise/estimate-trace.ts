@@ -35,6 +35,8 @@ export interface TraceRunOptions {
   checkpoint?: boolean;
   /** The PyTorch release the program will run on (--torch-version), when its differences are to be modelled. */
   torchVersion?: string;
+  /** One rank of a distributed job, traced on PyTorch's fake process group (estimate --world-size). */
+  world?: { rank: number; size: number };
 }
 
 export interface TraceRunResult {
@@ -60,6 +62,7 @@ export async function runTracedProgram(o: TraceRunOptions): Promise<TraceRunResu
     GPUMEM_ESTIMATE_GPU_BYTES: String(o.gpuBytes),
     ...(o.checkpoint ? { GPUMEM_ESTIMATE_CHECKPOINT: '1' } : {}),
     ...(o.torchVersion ? { GPUMEM_ESTIMATE_TORCH_VERSION: o.torchVersion } : {}),
+    ...(o.world ? { GPUMEM_ESTIMATE_WORLD_SIZE: String(o.world.size), GPUMEM_ESTIMATE_RANK: String(o.world.rank) } : {}),
     // Models built from a config must never reach for a hub while being traced.
     HF_HUB_OFFLINE: o.env.HF_HUB_OFFLINE ?? '1',
   };

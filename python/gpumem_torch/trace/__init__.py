@@ -42,14 +42,22 @@ def install():
 
 
 def _start(torch):
+    from ._distributed import unsupported_release, world_from_env
     from ._release import parse_release
     from ._tracer import Tracer
+    world = world_from_env()
+    refused = unsupported_release(torch.__version__) if world is not None else None
+    if refused is not None:
+        # Before any step: the trace says why, and the program does not run on a process group it cannot use.
+        _finish_error(refused)
+        sys.stderr.flush()
+        os._exit(3)
     steps = int(os.environ.get(ENV_STEPS) or 2)
     tracer = Tracer(torch, _session["writer"], steps=steps,
                     gpu_name=os.environ.get(ENV_GPU_NAME) or "NVIDIA H100 80GB HBM3",
                     gpu_bytes=int(os.environ.get(ENV_GPU_BYTES) or 85520809984), on_done=_finish_ok,
                     checkpoint=os.environ.get(ENV_CHECKPOINT) == "1",
-                    release=parse_release(os.environ.get(ENV_TORCH_RELEASE)))
+                    release=parse_release(os.environ.get(ENV_TORCH_RELEASE)), world=world)
     _session["tracer"] = tracer
     tracer.start()
 

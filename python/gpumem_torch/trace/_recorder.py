@@ -14,6 +14,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from ._distributed import answer_collective
 from ._sdpa import backward_workspace
 from ._values import LoopGuard
 
@@ -59,6 +60,7 @@ class Recorder(TorchDispatchMode):
         self.force_gpu = 0
         self.placeholders = 0
         self.loops = LoopGuard()
+        self.world = None
 
     @contextlib.contextmanager
     def placing_on_gpu(self):
@@ -70,16 +72,19 @@ class Recorder(TorchDispatchMode):
 
     def mark_gpu(self, out):
         """Moves already-seen host storages of ``out`` to the GPU (a ``.to('cuda')`` that did not copy)."""
-        for t in tree_leaves(out):
-            if isinstance(t, torch.Tensor):
-                self._track(t.untyped_storage(), t, "to", True)
+        for t in _plain_tensors(out):
+            self._track(t.untyped_storage(), t, "to", True)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func is _LOCAL_SCALAR:
             return self._placeholder(args[0])
+        if self.world is not None:
+            answered = answer_collective(func, args)
+            if answered is not None:
+                return answered
         on_gpu = self.force_gpu > 0 or any(
-            isinstance(a, torch.Tensor) and self._key(a) in self.gpu_keys for a in tree_leaves((args, kwargs)))
+            self._key(a) in self.gpu_keys for a in _plain_tensors((args, kwargs)))
         op = func.overloadpacket.__name__
         # Temporaries the CUDA kernel allocates and frees inside the op (live while its outputs are made).
         workspace = [self._workspace(shape, dtype, op) for shape, dtype in backward_workspace(func, args)] if on_gpu else ()
@@ -91,9 +96,8 @@ class Recorder(TorchDispatchMode):
             self._allow_data_dependent_sizes()
             out = func(*args, **kwargs)
         del workspace
-        for t in tree_leaves(out):
-            if isinstance(t, torch.Tensor):
-                self._track(t.untyped_storage(), t, op, on_gpu)
+        for t in _plain_tensors(out):
+            self._track(t.untyped_storage(), t, op, on_gpu)
         return out
 
     def _workspace(self, shape, dtype, op):
@@ -103,7 +107,7 @@ class Recorder(TorchDispatchMode):
 
     def is_gpu(self, tensor):
         """Whether ``tensor``'s storage is one the traced program placed on the GPU."""
-        return self._key(tensor) in self.gpu_keys
+        return any(self._key(t) in self.gpu_keys for t in _plain_tensors(tensor))
 
     @staticmethod
     def _key(t):
@@ -127,6 +131,26 @@ class Recorder(TorchDispatchMode):
                           op=op, module=self.state.module_path(), phase=self.state.phase, step=self.state.step,
                           frame=user_frame())
         weakref.finalize(storage, self._freed, key)
+
+    def storage_resized(self, tensor, op):
+        """A GPU storage resized in place (FSDP2 frees unsharded parameters by resizing to 0 and back): the
+        allocator frees the old block and allocates a new one of the new size."""
+        storage = tensor.untyped_storage()
+        key = storage._cdata
+        if key not in self.gpu_keys:
+            return
+        nbytes = self._bytes(storage.nbytes())
+        ident = self.live.pop(key, None)
+        if ident is not None:
+            self.writer.event(kind="free", id=ident)
+        if nbytes == 0:
+            return
+        ident = self.next_id
+        self.next_id += 1
+        self.live[key] = ident
+        self.writer.event(kind="alloc", id=ident, bytes=nbytes, dtype=str(tensor.dtype)[6:], op=op,
+                          module=self.state.module_path(), phase=self.state.phase, step=self.state.step,
+                          frame=user_frame())
 
     def _allow_data_dependent_sizes(self):
         # nonzero, masked_select, boolean-mask indexing and unique have output sizes that depend on values,
@@ -156,7 +180,7 @@ class Recorder(TorchDispatchMode):
     def ids_of(self, tensors):
         """Event ids of the live GPU storages behind ``tensors`` (for tagging weights, gradients, states)."""
         found = []
-        for t in tensors:
+        for t in _plain_tensors(list(tensors)):
             ident = self.live.get(self._key(t))
             if ident is not None:
                 found.append(ident)
@@ -172,6 +196,22 @@ class Recorder(TorchDispatchMode):
         if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
             return 1.0
         return 1
+
+
+def _plain_tensors(value):
+    """The tensors that own storage in ``value``: a wrapper subclass (FSDP2's DTensor) stands for the tensors it
+    holds (``__tensor_flatten__``). A mode does not see the ops a subclass runs on its inner tensors (the mode is
+    off while it handles the outer op), so the wrapper's op is counted by what its inner tensors hold."""
+    for t in tree_leaves(value):
+        if not isinstance(t, torch.Tensor):
+            continue
+        flatten = getattr(type(t), "__tensor_flatten__", None)
+        if flatten is None:
+            yield t
+            continue
+        names, _ = t.__tensor_flatten__()
+        for name in names:
+            yield from _plain_tensors(getattr(t, name))
 
 
 def _out_of_memory(nbytes):

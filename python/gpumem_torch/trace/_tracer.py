@@ -17,7 +17,7 @@ from ._values import install_value_free_init
 
 
 class Tracer:
-    def __init__(self, torch_module, writer, steps, gpu_name, gpu_bytes, on_done, checkpoint=False, release=None):
+    def __init__(self, torch_module, writer, steps, gpu_name, gpu_bytes, on_done, checkpoint=False, release=None, world=None):
         self.writer = writer
         self.release = Release(release, writer)
         self.state = StepState(steps, self._step_end)
@@ -28,6 +28,9 @@ class Tracer:
         self.on_done = on_done
         self.fake = None
         self.checkpoint = checkpoint
+        # (rank, world size) when one rank of a distributed job is traced (_distributed.py).
+        self.world = world
+        self.recorder.world = world
         capability = capability_of(gpu_name)
         if capability is None:
             capability = ASSUMED
@@ -41,6 +44,9 @@ class Tracer:
         install_value_free_init(self.stack)
         self.release.install(self.stack)
         install_hooks(self.stack, self.state)
+        if self.world is not None:
+            from ._distributed import install_fake_world
+            install_fake_world(self.stack, self.world[0], self.world[1], self.writer, self.recorder)
         self.state.on_optimizer = self._prepare_optimizer
         # Tagged right after each optimizer step, before a zero_grad can drop the gradients.
         self.state.on_optimizer_done = self._tag_step
@@ -108,4 +114,6 @@ class Tracer:
         header = {"torch": torch.__version__, "python": platform.python_version(), "steps": self.state.steps,
                   "stepsDone": self.state.step, "device": "fake-cpu", "placeholders": self.recorder.placeholders,
                   "traceSeconds": round(time.perf_counter() - self.started, 3)}
+        if self.world is not None:
+            header["rank"], header["worldSize"] = self.world
         self.writer.finish(header, error=error)

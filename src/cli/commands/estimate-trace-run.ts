@@ -12,6 +12,7 @@ import { renderStages, traceStages } from './estimate-trace-stages.js';
 import { allocatorModel, buildTracedReport, renderTraced, type TracedInputs, type TracedReport } from './estimate-traced.js';
 import { printable } from '../../core/text.js';
 import { writeTracedPage } from './estimate-trace-html.js';
+import { combineRanks, representativeRanks } from './estimate-trace-ranks.js';
 
 // Each probe is a full trace (tens of seconds for a large model); seven settle the usual curves.
 const MAX_PROBES = 7;
@@ -19,6 +20,9 @@ const MAX_PROBES = 7;
 function tracedHint(trace: StepTrace): string {
   if (/^ModuleNotFoundError|^ImportError/.test(trace.error ?? '')) {
     return 'install the missing package into the Python environment that runs the script (or run gpumem with that environment\'s python)';
+  }
+  if (/^--world-size: torch /.test(trace.error ?? '')) {
+    return 'run the command with a Python environment whose torch is a checked release, or estimate one rank without --world-size';
   }
   if (/^data-dependent control flow/.test(trace.error ?? '')) {
     return 'sizes that depend on values are traced at their largest; make that branch independent of the data, or trace a step function without it (--entry)';
@@ -60,7 +64,7 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
   if (conf) parseAllocatorConf(conf);
   // With --html, each trace is kept for the page (by its command) until the report is written.
   const traces = new Map<string, StepTrace>();
-  const traceOnce = async (argv: string[] | null, checkpoint = false): Promise<TracedReport & { trace: StepTrace; runTorch: string | null }> => {
+  const traceRank = async (argv: string[] | null, checkpoint: boolean, world: { rank: number; size: number } | null): Promise<TracedReport & { trace: StepTrace; runTorch: string | null }> => {
     const run = await runTracedProgram({
       checkpoint,
       command: argv,
@@ -73,11 +77,12 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
       gpuName: inputs.gpuName,
       gpuBytes: inputs.budget?.capacityBytes ?? 80 * 1024 ** 3,
       ...(o.torchVersion ? { torchVersion: o.torchVersion } : {}),
+      ...(world ? { world } : {}),
     });
     const trace = parseStepTrace(run.traceText);
-    if (o.html !== undefined && !checkpoint) traces.set(JSON.stringify(argv ?? command), trace);
+    if (o.html !== undefined && !checkpoint && world === null) traces.set(JSON.stringify(argv ?? command), trace);
     if (trace.error !== null) {
-      const shown = printable((argv ?? command).join(' '));
+      const shown = `${printable((argv ?? command).join(' '))}${world ? ` as rank ${world.rank} of ${world.size}` : ''}`;
       const own = programFailure(trace, run.exitCode, run.stderrTail);
       if (own) throw new GpumemError('CHILD_FAILED', `tracing ${shown} stopped: ${own}`, { hint: OWN_FAILURE_HINT });
       throw new GpumemError('CHILD_FAILED', `tracing ${shown} stopped: ${printable(trace.error)}`, {
@@ -87,6 +92,18 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
     // The allocator's rules are those of the release the run will use, when it is named.
     const runTorch = o.torchVersion ?? trace.torchVersion;
     return { ...buildTracedReport(trace, argv ?? command, inputs, allocatorModel(conf, runTorch), conf), trace, runTorch };
+  };
+  // With --world-size, every rank that can differ is traced; the largest one's trace is the report.
+  const traceOnce = async (argv: string[] | null, checkpoint = false): Promise<TracedReport & { trace: StepTrace; runTorch: string | null }> => {
+    if (o.worldSize <= 1) return traceRank(argv, checkpoint, null);
+    const perRank: Array<{ traced: number; standsFor: number[]; report: TracedReport & { trace: StepTrace; runTorch: string | null } }> = [];
+    for (const { traced, standsFor } of representativeRanks(o.worldSize)) {
+      perRank.push({ traced, standsFor, report: await traceRank(argv, checkpoint, { rank: traced, size: o.worldSize }) });
+    }
+    const combined = combineRanks(o.worldSize, perRank);
+    // The page draws the rank the report is about.
+    if (o.html !== undefined && !checkpoint) traces.set(JSON.stringify(argv ?? command), combined.trace);
+    return combined;
   };
   // A probe of a batch search needs only its figure; the fixes (one more trace for checkpointing) are for reports.
   const traceAndFix = async (argv: string[] | null, probe = false): Promise<TracedReport> => {

@@ -16,8 +16,10 @@ import { runTracedProgram } from '../../supervise/index.js';
 import type { CommandContext } from '../context.js';
 import type { EstimateOptions } from '../options/estimate.js';
 import { painter } from '../render/style.js';
+import { renderRanks, type TracedRank } from './estimate-trace-ranks.js';
 
-export const TRACED_SCHEMA_VERSION = 1;
+// 2: worldSize, largestRank and ranks (estimate --world-size).
+export const TRACED_SCHEMA_VERSION = 2;
 
 export interface TracedInputs {
   budget: Budget | null;
@@ -69,6 +71,11 @@ export interface TracedReport {
   /** When it does not fit: each fix replayed or derived from the trace, best first. */
   fixes: null | TracedFix[];
   notes: string[];
+  /** Ranks of the job (--world-size; 1 for a single process). */
+  worldSize: number;
+  /** With --world-size N > 1: the rank whose trace this report is (the largest), and every traced rank. */
+  largestRank: number | null;
+  ranks: null | TracedRank[];
 }
 
 /** Builds the report from a parsed trace (pure apart from the allocator model it is given). */
@@ -106,6 +113,9 @@ export function buildTracedReport(trace: StepTrace, command: string[], inputs: T
     seqSearch: null,
     fixes: null,
     notes: trace.notes,
+    worldSize: 1,
+    largestRank: null,
+    ranks: null,
   };
 }
 
@@ -127,6 +137,7 @@ export function renderTraced(r: TracedReport, color: boolean): string {
   for (const m of r.byModule.slice(0, 8)) out.push(`  ${formatBytes(m.bytes).padStart(11)}  ${printable(m.module)}`);
   out.push(`phase peaks: ${r.phasePeaks.map((p) => `${p.phase} ${formatBytes(p.peakRequestedBytes)}`).join(', ')}`);
   out.push(`timeline    ${sparkline(r.timelineBytes)}  (max ${formatBytes(Math.max(0, ...r.timelineBytes))})`);
+  out.push(...renderRanks(r, color));
   if (r.fit) {
     const verdict = r.fit.fits ? paint('green', 'fits') : paint('red', 'DOES NOT FIT');
     out.push(`${r.fit.gpu}: ${verdict} (budget ${formatBytes(r.fit.budgetBytes)} = ${formatBytes(r.fit.capacityBytes)} less ${Math.round(r.fit.margin * 100)} % margin)`);

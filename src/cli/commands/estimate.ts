@@ -129,6 +129,9 @@ export const run: CommandHandler<EstimateOptions> = async (ctx) => {
     });
     return fits ? { kind: 'ok' } : { kind: 'findings' };
   }
+  if (o.worldSize > 1) {
+    throw new GpumemError('USAGE', '--world-size traces the ranks of a training command', { hint: 'gpumem estimate --world-size 2 -- python train.py; from a config, --sharding and --num-gpus spread the states' });
+  }
   if (o.html !== undefined) {
     throw new GpumemError('USAGE', '--html draws the timeline of a traced step', { hint: 'gpumem estimate --html OUT -- python train.py' });
   }

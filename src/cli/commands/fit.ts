@@ -25,7 +25,7 @@ export const run: CommandHandler<FitOptions> = async (ctx) => {
   const source = await openSourceFromContext(ctx);
   try {
     const report = await runFitLoop({
-      argv, steps, fillPct: fill, gpus, intervalMs: o.intervalMs, companion: !o.noCompanion,
+      argv, steps, fillPct: fill, gpus, worldSize: o.worldSize, intervalMs: o.intervalMs, companion: !o.noCompanion,
       probes: o.probe ?? DEFAULT_FIT_OPTIONS.probes,
       maxBatch: o.maxBatch,
       maxRuns: o.maxRuns,
@@ -46,19 +46,30 @@ export const run: CommandHandler<FitOptions> = async (ctx) => {
 export function renderFit(r: FitReport, color: boolean): string {
   const paint = painter(color);
   const out: string[] = [];
-  out.push(`target ${formatBytes(r.targetBytes)} (${Math.round(r.targetFill * 100)} % of ${formatBytes(r.freeBytesAtStart)} free at start), ${r.steps} steps per run`);
+  const ranks = r.worldSize > 1;
+  if (ranks) {
+    const each = r.gpus.map((g, i) => `rank ${i} on GPU ${g.index}: ${formatBytes(g.targetBytes)} of ${formatBytes(g.freeBytesAtStart)} free`).join('; ');
+    out.push(`${r.worldSize} ranks, batch per rank; target ${Math.round(r.targetFill * 100)} % of each GPU's free memory at start (${each}), ${r.steps} steps per run`);
+  } else {
+    out.push(`target ${formatBytes(r.targetBytes)} (${Math.round(r.targetFill * 100)} % of ${formatBytes(r.freeBytesAtStart)} free at start), ${r.steps} steps per run`);
+  }
+  const peakCell = (x: FitReport['runs'][number]): string => {
+    if (x.oom) return paint('red', 'OOM');
+    if (!ranks) return x.peakBytes === null ? 'n/a' : formatBytes(x.peakBytes);
+    return x.perGpuPeakBytes.map((b, i) => `GPU ${r.gpus[i]!.index} ${b === null ? 'n/a' : formatBytes(b)}`).join(', ');
+  };
   const rows = r.runs.map((x, i) => [
     `  ${i + 1}`, x.reason, `batch ${x.batch}`,
-    x.oom ? paint('red', 'OOM') : x.peakBytes === null ? 'n/a' : formatBytes(x.peakBytes),
+    peakCell(x),
     x.predictedBytes === null ? '' : `predicted ${formatBytes(x.predictedBytes)}`,
     x.fits ? paint('green', 'fits') : paint('red', 'over'),
   ]);
   out.push(...table(rows, ['left', 'left', 'left', 'right']));
-  if (r.line) out.push(`line: ${formatBytes(r.line.fixedBytes)} + ${formatBytes(r.line.perSampleBytes)} × batch`);
+  if (r.line) out.push(`line${ranks ? ' (the GPU with the least headroom, as if it had the smallest target)' : ''}: ${formatBytes(r.line.fixedBytes)} + ${formatBytes(r.line.perSampleBytes)} × batch`);
   if (r.predictionErrorPct !== null) out.push(`prediction error at batch ${r.predictedBatch}: ${r.predictionErrorPct.toFixed(1)} %`);
   if (r.batch === null) out.push(paint('red', `no batch fits: ${r.stopReason}`));
-  else out.push(`${paint('bold', `largest verified batch: ${r.batch}`)} (peak ${formatBytes(r.peakBytes)}; ${r.stopReason}${r.firstFailingBatch === null ? '' : `; ${r.firstFailingBatch} does not fit`})`);
-  if (r.accumulation) out.push(`effective batch ${r.accumulation.effectiveBatch}: ${r.accumulation.steps} accumulation steps × micro-batch ${r.accumulation.microBatch}${r.accumulation.realisedBatch !== r.accumulation.effectiveBatch ? ` (= ${r.accumulation.realisedBatch})` : ''}`);
+  else out.push(`${paint('bold', `largest verified batch${ranks ? ' per rank' : ''}: ${r.batch}`)} (peak ${formatBytes(r.peakBytes)}; ${r.stopReason}${r.firstFailingBatch === null ? '' : `; ${r.firstFailingBatch} does not fit`})`);
+  if (r.accumulation) out.push(`effective batch ${r.accumulation.effectiveBatch}: ${r.accumulation.steps} accumulation steps × micro-batch ${r.accumulation.microBatch}${ranks ? ` × ${r.worldSize} ranks` : ''}${r.accumulation.realisedBatch !== r.accumulation.effectiveBatch ? ` (= ${r.accumulation.realisedBatch})` : ''}`);
   if (r.measuredBytesPerSample !== null) out.push(paint('gray', `for gpumem estimate: --activation-bytes-per-sample ${r.measuredBytesPerSample}`));
   return `${out.join('\n')}\n`;
 }

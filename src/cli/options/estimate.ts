@@ -45,6 +45,7 @@ export interface EstimateOptions extends JsonOption, SourceOptions {
   python: string;
   allocConf: string | undefined;
   html: string | undefined;
+  worldSize: number;
 }
 
 /** Shape sizes feed divisions and products in the activation model, so each is a whole number ≥ 1. */
@@ -98,6 +99,7 @@ export const ESTIMATE = defineCommand<EstimateOptions>({
     traceTimeout: { type: 'number', value: 'S', min: 1, max: 86_400, default: 600, noun: 'a number of seconds', description: 'seconds a traced program may run before it is ended' },
     python: { type: 'string', path: true, value: 'PATH', default: 'python3', description: 'with --entry: the Python interpreter to run' },
     allocConf: { type: 'string', value: 'SETTINGS', allowEmpty: true, description: 'with a traced step: caching-allocator settings for the replay (default: PYTORCH_CUDA_ALLOC_CONF)' },
+    worldSize: { ...SIZE, default: 1, description: 'with a traced command: ranks of the distributed job; each rank that can differ (0, and N-1 for the others) is traced on PyTorch\'s fake process group' },
     html: { type: 'string', path: true, value: 'OUT', description: 'with a traced step: also write a self-contained HTML page (memory timeline, categories, modules; no network)' },
     ...JSON_TABLE,
     ...SOURCE_TABLE,

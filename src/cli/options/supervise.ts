@@ -123,6 +123,7 @@ export interface FitOptions extends JsonOption, SourceOptions {
   runTimeout: number;
   effectiveBatch: number | undefined;
   gpus: string;
+  worldSize: number;
   intervalMs: number;
   noCompanion: boolean;
 }
@@ -141,13 +142,14 @@ export const FIT = defineCommand<FitOptions>({
     maxRuns: { type: 'number', value: 'N', integer: true, min: 1, max: 1000, default: 10, description: 'stop after this many runs' },
     runTimeout: { type: 'number', value: 'S', integer: true, min: 1, max: 86_400, default: 600, description: 'seconds one run may take; a run still going then is ended and fit stops (exit 1)' },
     effectiveBatch: { type: 'number', value: 'N', integer: true, min: 1, description: 'global batch to reach with gradient accumulation' },
-    gpus: { type: 'string', value: 'GPU', default: '0', description: 'the GPU to measure on (index or UUID); the command is pinned to it' },
+    gpus: { type: 'string', value: 'GPU', default: '0', description: 'the GPU to measure on (index or UUID); the command is pinned to it. With --world-size N: N GPUs, comma-separated, one per rank' },
+    worldSize: { type: 'number', value: 'N', integer: true, min: 1, max: 4096, default: 1, description: 'ranks the command launches (torchrun --nproc-per-node N …): {batch} is per rank, a run fits when every rank\'s GPU stays under its target, an OOM on any rank fails the run, and --effective-batch is global' },
     intervalMs: { type: 'number', value: 'MS', integer: true, min: 1, max: 60_000, default: 100, description: 'memory sampling interval' },
     noCompanion: { type: 'boolean', description: 'do not start the PyTorch companion in the probe runs (it counts OOMs the program catches itself)' },
     ...JSON_TABLE,
     ...SOURCE_TABLE,
   },
   passthrough: true,
-  examples: ['gpumem fit -- python train.py --batch-size {batch} --max-steps {steps}', 'gpumem fit --effective-batch 256 --json -- python train.py --bs {batch}'],
+  examples: ['gpumem fit -- python train.py --batch-size {batch} --max-steps {steps}', 'gpumem fit --effective-batch 256 --json -- python train.py --bs {batch}', 'gpumem fit --world-size 2 --gpus 0,1 --effective-batch 256 -- torchrun --nproc-per-node 2 train.py --bs {batch}'],
   exits: ['1: not even the smallest probe fits'],
 });

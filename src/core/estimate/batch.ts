@@ -50,24 +50,26 @@ export interface AccumulationPlan {
   effectiveBatch: number;
   microBatch: number;
   steps: number;
-  /** microBatch × steps; equals effectiveBatch unless no exact split fits. */
+  /** microBatch × steps (× ranks); equals effectiveBatch unless no exact split fits. */
   realisedBatch: number;
 }
 
 /**
- * Splits `effectiveBatch` into `steps` micro-batches of at most `maxMicro`: the fewest steps, preferring an
- * exact split (micro × steps = effective) when one exists within twice the minimum step count.
+ * Splits `effectiveBatch` into `steps` micro-batches of at most `maxMicro` on each of `ranks` data-parallel ranks
+ * (the effective batch is global: micro × steps × ranks samples per optimizer step): the fewest steps,
+ * preferring an exact split when one exists within twice the minimum step count.
  */
-export function planAccumulation(effectiveBatch: number, maxMicro: number): AccumulationPlan | null {
-  if (maxMicro < 1 || effectiveBatch < 1) return null;
-  const minSteps = Math.ceil(effectiveBatch / maxMicro);
+export function planAccumulation(effectiveBatch: number, maxMicro: number, ranks = 1): AccumulationPlan | null {
+  if (maxMicro < 1 || effectiveBatch < 1 || ranks < 1) return null;
+  const perRank = effectiveBatch / ranks;
+  const minSteps = Math.max(1, Math.ceil(perRank / maxMicro));
   for (let steps = minSteps; steps <= 2 * minSteps; steps++) {
-    if (effectiveBatch % steps === 0 && effectiveBatch / steps <= maxMicro) {
-      return { effectiveBatch, microBatch: effectiveBatch / steps, steps, realisedBatch: effectiveBatch };
+    if (effectiveBatch % (steps * ranks) === 0 && effectiveBatch / (steps * ranks) <= maxMicro) {
+      return { effectiveBatch, microBatch: effectiveBatch / (steps * ranks), steps, realisedBatch: effectiveBatch };
     }
   }
-  const micro = Math.ceil(effectiveBatch / minSteps);
-  return { effectiveBatch, microBatch: micro, steps: minSteps, realisedBatch: micro * minSteps };
+  const micro = Math.ceil(perRank / minSteps);
+  return { effectiveBatch, microBatch: micro, steps: minSteps, realisedBatch: micro * minSteps * ranks };
 }
 
 /**

@@ -4,9 +4,19 @@
 import { planAccumulation, type AccumulationPlan } from '../estimate/batch.js';
 import type { FitResult } from './planner.js';
 
-export const FIT_SCHEMA_VERSION = 1;
+// 2: worldSize, gpus and each run's perGpuPeakBytes (fit --world-size); accumulation keeps the global batch.
+export const FIT_SCHEMA_VERSION = 2;
 
-export interface FitReport extends FitResult {
+/** A GPU the ranks run on (one per rank, in rank order). */
+export interface FitGpu {
+  index: number;
+  uuid: string | null;
+  freeBytesAtStart: number;
+  /** targetFill of its free memory: a run fits when this GPU's peak stays under it. */
+  targetBytes: number;
+}
+
+export interface FitReport extends Omit<FitResult, 'runs'> {
   schemaVersion: typeof FIT_SCHEMA_VERSION;
   argv: string[];
   steps: number;
@@ -16,15 +26,23 @@ export interface FitReport extends FitResult {
   accumulation: AccumulationPlan | null;
   /** The fitted slope: pass it to `gpumem estimate --activation-bytes-per-sample`. */
   measuredBytesPerSample: number | null;
+  /** Ranks per run; with more than one, the batch is per rank and `peakBytes` the worst GPU's (see docs/fit.md). */
+  worldSize: number;
+  gpus: FitGpu[];
+  runs: Array<FitResult['runs'][number] & { perGpuPeakBytes: Array<number | null> }>;
 }
 
 /** Wraps a planner result with the run's context and the accumulation for `effectiveBatch`. */
 export function buildFitReport(
   result: FitResult,
-  context: { argv: string[]; steps: number; freeBytesAtStart: number; targetFill: number; effectiveBatch: number | null },
+  context: {
+    argv: string[]; steps: number; freeBytesAtStart: number; targetFill: number; effectiveBatch: number | null;
+    worldSize: number; gpus: FitGpu[]; perGpuPeaks: ReadonlyMap<number, Array<number | null>>;
+  },
 ): FitReport {
+  // The effective batch is global: every rank contributes micro-batch × steps samples to each optimizer step.
   const accumulation =
-    context.effectiveBatch !== null && result.batch !== null ? planAccumulation(context.effectiveBatch, result.batch) : null;
+    context.effectiveBatch !== null && result.batch !== null ? planAccumulation(context.effectiveBatch, result.batch, context.worldSize) : null;
   return {
     schemaVersion: FIT_SCHEMA_VERSION,
     argv: context.argv,
@@ -32,7 +50,10 @@ export function buildFitReport(
     freeBytesAtStart: context.freeBytesAtStart,
     targetFill: context.targetFill,
     ...result,
+    runs: result.runs.map((r) => ({ ...r, perGpuPeakBytes: context.perGpuPeaks.get(r.batch) ?? context.gpus.map(() => null) })),
     accumulation,
     measuredBytesPerSample: result.line ? result.line.perSampleBytes : null,
+    worldSize: context.worldSize,
+    gpus: context.gpus,
   };
 }

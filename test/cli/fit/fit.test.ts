@@ -42,7 +42,7 @@ describe('gpumem fit (CLI, fake NVML driver, real processes)', () => {
   it('linear memory: 3 runs, the line recovers fixed and per-sample bytes, the answer is the true max', async () => {
     const { report, code } = await fit(['--fixed', String(2 * GiB), '--per', String(GiB)], ['--effective-batch', '256']);
     expect(code).toBe(0);
-    expect(report.schemaVersion).toBe(1);
+    expect(report.schemaVersion).toBe(2);
     expect(report.runs.map((r) => r.reason)).toEqual(['probe', 'probe', 'verify']);
     expect(report.line).toEqual({ fixedBytes: 2 * GiB, perSampleBytes: GiB });
     const truth = Math.floor((report.targetBytes - 2 * GiB) / GiB);

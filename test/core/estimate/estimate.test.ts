@@ -134,6 +134,13 @@ describe('phases, peak and max batch', () => {
     expect(planAccumulation(7, 3)).toEqual({ effectiveBatch: 7, microBatch: 3, steps: 3, realisedBatch: 9 });
     expect(planAccumulation(10, 0)).toBeNull();
   });
+  it('accumulation over data-parallel ranks keeps the global batch: micro × steps × ranks', () => {
+    // 256 over 2 ranks of at most 23: 128 per rank in 6 steps does not divide, 8 steps of 16 does.
+    expect(planAccumulation(256, 23, 2)).toEqual({ effectiveBatch: 256, microBatch: 16, steps: 8, realisedBatch: 256 });
+    expect(planAccumulation(256, 32, 8)).toEqual({ effectiveBatch: 256, microBatch: 32, steps: 1, realisedBatch: 256 });
+    // 10 over 4 ranks: no exact split, 3 per rank in one step realises 12.
+    expect(planAccumulation(10, 3, 4)).toEqual({ effectiveBatch: 10, microBatch: 3, steps: 1, realisedBatch: 12 });
+  });
   it('allocator rounds to 512 B, and to 2 MiB from 10 MiB on', () => {
     expect(roundAllocation(1)).toBe(512);
     expect(roundAllocation(1024 * 1024 + 1)).toBe(1024 * 1024 + 512);

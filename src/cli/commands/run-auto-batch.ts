@@ -161,7 +161,7 @@ async function byMeasuring(ctx: CommandContext<RunOptions>, o: RunOptions, argv:
   ctx.stderr.write(`gpumem: batch auto: the step could not be traced (${why}); measuring short runs of ${FIT_STEPS} steps instead\n`);
   const first = devices[0]!;
   const report = await runFitLoop({
-    argv: argv.map((a) => a.replaceAll('{accum}', '1')), steps: FIT_STEPS, fillPct: 100 - o.margin, gpus: first.uuid ?? String(first.index),
+    argv: argv.map((a) => a.replaceAll('{accum}', '1')), steps: FIT_STEPS, fillPct: 100 - o.margin, gpus: first.uuid ?? String(first.index), worldSize: 1,
     intervalMs: o.intervalMs, companion: !o.noCompanion, probes: [2, 4], maxBatch: 65536, maxRuns: 8, runTimeoutMs: 600_000,
     effectiveBatch: o.effectiveBatch ?? null, source, cwd: ctx.cwd, env: ctx.env,
     onRun: (batch, steps) => ctx.stderr.write(`gpumem: batch auto: measuring batch ${batch} for ${steps} steps\n`),

@@ -15,7 +15,8 @@
  * Counting is always on: every exported entry point adds one to its counter, costs or not. The counts (and the
  * CPU time actually spent per function) are written as JSON to the file named by GPUMEM_FAKE_NVML_CALLS_OUT
  * when the last nvmlShutdown ends the session and again when the process exits, and can be read at any time
- * in the same process through fakeNvmlCallsJson (test/fake-nvml/calls.ts reads both).
+ * in the same process through fakeNvmlCallsJson (test/fake-nvml/calls.ts reads both); with
+ * GPUMEM_FAKE_NVML_CALLS_LOG the counts are also appended at each sample boundary (see log_at_boundary).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -114,6 +115,8 @@ int fake_costs_configure(void) {
   return 0;
 }
 
+static void log_at_boundary(void);
+
 static unsigned long long thread_cpu_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -125,6 +128,7 @@ static unsigned long long thread_cpu_ns(void) {
    the table says. */
 void fake_charge(int index, int spend) {
   if (index < 0) return;
+  log_at_boundary();
   fake_counter *c = &g_counters[index];
   c->calls++;
   if (g_costsOn < 0) fake_costs_configure();
@@ -173,6 +177,34 @@ void fake_calls_write(void) {
   fputc('\n', f);
   if (fclose(f) == 0) rename(tmp, path);
   else remove(tmp);
+}
+
+/* GPUMEM_FAKE_NVML_CALLS_LOG: a call that follows at least LOG_GAP_NS without calls starts a new sample, so the
+   counts so far (every earlier sample's calls) are appended there as one line with the wall-clock time,
+   {"tMs":…,"costs":…,"calls":{…}}. A benchmark subtracts two lines to get the calls of the samples between,
+   start-up excluded, without stopping the process. Off (no clock read) when the variable is unset. */
+#define LOG_GAP_NS 100000000ULL
+static int g_logOn = -1;
+static unsigned long long g_lastCallNs;
+
+static void log_at_boundary(void) {
+  if (g_logOn == 0) return;
+  const char *path = getenv("GPUMEM_FAKE_NVML_CALLS_LOG");
+  if (g_logOn < 0) g_logOn = path && path[0];
+  if (!g_logOn) return;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  unsigned long long now = (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+  int boundary = g_lastCallNs != 0 && now - g_lastCallNs >= LOG_GAP_NS;
+  g_lastCallNs = now;
+  if (!boundary) return;
+  char json[JSON_CAP];
+  fakeNvmlCallsJson(json, sizeof json);
+  FILE *f = fopen(path, "a");
+  if (!f) return;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  fprintf(f, "{\"tMs\":%llu,%s\n", (unsigned long long)ts.tv_sec * 1000ULL + (unsigned long long)ts.tv_nsec / 1000000ULL, json + 1);
+  fclose(f);
 }
 
 /* A process that exits without nvmlShutdown still leaves its counts. */

@@ -179,11 +179,11 @@ void fake_calls_write(void) {
   else remove(tmp);
 }
 
-/* GPUMEM_FAKE_NVML_CALLS_LOG: a call that follows at least LOG_GAP_NS without calls starts a new sample, so the
+/* GPUMEM_FAKE_NVML_CALLS_LOG: a call that follows at least LOG_GAP_NS (40 ms: a sample's calls come back to back, and 10 Hz leaves ~99 ms between samples) without calls starts a new sample, so the
    counts so far (every earlier sample's calls) are appended there as one line with the wall-clock time,
    {"tMs":…,"costs":…,"calls":{…}}. A benchmark subtracts two lines to get the calls of the samples between,
    start-up excluded, without stopping the process. Off (no clock read) when the variable is unset. */
-#define LOG_GAP_NS 100000000ULL
+#define LOG_GAP_NS 40000000ULL
 static int g_logOn = -1;
 static unsigned long long g_lastCallNs;
 

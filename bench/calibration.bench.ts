@@ -53,23 +53,28 @@ export async function run(): Promise<void> {
       `  H100: median ${H100_STATUS_BENCH_MEDIAN_MS} ms → fake / H100 ${(m / H100_STATUS_BENCH_MEDIAN_MS).toFixed(2)}× (goal 0.9–1.1×)`,
     ].join('\n') + '\n');
 
-    const env = { ...process.env, GPUMEM_FAKE_NVML_SCENARIO: fleet.scenario, GPUMEM_NVML_LIB: lib, HOME: fleet.dir };
+    // gpumem's own share is measured with free calls in the same run (this child only), the driver's by the table.
+    const watchPct = async (costs: string): Promise<number> => {
+      const env = { ...process.env, GPUMEM_FAKE_NVML_SCENARIO: fleet.scenario, GPUMEM_NVML_LIB: lib, HOME: fleet.dir, GPUMEM_FAKE_NVML_COSTS: costs };
+      const child = spawn(process.execPath, [BIN, 'status', '--watch', '--json', '--interval', '1000', '--source', 'nvml'], { env, stdio: 'ignore' });
+      try {
+        await sleep(4000);
+        const before = cpuSeconds(child.pid as number);
+        const t0 = performance.now();
+        await sleep(spanMs);
+        return ((cpuSeconds(child.pid as number) - before) / ((performance.now() - t0) / 1000)) * 100;
+      } finally {
+        child.kill('SIGINT');
+      }
+    };
     const spanMs = Number(process.env.GPUMEM_BENCH_CALIBRATION_MS ?? 30_000);
-    const child = spawn(process.execPath, [BIN, 'status', '--watch', '--json', '--interval', '1000', '--source', 'nvml'], { env, stdio: 'ignore' });
-    try {
-      await sleep(4000);
-      const before = cpuSeconds(child.pid as number);
-      const t0 = performance.now();
-      await sleep(spanMs);
-      const pct = ((cpuSeconds(child.pid as number) - before) / ((performance.now() - t0) / 1000)) * 100;
-      process.stdout.write([
-        `status --watch --json at 1 Hz (every field), 1 GPU × 1 process, ${spanMs / 1000} s: ${pct.toFixed(2)} % of a core`,
-        `  H100 (12ec02a's status --watch, every field): ${H100_STATUS_WATCH_PCT} % → fake / H100 ${(pct / H100_STATUS_WATCH_PCT).toFixed(2)}×`,
-        `  load average: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} (a loaded machine adds to the fake's figure)`,
-      ].join('\n') + '\n');
-    } finally {
-      child.kill('SIGINT');
-    }
+    const withCosts = await watchPct('h100');
+    const own = await watchPct('off');
+    process.stdout.write([
+      `status --watch --json at 1 Hz (every field), 1 GPU × 1 process, ${spanMs / 1000} s: ${withCosts.toFixed(2)} % of a core (gpumem's own work, free calls: ${own.toFixed(2)} %; the table's driver CPU: ${(tableMs / 10).toFixed(2)} %)`,
+      `  H100 (12ec02a's status --watch, every field): ${H100_STATUS_WATCH_PCT} % → fake / H100 ${(withCosts / H100_STATUS_WATCH_PCT).toFixed(2)}×; the H100 figure less gpumem's own work here leaves ${((H100_STATUS_WATCH_PCT - own) * 10).toFixed(1)} ms of driver CPU per sample`,
+      `  load average: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} (a loaded machine adds to both of the fake's figures)`,
+    ].join('\n') + '\n');
   } finally {
     fleet.stop();
   }

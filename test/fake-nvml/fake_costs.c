@@ -12,6 +12,24 @@
  * its upper end. Calls it did not measure carry the cost of the measured call they are most like, marked
  * ASSUMED below.
  *
+ * Checked against gpumem's own measurements on the same H100 (bench/calibration.bench.ts prints both; the
+ * table was NOT fitted to either). gpumem 12ec02a read every field every sample, so its sample on one GPU with
+ * one process made: memory, utilization, temperature, power draw, 2 clocks, total energy, enforced power
+ * limit, compute mode, MIG mode, both process lists and per-process utilization — 6.79 ms of driver CPU by
+ * this table, 97 % of it energy (3.84) and per-process utilization (2.53; at a sample every 4 ms it answers
+ * NOT_FOUND, the case pynvml measured).
+ *  - `gpumem status --watch` at 1 Hz, same sample: 0.77 % of a core on the H100 (RESULTS.md). The fake gives
+ *    0.83 % (1.08×; gpumem's own work 0.13 % with free calls, on this loaded machine): the H100 figure less
+ *    that leaves ~6.4 ms of driver CPU a sample, within 6 % of the table. Consistent.
+ *  - the kit's status-bench: median 4.03 ms wall over 500 back-to-back samples. The fake gives 6.8 ms (1.70×).
+ *    NOT consistent, and no fixed table can match both: wall time bounds the caller's CPU from above, so a
+ *    back-to-back sample cost at most 4.03 ms while a sample a second cost ~6.4 ms — on the real driver a
+ *    call's cost depends on how soon it follows the previous one (energy, per-process utilization or both
+ *    are cheaper called every 4 ms; pynvml's loop did not show it, its figures are means of 200 calls). The
+ *    table keeps the pynvml figures, which agree with the rate the live commands sample at (≤ 1 Hz).
+ *    bench/gpu/status-bench.ts now times the sample with and without each expensive call, back to back and
+ *    once a second, by CPU, so the next GPU run says which call it is.
+ *
  * Counting is always on: every exported entry point adds one to its counter, costs or not. The counts (and the
  * CPU time actually spent per function) are written as JSON to the file named by GPUMEM_FAKE_NVML_CALLS_OUT
  * when the last nvmlShutdown ends the session and again when the process exits, and can be read at any time

@@ -23,9 +23,10 @@
  *    that leaves ~6.4 ms of driver CPU a sample, within 6 % of the table. Consistent.
  *  - the kit's status-bench: median 4.03 ms wall over 500 back-to-back samples. The fake gives 6.8 ms (1.70×).
  *    NOT consistent, and no fixed table can match both: wall time bounds the caller's CPU from above, so a
- *    back-to-back sample cost at most 4.03 ms while a sample a second cost ~6.4 ms — on the real driver a
- *    call's cost depends on how soon it follows the previous one (energy, per-process utilization or both
- *    are cheaper called every 4 ms; pynvml's loop did not show it, its figures are means of 200 calls). The
+ *    back-to-back sample cost at most 4.03 ms while a sample a second cost ~6.4 ms. On the real driver the
+ *    cost is not a fixed property of the call: something in gpumem's back-to-back loop (calls every 4 ms,
+ *    in this order) made energy, per-process utilization or both cheaper than at 1 Hz and than in pynvml's
+ *    loop (how its 200 calls were paced is not recorded; its figures are means, the 4.03 a median). The
  *    table keeps the pynvml figures, which agree with the rate the live commands sample at (≤ 1 Hz).
  *    bench/gpu/status-bench.ts now times the sample with and without each expensive call, back to back and
  *    once a second, by CPU, so the next GPU run says which call it is.

@@ -130,14 +130,15 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
     latest = sample;
     const atMs = sample.timeMs;
     const compared = report === null || previous === undefined ? 'changed' : compareSamples(previous, sample, focus);
+    // Only drawn numbers moved ('numbers'): findings refresh at a change's pace, but no view, tree or bar is rebuilt.
     const changed = compared === 'changed';
-    if (changed) {
+    if (changed || compared === 'numbers') {
       changedSinceFindings = true;
       changedAtMs = atMs;
     }
     const backwards = atMs < findingsAtMs || atMs < drawnAtMs;
     const findingsDue = backwards || atMs - findingsAtMs >= (changedSinceFindings ? FINDINGS_EVERY_MS : FINDINGS_UNCHANGED_EVERY_MS);
-    const redrawDue = backwards || compared === 'shown' || atMs - drawnAtMs >= REDRAW_UNCHANGED_EVERY_MS;
+    const redrawDue = backwards || compared === 'shown' || compared === 'numbers' || atMs - drawnAtMs >= REDRAW_UNCHANGED_EVERY_MS;
     // Skip work nobody would see: equal numbers change nothing on screen but ages and sparklines.
     if (!changed && !findingsDue && !redrawDue) return false;
     drawnAtMs = atMs;

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { diagnose } from '../../../src/core/diagnose/index.js';
 import type { GpuProcess, Sample } from '../../../src/core/index.js';
 import { orderRows } from '../../../src/cli/watch/process-panel.js';
+import { compareSamples } from '../../../src/core/watch/index.js';
 import { Screen } from '../../../src/cli/watch/screen.js';
 import { initialState } from '../../../src/cli/watch/state.js';
 import { renderFrame } from '../../../src/cli/watch/view.js';
@@ -100,8 +101,11 @@ function fleet(bump: number): Sample {
   return sample(5_000_000, devices, processes);
 }
 
-function frameOf(s: Sample): string[] {
-  const report = diagnose({ samples: [s], viewer: { uid: 1000, user: 'alice' }, pidNamespace: 'host', ancestors: {} }, []);
+const reportOf = (s: Sample) => diagnose({ samples: [s], viewer: { uid: 1000, user: 'alice' }, pidNamespace: 'host', ancestors: {} }, []);
+
+/** The frame of `s`, drawn with the report of `reportFrom` (default: its own). */
+function frameOf(s: Sample, reportFrom: Sample = s): string[] {
+  const report = reportOf(reportFrom);
   const state = initialState(false);
   return renderFrame({ sample: s, history: [s], report, rows: orderRows(report, state), viewerUid: 1000, state: { ...state, selectedPid: 1000 }, columns: COLS, height: ROWS, color: true });
 }
@@ -186,5 +190,19 @@ describe('watch screen: cell-level redraw', () => {
     t1.feed(full.all());
     t2.feed(stale.all());
     expect(t1.snapshot()).not.toEqual(t2.snapshot());
+  });
+});
+
+describe('watch: a moved number that no view, tree or bar depends on', () => {
+  it('is "numbers" and the frame drawn with the previous report equals the one drawn with a new report', () => {
+    const before = fleet(0);
+    const moved = fleet(47);
+    moved.devices[1] = { ...moved.devices[1]!, utilization: { ...moved.devices[1]!.utilization, gpuPct: 3 } };
+    expect(compareSamples(before, moved, new Set())).toBe('numbers');
+    const reused = frameOf(moved, before);
+    expect(reused).toEqual(frameOf(moved));
+    // And it shows the new numbers, not the old ones.
+    expect(reused).not.toEqual(frameOf(before));
+    expect(reused.some((line) => / 1010 .* 57% /.test(line))).toBe(true);
   });
 });

@@ -58,14 +58,16 @@ export function serveFields(shown: (gpuIndex: number) => boolean): NvmlFields {
 }
 
 /**
- * `gpumem record`: what a replay shows (recordings carry no clocks or energy). SM % every 15 s: a replay's
- * rows show 15-s means, and doctor on a replay gets every driver sample through them.
+ * `gpumem record`: what a replay shows (recordings carry no clocks or energy). SM % every 30 s: a replay's
+ * rows show 30-s means, and doctor on a replay gets every driver sample through them (8 GPUs read every 15 s
+ * would cost 0.24 ms of driver CPU per GPU per 1-Hz sample on an H100, above the 0.2 ms a sample may).
  */
-export const RECORD_FIELDS: NvmlFields = { clocks: false, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: 15_000 };
+export const RECORD_FIELDS: NvmlFields = { clocks: false, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: 30_000 };
 
 /**
  * `gpumem run` / `pipeline` (a sample every 100 ms by default): memory and processes for peaks and cleanup,
- * device utilisation and the run's SM % for the under-used finding — SM % once a second is the same mean over
- * the run; settings only for MIG instances (slow period); no clocks or energy (the report has neither).
+ * device utilisation and the run's SM % for the under-used finding — SM % every 5 s is the same mean over the
+ * run (once a second on 8 GPUs would be 2 ms of driver CPU per 10-Hz sample); settings only for MIG instances
+ * (slow period); no clocks or energy (the report has neither).
  */
-export const SUPERVISE_FIELDS: NvmlFields = { clocks: false, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: 1000 };
+export const SUPERVISE_FIELDS: NvmlFields = { clocks: false, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: 5000 };

@@ -91,7 +91,11 @@ export function createHostFactsEncoder(version: 2 | 3 = 3): HostFactsEncoder {
   const byPid = new Map<number, { key: string; id: number; facts: HostFacts }>();
   const volatile: readonly Volatile[] = version === 2 ? V2_VOLATILE : VOLATILE_HOST_FACTS;
   let nextId = 1;
+  // A source that hands out the previous sample's very row array (nothing in it moved: rows are never changed
+  // once handed out) gets the previous encoded rows back: no definition, reference or copy to make.
+  let last: { raw: Sample['processes']; encoded: EncodedRow[] } | null = null;
   return (sample) => {
+    if (last !== null && sample.processes === last.raw) return { definitions: null, sample: { ...sample, processes: last.encoded } };
     let definitions: Record<string, HostFacts> | null = null;
     const seen = new Set<number>();
     const processes = sample.processes.map((p) => {
@@ -112,6 +116,7 @@ export function createHostFactsEncoder(version: 2 | 3 = 3): HostFactsEncoder {
       return compact(p, ref as HostRef);
     });
     for (const pid of byPid.keys()) if (!seen.has(pid)) byPid.delete(pid);
+    last = { raw: sample.processes, encoded: processes };
     return { definitions, sample: { ...sample, processes } };
   };
 }

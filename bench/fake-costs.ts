@@ -5,7 +5,7 @@
  * each benchmark that loads the fake checks again, so none can measure free calls by being run another way.
  */
 import { openNvmlSource, type NvmlFields } from '../src/sources/nvml/index.js';
-import { DIAGNOSIS_FIELDS, RECORD_FIELDS, SERVE_FIELDS, statusFields, WATCH_FIELDS } from '../src/cli/nvml-fields.js';
+import { DIAGNOSIS_FIELDS, RECORD_FIELDS, serveFields, statusFields, SUPERVISE_FIELDS, watchFields } from '../src/cli/nvml-fields.js';
 import { countsOf, fakeCallCounter } from '../test/fake-nvml/calls.js';
 import { fakeNvmlLib } from '../test/fake-nvml/scenario.js';
 
@@ -34,8 +34,9 @@ const CONSUMERS: Array<[string, NvmlFields | undefined, number]> = [
   ['status --json', undefined, 0],
   ['status --watch', statusFields(false, true), 2000],
   ['doctor', DIAGNOSIS_FIELDS, 500],
-  ['watch', WATCH_FIELDS, 1000],
-  ['serve (no page)', SERVE_FIELDS, 10_000],
+  ['watch (1 GPU on screen)', watchFields((g) => g === 0), 1000],
+  ['serve (no page)', serveFields(() => false), 10_000],
+  ['run / pipeline', SUPERVISE_FIELDS, 100],
   ['record', RECORD_FIELDS, 1000],
 ];
 

@@ -5,15 +5,24 @@
  * bench/status.bench.ts measures the same against the fake driver; this one measures whatever driver is
  * installed, so it needs no test double. scripts/stage-device.sh bundles it to .device/status-bench.mjs.
  *
- *   node .device/status-bench.mjs [--nvml-samples 500] [--smi-samples 40] [--nvml-lib PATH] [--smi PATH] [--out FILE.json]
+ *   node .device/status-bench.mjs [--nvml-samples 500] [--smi-samples 40] [--paced-samples 10] [--nvml-lib PATH] [--smi PATH] [--out FILE.json]
  *
  * Before timing it checks that both sources see the same devices, memory (within 1 MiB) and pids, so the
  * two timings are of the same work.
+ *
+ * It also times the NVML sample with fewer fields (`variants`: the cheap fields only, cheap + total energy,
+ * cheap + per-process SM %), each by wall-clock median and mean and by this process's CPU time per sample: the
+ * per-call costs measured with pynvml (energy 3.84 ms, per-process SM % 2.53 ms) add up to more than the whole
+ * 4.03 ms sample measured on the H100, and these rows say which call costs less inside gpumem's sample loop.
+ * The same field sets are also read once a second (`--paced-samples`, default 10 each), the rate the live
+ * commands sample at: `gpumem status --watch` at 1 Hz used more CPU per sample on the H100 (0.77 % of a core,
+ * ~5.7 ms or more of driver CPU a sample) than the back-to-back median allows, so a call's cost seems to
+ * depend on how soon it follows the one before.
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Sample } from '../../src/core/types.js';
-import { openNvmlSource } from '../../src/sources/nvml/index.js';
+import { openNvmlSource, type NvmlFields } from '../../src/sources/nvml/index.js';
 import { createHostEnricher } from '../../src/sources/procfs/index.js';
 import { openSmiSource } from '../../src/sources/smi/index.js';
 import { median, timeEach } from '../timing.js';
@@ -43,6 +52,39 @@ function compareSamples(a: Sample, b: Sample): string[] {
   return problems;
 }
 
+/** Field sets timed beside the full sample (see the header). */
+const VARIANTS: Record<string, NvmlFields> = {
+  cheap: { clocks: true, energy: false, processSmEveryMs: null },
+  cheapPlusEnergy: { clocks: true, energy: true, processSmEveryMs: null },
+  cheapPlusSm: { clocks: true, energy: false, processSmEveryMs: 0 },
+};
+
+/** Wall median and mean, and CPU ms per sample (this process, user + system), over `n` samples of `fields`. */
+async function timeVariant(fields: NvmlFields | undefined, n: number, libPath: string | undefined, paced: number): Promise<{ medianMs: number; meanMs: number; cpuMsPerSample: number; pacedCpuMsPerSample: number | null }> {
+  const source = openNvmlSource({ ...(libPath ? { libPath } : {}), ...fields });
+  try {
+    await timeEach(20, () => source.readSample(), 20);
+    const cpu = process.cpuUsage();
+    const times = await timeEach(n, () => source.readSample(), 0);
+    const used = process.cpuUsage(cpu);
+    // Once a second: CPU of the read alone (the wait is idle and not counted).
+    let pacedUs = 0;
+    for (let i = 0; i < paced; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const before = process.cpuUsage();
+      await source.readSample();
+      const after = process.cpuUsage(before);
+      pacedUs += after.user + after.system;
+    }
+    return {
+      medianMs: median(times), meanMs: times.reduce((a, b) => a + b, 0) / times.length, cpuMsPerSample: (used.user + used.system) / 1000 / n,
+      pacedCpuMsPerSample: paced > 0 ? pacedUs / 1000 / paced : null,
+    };
+  } finally {
+    source.close();
+  }
+}
+
 const fmt = (ms: number): string => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
 
 async function main(): Promise<void> {
@@ -50,6 +92,7 @@ async function main(): Promise<void> {
     options: {
       'nvml-samples': { type: 'string', default: '500' },
       'smi-samples': { type: 'string', default: '40' },
+      'paced-samples': { type: 'string', default: '10' },
       'nvml-lib': { type: 'string' },
       smi: { type: 'string' },
       out: { type: 'string' },
@@ -65,6 +108,9 @@ async function main(): Promise<void> {
     const agreement = compareSamples(first, await smi.readSample());
     const nvmlOnly = await timeEach(nvmlN, () => nvml.readSample(), 5);
     const nvmlFull = await timeEach(nvmlN, async () => enrich(await nvml.readSample()), 5);
+    const paced = Number(values['paced-samples']);
+    const variants: Record<string, Awaited<ReturnType<typeof timeVariant>>> = { all: await timeVariant(undefined, nvmlN, values['nvml-lib'], paced) };
+    for (const [name, fields] of Object.entries(VARIANTS)) variants[name] = await timeVariant(fields, nvmlN, values['nvml-lib'], paced);
     const smiOnly = await timeEach(smiN, () => smi.readSample(), 5);
     const smiFull = await timeEach(smiN, async () => enrich(await smi.readSample()), 5);
     const result = {
@@ -77,6 +123,7 @@ async function main(): Promise<void> {
       medianMs: { nvml: median(nvmlOnly), nvmlWithProc: median(nvmlFull), smi: median(smiOnly), smiWithProc: median(smiFull) },
       ratio: { smiOverNvml: median(smiOnly) / median(nvmlOnly), smiOverNvmlWithProc: median(smiFull) / median(nvmlFull) },
       target: 'full sample (devices + processes + /proc) through NVML >= 50x faster than nvidia-smi -q -x',
+      variants,
       sourcesAgree: agreement.length === 0,
       disagreements: agreement,
     };
@@ -89,6 +136,7 @@ async function main(): Promise<void> {
         `nvidia-smi -q -x, spawn+parse median ${fmt(m.smi)}  (${smiN} samples)`,
         `nvidia-smi -q -x + /proc      median ${fmt(m.smiWithProc)}`,
         `ratio nvidia-smi / NVML       ${result.ratio.smiOverNvml.toFixed(1)}× (GPU read only), ${result.ratio.smiOverNvmlWithProc.toFixed(1)}× (full sample; target ≥ 50×)`,
+        ...Object.entries(variants).map(([name, v]) => `NVML fields ${name.padEnd(16)} median ${fmt(v.medianMs)}, mean ${fmt(v.meanMs)}, CPU ${fmt(v.cpuMsPerSample)} per sample${v.pacedCpuMsPerSample === null ? '' : `; at 1 Hz CPU ${fmt(v.pacedCpuMsPerSample)}`}`),
         `sources agree (memory within 1 MiB, same pids): ${agreement.length === 0 ? 'yes' : `NO — ${agreement.join('; ')}`}`,
         '',
       ].join('\n'),

@@ -2,11 +2,25 @@
  * What each command reads from NVML, and how often: a real driver's calls are far from free (CPU per call on an
  * H100: total energy 3.84 ms, per-process SM % 2.53 ms, power limit 0.18 ms, MIG mode 0.15 ms, the rest
  * ≤ 0.021 ms), so a command pays only for the fields it shows or exports. docs/nvml.md has the table.
+ *
+ * Per-process SM % is the one expensive field a live view shows. The driver's timestamp protocol hands each read
+ * every sample taken since the previous one, so a slow period loses no sample, it only coarsens the mean: GPUs
+ * whose rows nobody sees are read on SM_UNSHOWN_EVERY_MS (the findings of a window still get every sample), the
+ * ones on screen at the view's own period.
  */
 import type { NvmlFields } from '../sources/index.js';
 
-/** Settings (power limit, compute mode, MIG mode) change only by an administrator: live commands re-read them this often. */
-export const LIVE_SETTINGS_EVERY_MS = 10_000;
+/**
+ * Settings (power limit, compute mode, MIG mode) change only by an administrator: live commands re-read them
+ * this often (0.34 ms of driver CPU per GPU each time on an H100).
+ */
+export const LIVE_SETTINGS_EVERY_MS = 60_000;
+
+/**
+ * Per-process SM % of GPUs no view shows: once a minute. The findings windows (watch's 65 s, serve's
+ * diagnosis) then hold at least one read, whose mean covers the whole minute before it.
+ */
+export const SM_UNSHOWN_EVERY_MS = 60_000;
 
 /**
  * `gpumem status` as a table: memory, utilisation, temperature, power and processes; no clocks, energy or
@@ -24,14 +38,36 @@ export function statusFields(json: boolean, watch: boolean): NvmlFields | undefi
  */
 export const DIAGNOSIS_FIELDS: NvmlFields = { clocks: false, energy: false, settingsEveryMs: 60_000, processSmEveryMs: 1000 };
 
-/** `gpumem watch`: SM % at nvitop's default refresh (2 s) whatever the interval; no clocks or energy (not drawn). */
-export const WATCH_FIELDS: NvmlFields = { clocks: false, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: 2000 };
+/**
+ * `gpumem watch`: SM % of the GPUs whose rows are on screen every 5 s whatever the interval (a 5-s mean; one
+ * GPU read every 2 s, nvitop's refresh, would alone cost 0.13 % of a core on an H100 against the 0.2 % the
+ * whole view may use at 1 Hz), the others once a minute for the findings line; no clocks or energy (not drawn). `shown` says whether
+ * a GPU has rows on screen now.
+ */
+export function watchFields(shown: (gpuIndex: number) => boolean): NvmlFields {
+  return { clocks: false, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: SM_UNSHOWN_EVERY_MS, processSmShown: shown, processSmShownEveryMs: 5000 };
+}
 
 /**
  * `gpumem serve`: clocks for /metrics (they cost microseconds); energy only when /metrics is scraped
- * (GpuSource.readTotalEnergyMj), not every sample; SM % for the page every 5 s.
+ * (GpuSource.readTotalEnergyMj), not every sample; SM % every 5 s while a page is open (`shown` is true for every GPU
+ * then), once a minute otherwise (/metrics exports no per-process SM %; the API's diagnosis uses it).
  */
-export const SERVE_FIELDS: NvmlFields = { clocks: true, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: 5000 };
+export function serveFields(shown: (gpuIndex: number) => boolean): NvmlFields {
+  return { clocks: true, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: SM_UNSHOWN_EVERY_MS, processSmShown: shown, processSmShownEveryMs: 5000 };
+}
 
-/** `gpumem record`: what a replay shows (recordings carry no clocks or energy); SM % every 5 s. */
-export const RECORD_FIELDS: NvmlFields = { clocks: false, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: 5000 };
+/**
+ * `gpumem record`: what a replay shows (recordings carry no clocks or energy). SM % every 30 s: a replay's
+ * rows show 30-s means, and doctor on a replay gets every driver sample through them (8 GPUs read every 15 s
+ * would cost 0.24 ms of driver CPU per GPU per 1-Hz sample on an H100, above the 0.2 ms a sample may).
+ */
+export const RECORD_FIELDS: NvmlFields = { clocks: false, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: 30_000 };
+
+/**
+ * `gpumem run` / `pipeline` (a sample every 100 ms by default): memory and processes for peaks and cleanup,
+ * device utilisation and the run's SM % for the under-used finding — SM % every 5 s is the same mean over the
+ * run (once a second on 8 GPUs would be 2 ms of driver CPU per 10-Hz sample); settings only for MIG instances
+ * (slow period); no clocks or energy (the report has neither).
+ */
+export const SUPERVISE_FIELDS: NvmlFields = { clocks: false, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: 5000 };

@@ -52,13 +52,22 @@ describe('NVML calls per command', () => {
     expect([0, 1]).toContain(r.code);
   });
 
-  it('record reads SM % every 5 s, not every sample, and neither energy nor clocks', () => {
+  it('record reads SM % every 30 s, not every sample, and neither energy nor clocks', () => {
     const out = join(dir, 'rec.ndjson');
     const r = gpumem(['record', '--out', out, '--interval', '100', '--duration', '1', '--source', 'nvml']);
     expect(r.code, r.stderr).toBe(0);
     const samples = Number(/wrote (\d+) samples/.exec(r.stderr)?.[1]);
     expect(samples).toBeGreaterThan(3);
     expect(r.calls.nvmlDeviceGetMemoryInfo_v2).toBe(2 * samples);
+    expect(expensive(r.calls)).toEqual({ nvmlDeviceGetProcessUtilization: 2 });
+  });
+
+  it('run samples at 10 Hz but reads SM % every 5 s, and neither energy nor clocks', () => {
+    const r = gpumem(['run', '--gpus', '1', '--source', 'nvml', '--', 'sleep', '3']);
+    expect(r.code, r.stderr).toBe(0);
+    // GPU 0 (the trainer's) is the one with a process to read SM % for: at the start (count, then fill) and
+    // not again within 3 s; memory is read on both GPUs every 100 ms.
+    expect(r.calls.nvmlDeviceGetMemoryInfo_v2).toBeGreaterThan(10);
     expect(expensive(r.calls)).toEqual({ nvmlDeviceGetProcessUtilization: 2 });
   });
 

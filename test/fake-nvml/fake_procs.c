@@ -7,6 +7,14 @@
 #include <time.h>
 #include "fake_nvml.h"
 
+/* The driver's per-process utilization sampling. nvmlUtilization_t documents a sample period "between 1 second
+   and 1/6 second, depending on the product"; the fake takes 1/6 s. How many samples the driver keeps is not
+   documented: the fake keeps a minute (ASSUMED), the slowest period at which gpumem reads (src/cli/nvml-fields.ts).
+   A real driver returns samples only for processes with non-zero utilization in the period; the fake also
+   returns a scenario's 0 % as samples (NOT modelled: gpumem's tests of idle rows rely on them). */
+#define UTIL_PERIOD_US 166667ULL
+#define UTIL_DEPTH 360ULL
+
 static int visible(const fake_device *d, const fake_mig *m, const fake_process *p, int kind) {
   if (!(p->kinds & kind) || (p->late && !d->lateShown)) return 0;
   return !m || (p->gi != FAKE_UNSET && (unsigned)p->gi == m->gi);
@@ -101,25 +109,37 @@ API nvmlReturn_t nvmlDeviceGetProcessUtilization(void *h, nvmlProcessUtilization
     *count = fresh;
     return NVML_SUCCESS;
   }
+  /* Without scenario samples the fake samples like the driver: every UTIL_PERIOD_US on a fixed grid, each
+     process with an SM share one sample per period, the newest UTIL_DEPTH periods kept. A read gets every
+     sample newer than lastSeen (lastSeen 0: the whole buffer), NOT_FOUND when the driver took none since —
+     so a read every few seconds gets all the periods in between, and two reads within one period the second
+     nothing, as a real driver answers. */
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   unsigned long long nowUs = (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000ULL;
-  unsigned n = 0;
-  for (int i = 0; i < d->nprocs; i++) n += d->procs[i].smUtil != FAKE_UNSET && !(d->procs[i].late && !d->lateShown);
-  if (n == 0 || nowUs <= lastSeen) return NVML_ERROR_NOT_FOUND;
+  unsigned long long newest = nowUs / UTIL_PERIOD_US * UTIL_PERIOD_US;
+  unsigned long long oldest = newest - (UTIL_DEPTH - 1) * UTIL_PERIOD_US;
+  unsigned long long first = lastSeen < oldest ? oldest : (lastSeen / UTIL_PERIOD_US + 1) * UTIL_PERIOD_US;
+  unsigned pids = 0;
+  for (int i = 0; i < d->nprocs; i++) pids += d->procs[i].smUtil != FAKE_UNSET && !(d->procs[i].late && !d->lateShown);
+  if (pids == 0 || first > newest) return NVML_ERROR_NOT_FOUND;
+  unsigned periods = (unsigned)((newest - first) / UTIL_PERIOD_US + 1);
+  unsigned n = pids * periods;
   if (!out || *count < n) {
     *count = n;
     return NVML_ERROR_INSUFFICIENT_SIZE;
   }
   unsigned k = 0;
-  for (int i = 0; i < d->nprocs; i++) {
-    const fake_process *p = &d->procs[i];
-    if (p->smUtil == FAKE_UNSET || (p->late && !d->lateShown)) continue;
-    memset(&out[k], 0, sizeof out[k]);
-    out[k].pid = p->pid;
-    out[k].timeStamp = nowUs;
-    out[k].smUtil = (unsigned)p->smUtil;
-    k++;
+  for (unsigned long long at = first; at <= newest; at += UTIL_PERIOD_US) {
+    for (int i = 0; i < d->nprocs; i++) {
+      const fake_process *p = &d->procs[i];
+      if (p->smUtil == FAKE_UNSET || (p->late && !d->lateShown)) continue;
+      memset(&out[k], 0, sizeof out[k]);
+      out[k].pid = p->pid;
+      out[k].timeStamp = at;
+      out[k].smUtil = (unsigned)p->smUtil;
+      k++;
+    }
   }
   *count = n;
   return NVML_SUCCESS;

@@ -6,6 +6,7 @@ import { printable } from '../../core/text.js';
 import type { GpuSource } from '../../sources/index.js';
 import { keepRunningOnBrokenPipe } from '../broken-pipe.js';
 import { openSourceFromContext } from '../open-source.js';
+import { SUPERVISE_FIELDS } from '../nvml-fields.js';
 import { readInputBytes } from '../../sources/index.js';
 import { beginPipeline, beginRun, completePipeline, completeRun } from '../../store/index.js';
 import { parsePipeline, pipelineReportJson, resolveStageGpus, runPipeline, type CompanionPlugin, type PipelineReport, type PipelineSpec } from '../../supervise/index.js';
@@ -45,7 +46,7 @@ export const run: CommandHandler<PipelineOptions> = async (ctx) => {
   }
   keepRunningOnBrokenPipe();
   const settings = companionSettings(ctx);
-  const source = await openSourceFromContext(ctx);
+  const source = await openSourceFromContext(ctx, SUPERVISE_FIELDS);
   const db = tryHistory(ctx);
   try {
     const startedAtMs = Date.now();

@@ -4,9 +4,19 @@ import { createRecordingWriter } from '../../store/index.js';
 import type { CommandHandler } from '../context.js';
 import type { RecordOptions } from '../options/gpus.js';
 import { untilInterrupted } from '../interrupt.js';
-import { openSourceFromContext } from '../open-source.js';
+import { sourceOptionsFromContext } from '../open-source.js';
+import { openSource } from '../../sources/index.js';
 import { RECORD_FIELDS } from '../nvml-fields.js';
 import { refuseOutputOverInputs } from '../output-file.js';
+
+/**
+ * A known process's state, parent and CPU ticks are re-read from /proc in a round every 5 s, not every
+ * sample: 512 stat reads a second were most of a 1 Hz recording's own CPU. Each reading is dated
+ * (`cpuTicksAtMs`), so a replay tells one reading from two and says "CPU use unknown", never "idle", over a
+ * stretch shorter than a round; a process that leaves the GPU is forgotten at once. Between rounds a steady
+ * machine's rows are the previous sample's objects, and the encoder hands back their encoded form.
+ */
+const RESTAT_EVERY_MS = 5000;
 
 export const run: CommandHandler<RecordOptions> = async (ctx) => {
   const o = ctx.args.options;
@@ -17,7 +27,7 @@ export const run: CommandHandler<RecordOptions> = async (ctx) => {
   const durationMs = o.duration === undefined ? null : o.duration * 1000;
   // A recording written over the one it replays (or over the driver it loads) would destroy it.
   refuseOutputOverInputs('--out', o.out, [o.replay, o.nvmlLib], ctx.cwd);
-  const source = await openSourceFromContext(ctx, RECORD_FIELDS);
+  const source = await openSource({ ...sourceOptionsFromContext(ctx, RECORD_FIELDS), proc: { restatEveryMs: RESTAT_EVERY_MS, reuseRows: true } });
   const writer = createRecordingWriter(o.out, { note: o.note ?? null, intervalMs });
   const startMs = Date.now();
   try {

@@ -5,6 +5,7 @@ import { runReportJson } from '../../core/run/json.js';
 import { childCommand } from '../args.js';
 import { keepRunningOnBrokenPipe } from '../broken-pipe.js';
 import { openSourceFromContext } from '../open-source.js';
+import { SUPERVISE_FIELDS } from '../nvml-fields.js';
 import { beginRun, completeRun } from '../../store/index.js';
 import { parseFreeRequirement, superviseRun } from '../../supervise/index.js';
 import type { CommandHandler } from '../context.js';
@@ -27,7 +28,7 @@ export const run: CommandHandler<RunOptions> = async (ctx) => {
   // machine without one.
   const requireFree = o.requireFree !== undefined ? parseFreeRequirement(o.requireFree, parseByteSize) : null;
   keepRunningOnBrokenPipe();
-  const source = await openSourceFromContext(ctx);
+  const source = await openSourceFromContext(ctx, SUPERVISE_FIELDS);
   const db = tryHistory(ctx);
   try {
     const startedAtMs = Date.now();

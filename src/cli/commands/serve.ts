@@ -9,7 +9,7 @@ import type { ServeOptions } from '../options/serve.js';
 import { untilInterrupted } from '../interrupt.js';
 import { openSource } from '../../sources/index.js';
 import { sourceOptionsFromContext } from '../open-source.js';
-import { SERVE_FIELDS } from '../nvml-fields.js';
+import { serveFields } from '../nvml-fields.js';
 import { painter } from '../render/style.js';
 import { decideExposure, TOKEN_FORM } from './serve-exposure.js';
 
@@ -38,7 +38,9 @@ export const run: CommandHandler<ServeOptions> = async (ctx) => {
   }
 
   const procRoot = o.procRoot === undefined ? {} : { procRoot: o.procRoot };
-  const source = await openSource({ ...sourceOptionsFromContext(ctx, SERVE_FIELDS), proc: { restatEveryMs: RESTAT_EVERY_MS, ...procRoot } });
+  // Per-process SM % is drawn only by an open page: every GPU's then, none otherwise (see serveFields).
+  let pageOpen = (): boolean => false;
+  const source = await openSource({ ...sourceOptionsFromContext(ctx, serveFields(() => pageOpen())), proc: { restatEveryMs: RESTAT_EVERY_MS, ...procRoot } });
   const sampler = new LiveSampler(source, {
     intervalMs,
     // Full samples only for the diagnosis window; the charts keep compact points (ServerState).
@@ -57,6 +59,7 @@ export const run: CommandHandler<ServeOptions> = async (ctx) => {
     onError: (error) => ctx.stderr.write(`gpumem serve: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
     onWarning: (line) => ctx.stderr.write(`gpumem serve: warning: ${printable(line)}\n`),
   });
+  pageOpen = () => app.events.size > 0;
   try {
     await sampler.start();
     let bound: Awaited<ReturnType<typeof listen>>;

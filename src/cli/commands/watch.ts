@@ -14,7 +14,7 @@ import { readLiveCompanion, type LiveCompanionEntry } from '../../store/index.js
 import type { CommandHandler } from '../context.js';
 import type { WatchOptions } from '../options/gpus.js';
 import { sourceOptionsFromContext } from '../open-source.js';
-import { WATCH_FIELDS } from '../nvml-fields.js';
+import { watchFields } from '../nvml-fields.js';
 import { isReplaySource, openSource } from '../../sources/index.js';
 import { testDevicePrefix } from './kill.js';
 import { killFromView } from '../watch/kill-action.js';
@@ -80,10 +80,11 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
   }
   const replay = o.replay !== undefined;
   let focus: ReadonlySet<number> = new Set();
+  let focusGpus: ReadonlySet<number> = new Set();
   const source = await openSource({
     ...sourceOptionsFromContext(ctx),
     proc: { restatEveryMs: RESTAT_EVERY_MS, focusRestatEveryMs: FOCUS_RESTAT_EVERY_MS, focusPids: () => focus, liveUsage: true, reuseRows: true },
-    nvml: WATCH_FIELDS,
+    nvml: watchFields((gpu) => focusGpus.has(gpu)),
   });
   const killOptions = { devicePrefix: replay || o.readonly ? undefined : testDevicePrefix(ctx) };
   const live = !replay;
@@ -129,14 +130,15 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
     latest = sample;
     const atMs = sample.timeMs;
     const compared = report === null || previous === undefined ? 'changed' : compareSamples(previous, sample, focus);
+    // Only drawn numbers moved ('numbers'): findings refresh at a change's pace, but no view, tree or bar is rebuilt.
     const changed = compared === 'changed';
-    if (changed) {
+    if (changed || compared === 'numbers') {
       changedSinceFindings = true;
       changedAtMs = atMs;
     }
     const backwards = atMs < findingsAtMs || atMs < drawnAtMs;
     const findingsDue = backwards || atMs - findingsAtMs >= (changedSinceFindings ? FINDINGS_EVERY_MS : FINDINGS_UNCHANGED_EVERY_MS);
-    const redrawDue = backwards || compared === 'shown' || atMs - drawnAtMs >= REDRAW_UNCHANGED_EVERY_MS;
+    const redrawDue = backwards || compared === 'shown' || compared === 'numbers' || atMs - drawnAtMs >= REDRAW_UNCHANGED_EVERY_MS;
     // Skip work nobody would see: equal numbers change nothing on screen but ages and sparklines.
     if (!changed && !findingsDue && !redrawDue) return false;
     drawnAtMs = atMs;
@@ -171,8 +173,9 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
   const quit = new Promise<void>((resolve) => (resolveQuit = resolve));
   // Rows are ordered again only when the report, the sort or the filter changed.
   let ordered: { report: DiagnoseReport; sort: WatchState['sort']; filter: string; rows: ProcessRow[] } | null = null;
-  const onShown = (pids: readonly number[]): void => {
+  const onShown = (pids: readonly number[], gpus: readonly number[]): void => {
     if (pids.length !== focus.size || pids.some((pid) => !focus.has(pid))) focus = new Set(pids);
+    if (gpus.length !== focusGpus.size || gpus.some((g) => !focusGpus.has(g))) focusGpus = new Set(gpus);
   };
   const draw = (): void => {
     if (!latest || !report) return;

@@ -149,13 +149,15 @@ export function processPanel(rows: readonly ProcessRow[], sample: Sample, histor
       continue;
     }
     // The sample on screen may be newer than the report (equal numbers are not analysed again): CPU % and RSS from it.
-    const host = hostOf(r);
+    // SM share from the sample on screen too: a moved share redraws the panel without a new report.
+    const rowNow = rowOf(sample, v.pid, v.gpuIndex);
+    const host = rowNow?.host ?? v.row.host;
     const trend = processTrend(recent, v.pid, v.gpuIndex);
     const startMs = host?.startTimeMs;
     const ageMs = startMs !== null && startMs !== undefined ? sample.timeMs - startMs : v.ageMs;
     cells.push([
       String(v.pid), printable(v.user ?? (v.uid === null ? '-' : String(v.uid))), v.gpuIndex === null ? '?' : String(v.gpuIndex),
-      formatBytes(v.usedBytes), TREND_MARK[trend], pct(v.row.smUtilPct),
+      formatBytes(v.usedBytes), TREND_MARK[trend], pct(rowNow?.smUtilPct ?? v.row.smUtilPct),
       ...(show.cpu ? [pct(host?.cpuPct)] : []),
       ...(show.rss ? [host?.rssBytes === null || host?.rssBytes === undefined ? '-' : formatBytes(host.rssBytes, 1)] : []),
       ...(show.age ? [ageMs === null ? '-' : formatDuration(Math.max(0, ageMs))] : []),

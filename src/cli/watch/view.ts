@@ -29,8 +29,11 @@ export interface Frame {
   steps?: Readonly<Record<number, StepSummary | null | undefined>>;
   /** The OOM forecast of supervised processes by pid (the companion's live files), for the detail panel. */
   forecasts?: Readonly<Record<number, readonly MemoryForecast[] | undefined>>;
-  /** Told which pids are on screen (a live view reads their CPU % and RSS more often than the others'). */
-  onShown?: (pids: readonly number[]) => void;
+  /**
+   * Told which pids are on screen and on which GPUs their rows are (a live view reads their CPU % and RSS, and
+   * those GPUs' per-process SM %, more often than the others').
+   */
+  onShown?: (pids: readonly number[], gpus: readonly number[]) => void;
 }
 
 function fit(line: string, columns: number): string {
@@ -55,6 +58,13 @@ function bottomLine(state: WatchState, isReplay: boolean): string {
   return `sort ${state.sort}${filter}${replay}${state.readonly ? '  read-only' : ''}  ? help  q quit`;
 }
 
+/** The GPU indices of these rows' views, each once. */
+function gpusOf(views: ReadonlyArray<{ gpuIndex: number | null } | null>): number[] {
+  const out: number[] = [];
+  for (const v of views) if (v && v.gpuIndex !== null && !out.includes(v.gpuIndex)) out.push(v.gpuIndex);
+  return out;
+}
+
 /** Renders the frame; the result has at most `height` lines, none wider than `columns`. */
 export function renderFrame(f: Frame): string[] {
   const paint = painter(f.color);
@@ -73,10 +83,14 @@ export function renderFrame(f: Frame): string[] {
   if (f.state.help) body = [...HELP_LINES];
   else if (f.state.detailPid !== null) {
     body = detailPanel(f.state.detailPid, f.report, f.history, columns, paint, f.sample, f.steps?.[f.state.detailPid], f.forecasts?.[f.state.detailPid]);
-    f.onShown?.([f.state.detailPid]);
+    const detailPid = f.state.detailPid;
+    f.onShown?.([detailPid], gpusOf(f.report.processes.filter((v) => v.pid === detailPid)));
   } else {
     body = processPanel(f.rows, f.sample, f.history, f.state, columns, bodyHeight, paint);
-    f.onShown?.(shownRows(f.rows, f.state.selectedPid, bodyHeight - 1).map((r) => r.pid));
+    if (f.onShown) {
+      const shown = shownRows(f.rows, f.state.selectedPid, bodyHeight - 1);
+      f.onShown(shown.map((r) => r.pid), gpusOf(shown.map((r) => r.view)));
+    }
   }
   const lines = [...top, ...body.slice(0, bodyHeight)].slice(0, height - 1);
   while (lines.length < height - 1) lines.push('');

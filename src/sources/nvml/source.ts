@@ -48,6 +48,13 @@ export interface NvmlFields {
    * carry them (a pid that appeared since has none until the next read).
    */
   processSmEveryMs?: number | null;
+  /**
+   * A view that draws SM % for some GPUs only (the rows on screen): whether GPU `index` is one of them now;
+   * those are read at processSmShownEveryMs, the others keep processSmEveryMs (a slow period, for findings).
+   */
+  processSmShown?: (index: number) => boolean;
+  /** Period for the GPUs processSmShown names, in ms (default: processSmEveryMs). */
+  processSmShownEveryMs?: number;
 }
 
 export interface NvmlSourceOptions extends NvmlFields {
@@ -119,6 +126,8 @@ export class NvmlSource implements GpuSource {
   private readonly clocks: boolean;
   private readonly energy: boolean;
   private readonly processSmEveryMs: number | null;
+  private readonly processSmShown: ((index: number) => boolean) | null;
+  private readonly processSmShownEveryMs: number | null;
   private readonly nowMs: () => number;
   private closed = false;
   private readonly sourceInfo: Sample['source'];
@@ -132,6 +141,8 @@ export class NvmlSource implements GpuSource {
     this.clocks = options.clocks !== false;
     this.energy = options.energy !== false;
     this.processSmEveryMs = options.processSmEveryMs === undefined ? 0 : options.processSmEveryMs;
+    this.processSmShown = options.processSmShown ?? null;
+    this.processSmShownEveryMs = options.processSmShownEveryMs ?? this.processSmEveryMs;
     this.nowMs = options.nowMs ?? Date.now;
     this.lib = acquireNvml(this.libPath);
     try {
@@ -264,9 +275,12 @@ export class NvmlSource implements GpuSource {
 
   /** Per-process SM % when it is due (the means stay in slot.util until the next read); else the last read's. */
   private smFor(slot: DeviceSlot): string | null {
-    if (this.processSmEveryMs === null) return SM_NOT_READ;
-    const nowMs = this.processSmEveryMs > 0 ? this.nowMs() : 0;
-    if (!smDue(slot.smAtMs, nowMs, this.processSmEveryMs)) return slot.noSm;
+    const shown = this.processSmShown?.(slot.index) ?? false;
+    const everyMs = shown ? this.processSmShownEveryMs : this.processSmEveryMs;
+    if (everyMs === null) return SM_NOT_READ;
+    const nowMs = everyMs > 0 ? this.nowMs() : 0;
+    if (!smDue(slot.smAtMs, nowMs, everyMs)) return slot.noSm;
+    // A GPU that comes on screen is read at once; its first mean covers the time since the slow read before.
     slot.noSm = readSmUtilization(this.lib.fns.processUtilization, slot.util, slot.handle);
     slot.smAtMs = nowMs;
     return slot.noSm;

@@ -63,6 +63,25 @@ function definitionKey(host: HostFacts, volatile: readonly Volatile[]): string {
 }
 
 /**
+ * Whether `host` has the facts `known` was defined from, tested without building the key: every non-volatile
+ * fact the same value or the same object (the enricher keeps a process's command line, environment and cgroup
+ * objects while they hold), and the same facts present. False only means "compute the key".
+ */
+function sameDefinition(host: HostFacts, known: HostFacts, volatile: readonly Volatile[]): boolean {
+  if (host === known) return true;
+  const a = host as unknown as Record<string, unknown>;
+  const b = known as unknown as Record<string, unknown>;
+  let count = 0;
+  for (const key in a) {
+    count++;
+    if (!(key in b)) return false;
+    if (a[key] !== b[key] && !(volatile as readonly string[]).includes(key)) return false;
+  }
+  for (const _ in b) count--;
+  return count === 0;
+}
+
+/**
  * Makes an encoder that remembers, per pid, the facts it last defined. Facts equal in everything but the
  * volatile ones reuse the definition; anything else (a reused pid, a process turned zombie) gets a new one.
  * Pids absent from a sample are forgotten, so memory follows the live processes, not the recording's length.
@@ -72,14 +91,19 @@ export function createHostFactsEncoder(version: 2 | 3 = 3): HostFactsEncoder {
   const byPid = new Map<number, { key: string; id: number; facts: HostFacts }>();
   const volatile: readonly Volatile[] = version === 2 ? V2_VOLATILE : VOLATILE_HOST_FACTS;
   let nextId = 1;
+  // A source that hands out the previous sample's very row array (nothing in it moved: rows are never changed
+  // once handed out) gets the previous encoded rows back: no definition, reference or copy to make.
+  let last: { raw: Sample['processes']; encoded: EncodedRow[] } | null = null;
   return (sample) => {
+    if (last !== null && sample.processes === last.raw) return { definitions: null, sample: { ...sample, processes: last.encoded } };
     let definitions: Record<string, HostFacts> | null = null;
     const seen = new Set<number>();
     const processes = sample.processes.map((p) => {
       if (p.host === null) return compact(p, null);
       seen.add(p.pid);
-      const key = definitionKey(p.host, volatile);
       let known = byPid.get(p.pid);
+      // The key (a JSON text of the facts) only when the cheap comparison cannot vouch for the definition.
+      const key = known && sameDefinition(p.host, known.facts, volatile) ? known.key : definitionKey(p.host, volatile);
       if (known?.key !== key) {
         known = { key, id: nextId++, facts: p.host };
         byPid.set(p.pid, known);
@@ -92,6 +116,7 @@ export function createHostFactsEncoder(version: 2 | 3 = 3): HostFactsEncoder {
       return compact(p, ref as HostRef);
     });
     for (const pid of byPid.keys()) if (!seen.has(pid)) byPid.delete(pid);
+    last = { raw: sample.processes, encoded: processes };
     return { definitions, sample: { ...sample, processes } };
   };
 }

@@ -9,14 +9,14 @@ function recorder(): { out: { write: (t: string) => void }; text: () => string; 
 }
 
 describe('Screen', () => {
-  it('redraws only the lines that changed, and clears lines that disappeared', () => {
+  it('redraws only the lines that changed (only their changed cells), and clears lines that disappeared', () => {
     const r = recorder();
     const screen = new Screen(r.out);
     screen.enter();
     expect(screen.draw(['a', 'b', 'c'])).toBe(3);
     r.clear();
     expect(screen.draw(['a', 'B', 'c'])).toBe(1);
-    expect(r.text()).toBe('\u001b[2;1HB\u001b[0m\u001b[K');
+    expect(r.text()).toBe('\u001b[2;1HB');
     expect(screen.draw(['a', 'B'])).toBe(1);
     expect(screen.draw(['a', 'B'])).toBe(0);
     screen.invalidate();

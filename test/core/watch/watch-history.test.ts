@@ -32,6 +32,19 @@ describe('compareSamples', () => {
     expect(compareSamples(base, sampleOf([row(1, 0, 100 * MiB, host)]), new Set())).toBe('changed');
     expect(sameSampleNumbers(base, base)).toBe(true);
   });
+  it('an SM share or a GPU\'s utilisation, temperature or power moving is "numbers": drawn from the sample, nothing rebuilt', () => {
+    const host = facts();
+    const base = sampleOf([row(1, 0, 100 * MiB, host), row(2, 0, 50 * MiB, host)]);
+    const sm = sampleOf([{ ...row(1, 0, 100 * MiB, host), smUtilPct: 60 }, row(2, 0, 50 * MiB, host)]);
+    expect(compareSamples(base, sm, new Set())).toBe('numbers');
+    const dev = (utilPct: number, usedBytes: number) => ({ index: 0, status: 'ok', memory: { totalBytes: 80 * 1024 * MiB, reservedBytes: 0, usedBytes, freeBytes: 0 }, utilization: { gpuPct: utilPct, memoryPct: 0 }, temperatureC: 40, powerDrawMw: 100_000 });
+    const withDevice = (s: Sample, utilPct: number, usedBytes: number): Sample => ({ ...s, devices: [dev(utilPct, usedBytes)] }) as unknown as Sample;
+    expect(compareSamples(withDevice(base, 10, 150 * MiB), withDevice(base, 90, 150 * MiB), new Set())).toBe('numbers');
+    // Memory is accounting: on a device or a row it is a change.
+    expect(compareSamples(withDevice(base, 10, 150 * MiB), withDevice(base, 10, 151 * MiB), new Set())).toBe('changed');
+    expect(compareSamples(sm, sampleOf([{ ...row(1, 0, 101 * MiB, host), smUtilPct: 60 }, row(2, 0, 50 * MiB, host)]), new Set())).toBe('changed');
+  });
+
   it('CPU % or RSS moving is a redraw for a pid on screen only, never an analysis', () => {
     const base = sampleOf([row(1, 0, 100 * MiB, facts())]);
     const busier = sampleOf([row(1, 0, 100 * MiB, facts({ cpuPct: 85, rssBytes: 8192 }))]);

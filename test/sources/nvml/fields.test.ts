@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openNvmlSource, SM_NOT_READ, type NvmlFields, type NvmlSource } from '../../../src/sources/nvml/index.js';
-import { DIAGNOSIS_FIELDS, RECORD_FIELDS, SERVE_FIELDS, statusFields, WATCH_FIELDS } from '../../../src/cli/nvml-fields.js';
+import { DIAGNOSIS_FIELDS, RECORD_FIELDS, serveFields, statusFields, SUPERVISE_FIELDS, watchFields } from '../../../src/cli/nvml-fields.js';
 import { countsOf, fakeCallCounter } from '../../fake-nvml/calls.js';
 import { fakeH100, fakeNvmlLib, writeScenario, type FakeDevice } from '../../fake-nvml/scenario.js';
 import { GiB } from '../../../src/core/units.js';
@@ -58,12 +58,12 @@ describe('each command makes only the NVML calls it needs', () => {
     expect(sampleCalls(undefined, 10, 1000)).toEqual({ ...cheap(10), ...settings(10), ...sm(10), nvmlDeviceGetClockInfo: 20, nvmlDeviceGetTotalEnergyConsumption: 10 });
   });
 
-  it('status as a table: no clocks, energy or per-process SM %; with --watch settings every 10 s', () => {
+  it('status as a table: no clocks, energy or per-process SM %; with --watch settings once a minute', () => {
     write([gpu(0)]);
     expect(statusFields(true, false)).toBeUndefined();
     expect(sampleCalls(statusFields(false, false), 1, 0)).toEqual({ ...cheap(1), ...settings(1) });
     source?.close();
-    expect(sampleCalls(statusFields(false, true), 10, 2000)).toEqual({ ...cheap(10), ...settings(2) });
+    expect(sampleCalls(statusFields(false, true), 40, 2000)).toEqual({ ...cheap(40), ...settings(2) });
   });
 
   it('doctor: SM % once a second over its 500 ms window samples, settings once, no clocks or energy', () => {
@@ -72,25 +72,70 @@ describe('each command makes only the NVML calls it needs', () => {
     expect(sampleCalls(DIAGNOSIS_FIELDS, 7, 500)).toEqual({ ...cheap(7), ...settings(1), ...sm(4) });
   });
 
-  it('watch at 1 Hz: SM % every 2 s, settings every 10 s, no clocks or energy', () => {
-    write([gpu(0)]);
-    expect(sampleCalls(WATCH_FIELDS, 20, 1000)).toEqual({ ...cheap(20), ...settings(2), ...sm(10) });
-  });
+  /** The calls of `calls` made for each of two GPUs: those of one GPU given, per GPU. */
+  const perGpu = (a: Record<string, number>, b: Record<string, number>): Record<string, number> => {
+    const out: Record<string, number> = { ...a };
+    for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) + v;
+    return out;
+  };
 
-  it('record at 1 Hz: SM % every 5 s, settings every 10 s, no clocks or energy', () => {
-    write([gpu(0)]);
-    expect(sampleCalls(RECORD_FIELDS, 20, 1000)).toEqual({ ...cheap(20), ...settings(2), ...sm(4) });
-  });
-
-  it('serve with no page open (10 s): clocks every sample, SM % every 5 s (each sample), no energy until a scrape', () => {
+  it('watch at 1 Hz: SM % every 5 s on the GPUs with rows on screen, once a minute on the others; settings once a minute', () => {
     write([gpu(0), gpu(1)]);
-    const calls = sampleCalls(SERVE_FIELDS, 6, 10_000);
+    // GPU 0's rows are on screen, GPU 1's are not: 20 samples read GPU 0 at 0, 5, 10 and 15 s and GPU 1 at 0 s.
+    expect(sampleCalls(watchFields((g) => g === 0), 20, 1000)).toEqual(perGpu({ ...cheap(20), ...settings(1), ...sm(4) }, { ...cheap(20), ...settings(1), ...sm(1) }));
+  });
+
+  it('watch: a GPU that comes on screen is read at once, and its first mean covers the time since the slow read', () => {
+    const t0 = 1_700_000_000_000_000;
+    const pid = PIDS[0]!;
+    const at = (s: number, pct: number) => ({ pid, timeUs: t0 + s * 1_000_000, smUtilPct: pct });
+    const dev = (samples: ReturnType<typeof at>[]) => [fakeH100(0, { processes: [{ pid, usedBytes: GiB }], utilSamples: samples })];
+    write(dev([at(0, 10)]));
+    process.env.GPUMEM_FAKE_NVML_SCENARIO = path;
+    let nowMs = 1_000_000;
+    let shown = false;
+    source = openNvmlSource({ libPath: lib, ...watchFields(() => shown), nowMs: () => nowMs });
+    expect(source.readSampleSync().processes[0]!.smUtilPct).toBe(10);
+    counter.reset();
+    // Seconds 1–5 off screen: the driver keeps sampling, gpumem does not read.
+    for (let k = 1; k <= 5; k++) {
+      nowMs += 1000;
+      write(dev([at(0, 10), ...Array.from({ length: k }, (_, i) => at(i + 1, 40 + 10 * i))]));
+      expect(source.readSampleSync().processes[0]!.smUtilPct).toBe(10);
+    }
+    expect(countsOf(counter.read()).nvmlDeviceGetProcessUtilization).toBeUndefined();
+    shown = true;
+    nowMs += 1000;
+    write(dev([at(0, 10), ...Array.from({ length: 6 }, (_, i) => at(i + 1, 40 + 10 * i))]));
+    // The six samples of seconds 1–6 (40 … 90): their mean, none lost to the time off screen.
+    expect(source.readSampleSync().processes[0]!.smUtilPct).toBe(65);
+  });
+
+  it('record at 1 Hz: SM % every 30 s, settings once a minute, no clocks or energy', () => {
+    write([gpu(0)]);
+    expect(sampleCalls(RECORD_FIELDS, 40, 1000)).toEqual({ ...cheap(40), ...settings(1), ...sm(2) });
+  });
+
+  it('run / pipeline at 10 Hz: SM % every 5 s, settings once a minute, no clocks or energy', () => {
+    write([gpu(0)]);
+    // 0 … 11.9 s: reads at 0, 4.5 and 9 s (a tenth of the period is forgiven for timer jitter).
+    expect(sampleCalls(SUPERVISE_FIELDS, 120, 100)).toEqual({ ...cheap(120), ...settings(1), ...sm(3) });
+  });
+
+  it('serve with no page open (10 s): clocks every sample, SM % once a minute, no energy until a scrape', () => {
+    write([gpu(0), gpu(1)]);
+    const calls = sampleCalls(serveFields(() => false), 6, 10_000);
     const two = (c: Record<string, number>): Record<string, number> => Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v * 2]));
-    expect(calls).toEqual({ ...two({ ...cheap(6), ...settings(6), ...sm(6) }), nvmlDeviceGetClockInfo: 24 });
+    expect(calls).toEqual({ ...two({ ...cheap(6), ...settings(1), ...sm(1) }), nvmlDeviceGetClockInfo: 24 });
     counter.reset();
     const energy = source!.readTotalEnergyMj();
     expect([...energy]).toEqual([[0, 1_234_567_890], [1, 1_234_567_890]]);
     expect(countsOf(counter.read())).toEqual({ nvmlDeviceGetTotalEnergyConsumption: 2 });
+  });
+
+  it('serve with a page open (1 s): SM % of every GPU every 5 s', () => {
+    write([gpu(0)]);
+    expect(sampleCalls(serveFields(() => true), 10, 1000)).toEqual({ ...cheap(10), ...settings(1), ...sm(2), nvmlDeviceGetClockInfo: 20 });
   });
 });
 

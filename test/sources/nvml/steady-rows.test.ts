@@ -2,7 +2,9 @@
  * A live view's steady state on the fake driver: while a GPU's process lists and every SM % read the same,
  * the NVML source hands out the previous sample's row objects again (nothing decoded or built), and while
  * nothing at all moved the previous sample's arrays; a moved memory figure, a moved SM % or a new pid gives
- * fresh rows with the new numbers for that GPU only.
+ * fresh rows with the new numbers for that GPU only. SM % is read as a live view reads it, on a period (the
+ * injected clock), each read at least one driver sampling period after the one before (the fake samples on
+ * the driver's grid, as a real one does, and answers NOT_FOUND to a read with nothing new).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,13 +23,19 @@ let source: NvmlSource | null = null;
 afterEach(() => source?.close());
 
 describe('NVML rows in a steady state', () => {
-  it('shares unchanged rows between samples and rebuilds a GPU whose numbers moved', () => {
+  it('shares unchanged rows between samples and rebuilds a GPU whose numbers moved', async () => {
     const a = { pid: 4101, usedBytes: 100 * MiB, smUtilPct: 10 };
     const b = { pid: 4102, usedBytes: 200 * MiB, smUtilPct: 20 };
     const c = { pid: 4103, usedBytes: 300 * MiB, smUtilPct: 30 };
     write([a, b], [c]);
     process.env.GPUMEM_FAKE_NVML_SCENARIO = path;
-    source = openNvmlSource({ libPath: fakeNvmlLib('590') });
+    let nowMs = 1_000_000;
+    source = openNvmlSource({ libPath: fakeNvmlLib('590'), processSmEveryMs: 60_000, nowMs: () => nowMs });
+    // The next sample reads SM % again, with new driver samples to read.
+    const smDue = async (): Promise<void> => {
+      nowMs += 60_000;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    };
     const first = source.readSampleSync().processes;
     expect(first.map((p) => [p.gpuIndex, p.pid, p.usedBytes, p.smUtilPct])).toEqual([[0, 4101, 100 * MiB, 10], [0, 4102, 200 * MiB, 20], [1, 4103, 300 * MiB, 30]]);
     const firstSample = source.readSampleSync();
@@ -40,6 +48,7 @@ describe('NVML rows in a steady state', () => {
 
     // GPU 0's SM % moves: its rows are new and right; GPU 1's row is still the same object.
     write([a, { ...b, smUtilPct: 55 }], [c]);
+    await smDue();
     const third = source.readSampleSync().processes;
     expect(third.map((p) => p.smUtilPct)).toEqual([10, 55, 30]);
     expect(third).not.toBe(second);
@@ -48,12 +57,14 @@ describe('NVML rows in a steady state', () => {
 
     // Memory moves on GPU 1, and a pid joins GPU 0.
     write([a, { ...b, smUtilPct: 55 }, { pid: 4104, usedBytes: 50 * MiB, smUtilPct: 5 }], [{ ...c, usedBytes: 301 * MiB }]);
+    await smDue();
     const fourth = source.readSampleSync().processes;
     expect(fourth.map((p) => [p.gpuIndex, p.pid, p.usedBytes, p.smUtilPct])).toEqual([[0, 4101, 100 * MiB, 10], [0, 4102, 200 * MiB, 55], [0, 4104, 50 * MiB, 5], [1, 4103, 301 * MiB, 30]]);
     expect(fourth[3]).not.toBe(third[2]);
 
     // An SM % the driver no longer reports: the row says why instead of keeping the old number.
     write([a, { pid: 4102, usedBytes: 200 * MiB }, { pid: 4104, usedBytes: 50 * MiB, smUtilPct: 5 }], [{ ...c, usedBytes: 301 * MiB }]);
+    await smDue();
     const fifth = source.readSampleSync().processes;
     expect(fifth[1]).toMatchObject({ pid: 4102, smUtilPct: null, unavailable: { smUtilPct: 'no utilization sample for this pid' } });
   });

@@ -120,6 +120,20 @@ describe('recording format 3: keyframes and deltas', () => {
     expect(mismatches(path, written)).toEqual([]);
   });
 
+  it('a source handing out the previous sample\'s very rows (a steady machine) writes deltas with no row in them, and reads back exactly', () => {
+    const session = [...syntheticSession({ gpus: 2, procsPerGpu: 8, changeShare: 0.3, seed: 5 }, 6)];
+    // Samples 2–4 share sample 1's row array, as the enricher hands it out while nothing moved; 5 moves again.
+    const shared = session.map((s, k) => (k >= 2 && k <= 4 ? { ...s, timeMs: s.timeMs, processes: session[1]!.processes } : s));
+    const { path, written } = write('steady-rows.ndjson', shared);
+    expect(mismatches(path, written)).toEqual([]);
+    const lines = readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const deltas = lines.filter((l) => 'delta' in l).map((l) => l.delta as Record<string, unknown>);
+    expect(deltas.length).toBeGreaterThanOrEqual(4);
+    // The deltas of samples 2–4 (the second to fourth delta) say nothing about rows.
+    for (const d of deltas.slice(1, 4)) expect(d.processes).toBeUndefined();
+    expect(deltas[4]!.processes).toBeDefined();
+  });
+
   it('the writer compares against what it wrote, not against objects the source changes afterwards', () => {
     const samples = [...syntheticSession({ gpus: 2, procsPerGpu: 4, changeShare: 0.5, seed: 3 }, 4)];
     const path = join(dir, 'reused.ndjson');

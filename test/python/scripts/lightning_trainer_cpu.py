@@ -1,7 +1,8 @@
 """A real Lightning Trainer on the CPU with gpumem_torch's callback, a CSVLogger and a TensorBoardLogger: a tiny
 regression model, a dataset whose items take 3 ms each to load, 12 optimizer steps of 4 items, every step logged.
 Prints, as one JSON line, what the two loggers wrote, read back from their files: the rows of metrics.csv and the
-scalars of the TensorBoard event files (tensorboard's own reader), each as {name: {step: value}}."""
+scalars of the TensorBoard event files (tensorboard's own reader), each as {name: {step: value}}, and the folder the
+callback writes OOM files into."""
 import csv
 import glob
 import json
@@ -45,10 +46,11 @@ class Model(lightning.LightningModule):
         return torch.optim.SGD(self.parameters(), lr=1e-3)
 
 
+gpumem = GpumemCallback()
 csv_logger = CSVLogger(out_dir, name="csv")
 tb_logger = TensorBoardLogger(out_dir, name="tb")
 trainer = lightning.Trainer(accelerator="cpu", devices=1, max_steps=STEPS, log_every_n_steps=1,
-                            logger=[csv_logger, tb_logger], callbacks=[GpumemCallback()],
+                            logger=[csv_logger, tb_logger], callbacks=[gpumem],
                             enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
 trainer.fit(Model(), torch.utils.data.DataLoader(Slow(), batch_size=4, num_workers=0))
 
@@ -67,4 +69,5 @@ for path in events:
     for tag in acc.Tags()["scalars"]:
         for e in acc.Scalars(tag):
             tb.setdefault(tag, {})[str(e.step)] = e.value
-print(json.dumps({"csv": csv_rows, "tensorboard": tb, "event_files": len(events), "log_dir": trainer.log_dir}))
+print(json.dumps({"csv": csv_rows, "tensorboard": tb, "event_files": len(events), "log_dir": trainer.log_dir,
+                  "oom_folder": gpumem.log.log_dir}))

@@ -16,13 +16,17 @@ const ROOT = resolve(__dirname, '../../..');
 const SCRIPT = join(ROOT, 'test/python/scripts/lightning_trainer_cpu.py');
 
 type Series = Record<string, Record<string, number>>;
-interface Logged { csv: Series; tensorboard: Series; event_files: number }
+interface Logged { csv: Series; tensorboard: Series; event_files: number; log_dir: string; oom_folder: string }
 
 /** Lightning's step column counts from 0: row s is optimizer step s + 1 (12 steps, rows 0–11). */
 const ROWS = Array.from({ length: 12 }, (_, s) => String(s));
 
-function checkLogged(out: Logged): void {
+function checkLogged(out: Logged, dir: string): void {
   expect(out.event_files).toBe(1);
+  // OOM files go where the first logger writes (here the CSVLogger's version folder, beside metrics.csv). On the CPU
+  // no OOM can happen (torch refuses the observer without a driver): only the folder is checked here.
+  expect(out.log_dir).toBe(join(dir, 'csv', 'version_0'));
+  expect(out.oom_folder).toBe(out.log_dir);
   for (const series of [out.csv, out.tensorboard]) {
     // The trainer's own metric is there at every step: the logging itself ran at each one.
     expect(Object.keys(series.train_loss ?? {})).toEqual(expect.arrayContaining(ROWS));
@@ -48,7 +52,7 @@ it('a real Lightning Trainer logs gpumem/step_ms and gpumem/data_wait_ms at each
       encoding: 'utf8', env: { ...process.env, PYTHONPATH: join(ROOT, 'python'), PYTHONDONTWRITEBYTECODE: '1' }, timeout: 150_000, maxBuffer: 1 << 26,
     });
     expect(r.status, r.stderr).toBe(0);
-    checkLogged(JSON.parse(r.stdout.trim().split('\n').pop() as string) as Logged);
+    checkLogged(JSON.parse(r.stdout.trim().split('\n').pop() as string) as Logged, dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -64,7 +68,7 @@ it('under gpumem run the Lightning callback logs the companion\'s step timing: t
     expect(r.code, r.stderr).toBe(0);
     // The companion runs in the trainer's process; its DataLoader wrapper is the only one, so data_wait_ms is its.
     expect(r.stderr).toMatch(/companion: pid \d+ runs torch 2\.\d+.* with no CUDA device/);
-    checkLogged(JSON.parse(r.stdout.trim().split('\n').pop() as string) as Logged);
+    checkLogged(JSON.parse(r.stdout.trim().split('\n').pop() as string) as Logged, join(dir, 'trainer'));
   } finally {
     cleanups.forEach((f) => f());
   }

@@ -1,5 +1,6 @@
 """A real Lightning Trainer on the CPU with gpumem_torch's callback, a CSVLogger and a TensorBoardLogger: a tiny
-regression model, a dataset whose items take 3 ms each to load, 12 optimizer steps of 4 items, every step logged.
+regression model, a dataset whose items take 3 ms each to load, 12 optimizer steps of batches of 4 (a second
+argument: that many batches accumulated per step), every step logged.
 Prints, as one JSON line, what the two loggers wrote, read back from their files: the rows of metrics.csv and the
 scalars of the TensorBoard event files (tensorboard's own reader), each as {name: {step: value}}, and the folder the
 callback writes OOM files into."""
@@ -19,11 +20,12 @@ from gpumem_torch.lightning import GpumemCallback
 
 out_dir = sys.argv[1]
 STEPS = 12
+ACCUMULATE = int(sys.argv[2]) if len(sys.argv) > 2 else 1  # batches per optimizer step
 
 
 class Slow(torch.utils.data.Dataset):
     def __len__(self):
-        return 4 * STEPS
+        return 4 * STEPS * ACCUMULATE
 
     def __getitem__(self, i):
         time.sleep(0.003)
@@ -50,6 +52,7 @@ gpumem = GpumemCallback()
 csv_logger = CSVLogger(out_dir, name="csv")
 tb_logger = TensorBoardLogger(out_dir, name="tb")
 trainer = lightning.Trainer(accelerator="cpu", devices=1, max_steps=STEPS, log_every_n_steps=1,
+                            accumulate_grad_batches=ACCUMULATE,
                             logger=[csv_logger, tb_logger], callbacks=[gpumem],
                             enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
 trainer.fit(Model(), torch.utils.data.DataLoader(Slow(), batch_size=4, num_workers=0))

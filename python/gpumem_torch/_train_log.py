@@ -61,12 +61,16 @@ class TrainingMemoryLog:
         if self.own:
             self.memory.boundary("optimizer")
         now = self.clock()
-        self.step_ms = None if self.last_end is None else (now - self.last_end) * 1000
+        first = self.last_end is None
+        self.step_ms = None if first else (now - self.last_end) * 1000
         self.last_end = now
         r = self.recorder
         if r is not None and r.boundary == "dataloader":
-            self.data_wait_ms = (r.wait_s - (self.last_wait_s or 0.0)) * 1000
+            waited_ms = (r.wait_s - (self.last_wait_s or 0.0)) * 1000
             self.last_wait_s = r.wait_s
+            # The recorder counts from one fetch to the next, so the first step's own fetch is in no step: its
+            # wait is unknown, not zero.
+            self.data_wait_ms = None if first else waited_ms
         else:
             self.data_wait_ms = None
 

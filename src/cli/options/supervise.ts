@@ -1,5 +1,6 @@
 /** Options of the commands that run the user's training: run, pipeline, fit, and the history (format: cli/spec.ts). */
 import { GpumemError } from '../../core/errors.js';
+import { printable } from '../../core/text.js';
 import { defineCommand } from '../spec.js';
 import { COMPANION_TABLE, DB_TABLE, JSON_TABLE, MAX_MS, SOURCE_TABLE, type CompanionOptions, type HistoryOptions, type JsonOption, type SourceOptions } from './shared.js';
 
@@ -22,8 +23,11 @@ export interface RunOptions extends CompanionOptions, HistoryOptions, JsonOption
 /** --batch: a positive whole number, or auto. */
 function runBatch(text: string): number | 'auto' {
   if (text === 'auto') return 'auto';
-  if (!/^[1-9]\d*$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw new GpumemError('BAD_OPTION_VALUE', `--batch: "${text}" is neither a batch size nor auto`, { hint: 'e.g. --batch 32 or --batch auto' });
+  if (/^[1-9]\d*$/.test(text) && !Number.isSafeInteger(Number(text))) {
+    throw new GpumemError('BAD_OPTION_VALUE', `--batch: "${text}" is too large (whole numbers go up to 2^53 − 1 = ${Number.MAX_SAFE_INTEGER})`, { hint: 'e.g. --batch 32 or --batch auto' });
+  }
+  if (!/^[1-9]\d*$/.test(text)) {
+    throw new GpumemError('BAD_OPTION_VALUE', `--batch: "${printable(text)}" is neither a batch size nor auto`, { hint: 'e.g. --batch 32 or --batch auto' });
   }
   return Number(text);
 }

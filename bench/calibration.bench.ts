@@ -8,7 +8,7 @@
  * for the same two measurements in the same shape, and the ratio. Figure 2 is re-created with `status --watch
  * --json` (every field every sample, as 12ec02a's table view read them; JSON instead of the table drawn).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { openNvmlSource } from '../src/sources/nvml/index.js';
@@ -16,18 +16,13 @@ import { countsOf, fakeCallCounter } from '../test/fake-nvml/calls.js';
 import { fakeNvmlLib } from '../test/fake-nvml/scenario.js';
 import { startFleet } from './fleet.js';
 import { median, timeEach } from './timing.js';
+import { cpuSeconds } from './proc-cpu.js';
 
 const H100_STATUS_BENCH_MEDIAN_MS = 4.03;
 const H100_STATUS_WATCH_PCT = 0.77;
 const BIN = fileURLToPath(new URL('../dist/cli/bin.js', import.meta.url));
-const TICKS_PER_S = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
-}
 
 export async function run(): Promise<void> {
   const fleet = await startFleet('calibration', 1, 1, () => 40);

@@ -14,19 +14,13 @@ import { fileURLToPath } from 'node:url';
 import { fakeNvmlLib } from '../test/fake-nvml/scenario.js';
 import { describeCallsPerSample } from './fake-costs.js';
 import { startFleet } from './fleet.js';
+import { cpuSeconds } from './proc-cpu.js';
 
 const GPUS = 8;
 const PROCS_PER_GPU = 64;
 const BIN = fileURLToPath(new URL('../dist/cli/bin.js', import.meta.url));
-const TICKS_PER_S = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** user + system CPU seconds of `pid`, all its threads. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
-}
 
 interface LogLine {
   tMs: number;

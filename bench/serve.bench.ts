@@ -8,7 +8,7 @@
  *   beside the same server with nothing connected (the peer); target ≤ 0.5 % of a core.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,23 +20,18 @@ import { openSource } from '../src/sources/index.js';
 import { buildFakeNvml, fakeH100, fakeNvmlEnv, fakeNvmlLib, writeScenario, type FakeDevice } from '../test/fake-nvml/scenario.js';
 import { median, timeEach } from './timing.js';
 import { requireRealCosts } from './fake-costs.js';
+import { cpuSeconds } from './proc-cpu.js';
 
 const GPUS = 8;
 const PROCS_PER_GPU = 64;
 const MiB = 1024 * 1024;
 const BIN = fileURLToPath(new URL('../dist/cli/bin.js', import.meta.url));
 const CPU_WINDOW_MS = 60_000;
-const TICKS_PER_S = 100;
 
 const fmt = (ms: number): string => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** utime + stime of a process, in seconds. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
-}
 
 async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; base: string }> {
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--source', 'nvml', '--readonly'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });

@@ -13,20 +13,15 @@ import { fileURLToPath } from 'node:url';
 import { buildFakeNvml, fakeH100, fakeNvmlLib, writeScenario, type FakeDevice } from '../test/fake-nvml/scenario.js';
 import { MiB } from '../src/core/units.js';
 import { requireRealCosts } from './fake-costs.js';
+import { cpuSeconds } from './proc-cpu.js';
 
 const GPUS = 8;
 const PROCS_PER_GPU = 64;
 const BIN = fileURLToPath(new URL('../dist/cli/bin.js', import.meta.url));
 /** A throwaway virtual environment with nvitop and gpustat (see docs/watch.md); skipped when absent. */
 const PEER_VENV = process.env.GPUMEM_BENCH_PEER_VENV ?? '/tmp/watch-bench-venv';
-const TICKS_PER_S = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 /** user + system CPU seconds of `pid`, all its threads (the JIT compiler's and the GC's helpers included). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 let measurements = 0;

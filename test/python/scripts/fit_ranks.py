@@ -10,7 +10,6 @@ Usage: fit_ranks.py BATCH STEPS FIXED PER [RANK0_EXTRA]
 """
 import json
 import os
-import signal
 import sys
 import time
 
@@ -49,22 +48,8 @@ def main():
     extra = int(sys.argv[5]) if len(sys.argv) > 5 else 0
     ctx = mp.get_context("spawn")
     procs = [ctx.Process(target=rank_main, args=(i, batch, steps, fixed, per, extra)) for i in range(WORLD)]
-    for p in procs:
-        p.start()
-    failed = None
-    while failed is None and any(p.is_alive() for p in procs):
-        failed = next((p for p in procs if p.exitcode not in (None, 0)), None)
-        time.sleep(0.02)
-    failed = failed or next((p for p in procs if p.exitcode not in (None, 0)), None)
-    if failed is not None:
-        for p in procs:
-            if p.is_alive():
-                os.kill(p.pid, signal.SIGTERM)
-        for p in procs:
-            p.join()
-        sys.exit(1)
-    for p in procs:
-        p.join()
+    from _ranks_launch import run_ranks
+    run_ranks(procs)
 
 
 if __name__ == "__main__":

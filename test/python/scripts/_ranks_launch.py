@@ -1,4 +1,5 @@
-"""Starting a job's ranks the way ``torch.multiprocessing.spawn`` does (join=True), for the rank test scripts."""
+"""For the rank test scripts: starting the ranks as ``torch.multiprocessing.spawn`` does (join=True), and claims on
+the GPU double."""
 import os
 import signal
 import sys
@@ -23,3 +24,14 @@ def run_ranks(procs):
         sys.exit(1)
     for p in procs:
         p.join()
+
+
+def claim(gpu, nbytes):
+    """Tells the test's GPU double (a claim file in GPUMEM_TEST_CLAIMS) that this process holds `nbytes` on `gpu`."""
+    folder = os.environ.get("GPUMEM_TEST_CLAIMS")
+    if not folder:
+        return
+    path = os.path.join(folder, "%d-%d" % (os.getpid(), gpu))
+    with open(path + ".tmp", "w") as f:
+        f.write(str(nbytes))
+    os.replace(path + ".tmp", path)

@@ -13,19 +13,11 @@ import os
 import sys
 import time
 
+from _ranks_launch import claim
+
 MiB = 1 << 20
 CONTEXT = 500 * MiB
 WORLD = 2
-
-
-def claim(gpu, nbytes):
-    folder = os.environ.get("GPUMEM_TEST_CLAIMS")
-    if not folder:
-        return
-    path = os.path.join(folder, "%d-%d" % (os.getpid(), gpu))
-    with open(path + ".tmp", "w") as f:
-        f.write(str(nbytes))
-    os.replace(path + ".tmp", path)
 
 
 def rank_main(rank, batch, steps, fixed, per, extra):

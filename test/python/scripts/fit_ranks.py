@@ -9,7 +9,6 @@ and, as mp.spawn does, the parent then ends the other rank and exits 1. One "tru
 Usage: fit_ranks.py BATCH STEPS FIXED PER [RANK0_EXTRA]
 """
 import json
-import os
 import sys
 import time
 

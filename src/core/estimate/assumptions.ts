@@ -47,6 +47,9 @@ export function configAssumptions(setup: TrainingSetup, env: Environment, peakBy
         ? 'gradients stay allocated through the next forward pass (zero_grad(set_to_none=False), --keep-grads)'
         : 'gradients are freed after each step (zero_grad(set_to_none=True), the default since torch 2.0); with set_to_none=False (torch 1.x\'s default) they also stay through the forward pass: give --keep-grads',
   );
+  if (setup.sharding === 'fsdp' || setup.sharding === 'zero3') {
+    a.push(`${setup.sharding === 'fsdp' ? 'FSDP' : 'ZeRO-3'} buffers counted as FSDP2 keeps them with every block sharded, then the root: forward, the block computed and the next one gathered, backward, the block, the one prefetched, its unsharded gradients and the previous block's reduce-scatter input; the parameters outside the blocks stay gathered all step (sizes from the largest block, gathered in the mixed-precision param dtype)`);
+  }
   a.push('optimizer state counted as it is after the first step (it is created lazily there, so step 1 peaks higher than step 0)');
   const [lowContext, highContext] = loading === 'eager' ? [EAGER_CONTEXT_LOW_BYTES, EAGER_CONTEXT_HIGH_BYTES] : [CONTEXT_LOW_BYTES, CONTEXT_HIGH_BYTES];
   if (!contextGiven) {

@@ -94,10 +94,10 @@ export function phaseTotals(
     const totalBytes = Object.values(breakdown).reduce((a, b) => a + b, 0);
     return { phase, totalBytes, breakdown };
   };
-  const forwardTransients = states.autocastCopyBytes + states.gatheredBytes;
+  const forwardTransients = states.autocastCopyBytes + states.gatheredForwardBytes;
   const forwardEnd = make('forward-end', gradsEarly, saved, forwardTransients);
-  const backwardStart = make('backward', gradsEarly, saved, forwardTransients + outGrad + layerWork);
-  const backwardEnd = make('backward', states.gradientsBytes, 0, states.gatheredBytes + layerWork);
+  const backwardStart = make('backward', gradsEarly, saved, states.autocastCopyBytes + states.gatheredBackwardBytes + outGrad + layerWork);
+  const backwardEnd = make('backward', states.gradientsBytes, 0, states.gatheredBackwardBytes + layerWork);
   const backward = backwardEnd.totalBytes > backwardStart.totalBytes ? backwardEnd : backwardStart;
   const step = make('optimizer-step', states.gradientsBytes, 0, states.stepTransientBytes);
   return [forwardEnd, backward, step];

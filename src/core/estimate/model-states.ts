@@ -22,8 +22,10 @@ export interface ModelStates {
   stepTransientBytes: number;
   /** 16-bit copies autocast makes of matmul weights and keeps for backward (AMP only). */
   autocastCopyBytes: number;
-  /** ZeRO-3/FSDP: full parameters and grads of the largest layer gathered at once. */
-  gatheredBytes: number;
+  /** ZeRO-3/FSDP: the unsharded blocks and collective buffers alive in forward (see {@link fsdpBuffers}). */
+  gatheredForwardBytes: number;
+  /** ZeRO-3/FSDP: the same in backward, where the gradients' reduce-scatter joins them. */
+  gatheredBackwardBytes: number;
   /** Allocator rounding of the persistent tensors (reference §4.6). */
   roundingSlackBytes: number;
 }
@@ -71,7 +73,7 @@ export function computeModelStates(model: ModelInput, setup: TrainingSetup): Mod
   // Only matrices go through autocast's matmul path; norms and biases stay fp32.
   const matrices = params.filter((t) => t.shape.length >= 2 || tensors === null);
   const autocastCopyBytes = amp ? Math.ceil((sum(matrices) * 2) / shardWeights) : 0;
-  const gatheredBytes = shardWeights > 1 ? largestLayerParams(model, params) * (bytes.weight + bytes.grad) : 0;
+  const gathered = shardWeights > 1 ? fsdpBuffers(model, params, bytes.activation, bytes.grad) : { forward: 0, backward: 0 };
   const persistent = [...params, ...lora];
   const roundingSlackBytes = tensors
     ? persistent.reduce((a, t) => a + (roundAllocation(t.elements * bytes.weight) - t.elements * bytes.weight), 0)
@@ -87,7 +89,8 @@ export function computeModelStates(model: ModelInput, setup: TrainingSetup): Mod
     emaBytes,
     stepTransientBytes,
     autocastCopyBytes,
-    gatheredBytes,
+    gatheredForwardBytes: gathered.forward,
+    gatheredBackwardBytes: gathered.backward,
     roundingSlackBytes: Math.ceil(roundingSlackBytes / shardWeights),
   };
 }
@@ -183,6 +186,36 @@ function syntheticLlamaMatrices(model: ModelInput): TensorInfo[] {
     list.push(m(`${p}.mlp.gate_proj`, s.intermediate, s.hidden), m(`${p}.mlp.up_proj`, s.intermediate, s.hidden), m(`${p}.mlp.down_proj`, s.hidden, s.intermediate));
   }
   return list;
+}
+
+/**
+ * FSDP2's buffers per rank, for the usual recipe (`fully_shard` on every block, then on the root), read from
+ * torch 2.15's torch/distributed/fsdp/_fully_shard/. B = the largest block's parameters, R = those outside
+ * every block (embeddings, output head, final norm: the root's group), g = the dtype FSDP2 gathers in
+ * (MixedPrecisionPolicy.param_dtype: 16-bit under mixed precision), r = the reduce dtype (the gradients'):
+ * - forward: the block being computed, gathered (B·g: `foreach_all_gather` allocates the all-gather output,
+ *   the unsharded parameters are views of it, freed at post_forward when reshard_after_forward), and the next
+ *   block's all-gather issued ahead of it (B·g); the root's parameters are gathered once and not resharded
+ *   after forward (`_fsdp_state.py`: "For the root, do not reshard after forward"), R·g for the whole step.
+ * - backward, inside a block: that block gathered again (B·g), the block before it prefetched
+ *   (`FSDPParamGroup._backward_prefetch`, one group by default: B·g), the block's own unsharded gradients
+ *   (B·g, in the compute dtype), and the previous block's reduce-scatter input kept alive until this block's
+ *   reduce (`reduce_scatter_states`, `reduce_scatter_max_input_buffers` = 1: B·r); plus the root's R·g.
+ *   The reduce-scatter output is the new gradient shard, counted with the gradients.
+ * Not counted: the root's unsharded gradients (reduced once, at the end of backward: the output head's
+ * gradient exists through the blocks' backward), which the block gradients counted in full (only part of
+ * them exist at the peak) roughly offset. ZeRO-3 (DeepSpeed) is counted the same way, one block prefetched.
+ */
+export function fsdpBuffers(model: ModelInput, params: readonly TensorInfo[], gatherBytes: number, reduceBytes: number): { forward: number; backward: number } {
+  // The blocks are the numbered modules; an embedding may be larger, but it sits in the root's group.
+  const inBlock = (t: TensorInfo): boolean => t.name.split('.').some((p) => /^\d+$/.test(p));
+  const blocks = params.filter(inBlock);
+  const block = largestLayerParams(model, blocks.length > 0 ? blocks : params);
+  const rest = model.tensors && blocks.length > 0 ? params.filter((t) => !inBlock(t)).reduce((a, t) => a + t.elements, 0) : 0;
+  return {
+    forward: 2 * block * gatherBytes + rest * gatherBytes,
+    backward: 3 * block * gatherBytes + block * reduceBytes + rest * gatherBytes,
+  };
 }
 
 /** The parameters of the largest block ("model.layers.7", "backbone.layer3"), or of the largest tensor. */

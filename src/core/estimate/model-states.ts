@@ -73,7 +73,7 @@ export function computeModelStates(model: ModelInput, setup: TrainingSetup): Mod
   // Only matrices go through autocast's matmul path; norms and biases stay fp32.
   const matrices = params.filter((t) => t.shape.length >= 2 || tensors === null);
   const autocastCopyBytes = amp ? Math.ceil((sum(matrices) * 2) / shardWeights) : 0;
-  const gathered = shardWeights > 1 ? fsdpBuffers(model, params, bytes.activation, bytes.grad) : { forward: 0, backward: 0 };
+  const gathered = shardWeights > 1 ? fsdpBuffers(model, params, trainable, bytes.activation, bytes.grad) : { forward: 0, backward: 0 };
   const persistent = [...params, ...lora];
   const roundingSlackBytes = tensors
     ? persistent.reduce((a, t) => a + (roundAllocation(t.elements * bytes.weight) - t.elements * bytes.weight), 0)
@@ -199,22 +199,32 @@ function syntheticLlamaMatrices(model: ModelInput): TensorInfo[] {
  *   after forward (`_fsdp_state.py`: "For the root, do not reshard after forward"), R·g for the whole step.
  * - backward, inside a block: that block gathered again (B·g), the block before it prefetched
  *   (`FSDPParamGroup._backward_prefetch`, one group by default: B·g), the block's own unsharded gradients
- *   (B·g, in the compute dtype), and the previous block's reduce-scatter input kept alive until this block's
- *   reduce (`reduce_scatter_states`, `reduce_scatter_max_input_buffers` = 1: B·r); plus the root's R·g.
+ *   (T·g, T = the block's trainable parameters, B without LoRA or freezing), and the previous block's
+ *   reduce-scatter input kept alive until this block's
+ *   reduce (`reduce_scatter_states`, `reduce_scatter_max_input_buffers` = 1: T·r); plus the root's R·g.
  *   The reduce-scatter output is the new gradient shard, counted with the gradients.
  * Not counted: the root's unsharded gradients (reduced once, at the end of backward: the output head's
  * gradient exists through the blocks' backward), which the block gradients counted in full (only part of
  * them exist at the peak) roughly offset. ZeRO-3 (DeepSpeed) is counted the same way, one block prefetched.
  */
-export function fsdpBuffers(model: ModelInput, params: readonly TensorInfo[], gatherBytes: number, reduceBytes: number): { forward: number; backward: number } {
+export function fsdpBuffers(
+  model: ModelInput,
+  params: readonly TensorInfo[],
+  trainable: readonly TensorInfo[],
+  gatherBytes: number,
+  reduceBytes: number,
+): { forward: number; backward: number } {
   // The blocks are the numbered modules; an embedding may be larger, but it sits in the root's group.
   const inBlock = (t: TensorInfo): boolean => t.name.split('.').some((p) => /^\d+$/.test(p));
   const blocks = params.filter(inBlock);
   const block = largestLayerParams(model, blocks.length > 0 ? blocks : params);
   const rest = model.tensors && blocks.length > 0 ? params.filter((t) => !inBlock(t)).reduce((a, t) => a + t.elements, 0) : 0;
+  // Frozen parameters are gathered but get no gradient: only the trainable ones (LoRA's adapters) are reduced.
+  const trainedBlocks = trainable.filter(inBlock);
+  const trained = trainable.length === 0 ? 0 : largestLayerParams(model, trainedBlocks.length > 0 ? trainedBlocks : trainable);
   return {
     forward: 2 * block * gatherBytes + rest * gatherBytes,
-    backward: 3 * block * gatherBytes + block * reduceBytes + rest * gatherBytes,
+    backward: 2 * block * gatherBytes + trained * (gatherBytes + reduceBytes) + rest * gatherBytes,
   };
 }
 

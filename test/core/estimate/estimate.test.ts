@@ -79,6 +79,10 @@ describe('model states (reference §4.1)', () => {
     // Mixed precision gathers in 16 bits and reduces the gradients in float32.
     expect(s('amp-bf16').gatheredBackwardBytes).toBe(3 * block * 2 + block * 4 + rest * 2);
     expect(s('bf16').gatheredBackwardBytes).toBe(4 * block * 2 + rest * 2);
+    // LoRA: the frozen block is gathered, but only the adapters' gradients are unsharded and reduced.
+    const lora = computeModelStates(gpt2, setup({ sharding: 'fsdp', gpus: 4, precision: 'bf16', loraRank: 8, loraModules: ['c_attn'] }));
+    const adapters = 8 * (768 + 2304);
+    expect(lora.gatheredBackwardBytes).toBe(2 * block * 2 + adapters * (2 + 2) + rest * 2);
   });
 });
 

@@ -3,20 +3,20 @@
  * with the fake torch of the companion tests for CUDA numbers: the line after each cell, `%gpumem` naming every
  * holder — the hidden ones that keep memory after `del` each with a case — and `%gpumem free` giving it back.
  */
-import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { requireNotebookPython, requireTestPython } from '../setup/python-venv.js';
+import { runProcess } from '../helpers/run-process.js';
 
 const DRIVER = resolve(__dirname, 'notebook/run_cells.py');
 
 interface Cell { out: string; result: string | null; error: string | null }
 
 /** Runs the cells in one fresh kernel (the extension loaded first) and returns what each showed. */
-function notebook(cells: string[], load = true): Cell[] {
+async function notebook(cells: string[], load = true): Promise<Cell[]> {
   const python = requireNotebookPython();
   const all = load ? ['%load_ext gpumem_torch', ...cells] : cells;
-  const run = spawnSync(python, [DRIVER], { input: JSON.stringify(all), encoding: 'utf8', timeout: 90_000 });
+  const run = await runProcess(python, [DRIVER], { input: JSON.stringify(all), encoding: 'utf8', timeout: 90_000 });
   const last = run.stdout.trim().split('\n').pop() ?? '';
   let shown: Cell[];
   try {
@@ -33,8 +33,8 @@ const GIB_CELL = 'import torch\nx = torch.zeros(256, 1024, 1024, device="cuda")'
 const allocatedNow = (text: string): string => /cuda:0 (?:allocated \S+ \S+ → )?(\S+ \S+)(?: allocated| \()/.exec(text)?.[1] ?? '?';
 
 describe('notebook extension in a real kernel', () => {
-  it('after each cell that changed GPU memory: the change, the peak inside the cell, what is held now; nothing otherwise', () => {
-    const [alloc, quiet, temp, none] = notebook([GIB_CELL, 'y = 1 + 1', 't = torch.zeros(128, 1024, 1024, device="cuda")\ndel t', 'print("hi")']);
+  it('after each cell that changed GPU memory: the change, the peak inside the cell, what is held now; nothing otherwise', async () => {
+    const [alloc, quiet, temp, none] = await notebook([GIB_CELL, 'y = 1 + 1', 't = torch.zeros(128, 1024, 1024, device="cuda")\ndel t', 'print("hi")']);
     expect(alloc!.out).toBe('gpumem: cuda:0 +1.00 GiB this cell (peak 1.00 GiB inside it) · now 1.00 GiB allocated, 1.00 GiB reserved\n');
     expect(quiet!.out).toBe('');
     // Nothing kept, but the cell peaked half a GiB higher (and PyTorch keeps the block cached).
@@ -42,14 +42,14 @@ describe('notebook extension in a real kernel', () => {
     expect(none!.out).toBe('hi\n');
   }, 120_000);
 
-  it('before torch uses CUDA there is nothing to report, and %gpumem says so', () => {
-    const [who, plain] = notebook(['%gpumem', 'import torch\nz = torch.zeros(4)']);
+  it('before torch uses CUDA there is nothing to report, and %gpumem says so', async () => {
+    const [who, plain] = await notebook(['%gpumem', 'import torch\nz = torch.zeros(4)']);
     expect(who!.out).toBe('gpumem: no CUDA memory in this kernel (torch is not imported, or has not used CUDA yet)\n');
     expect(plain!.out).toBe('');
   }, 120_000);
 
-  it('Out[n], _ and _n keep a displayed tensor after del; %gpumem names them, %gpumem free Out[n] gives it back', () => {
-    const [, shown, , who, freed] = notebook([GIB_CELL, 'x', 'del x', '%gpumem', '%gpumem free Out[3]']);
+  it('Out[n], _ and _n keep a displayed tensor after del; %gpumem names them, %gpumem free Out[n] gives it back', async () => {
+    const [, shown, , who, freed] = await notebook([GIB_CELL, 'x', 'del x', '%gpumem', '%gpumem free Out[3]']);
     expect(shown!.result).toMatch(/Tensor/);
     expect(who!.out).toMatch(/^gpumem: cuda:0 1\.00 GiB allocated, 1\.00 GiB reserved/);
     expect(who!.out).toMatch(/^ {2}Out\[3\] +1\.00 GiB {2}output of cell 3, kept by IPython's output cache \(also as _, _3\) — drop: %gpumem free Out\[3\]$/m);
@@ -57,14 +57,14 @@ describe('notebook extension in a real kernel', () => {
     expect(freed!.out).toMatch(/^ {2}Out\[3\]: dropped; every tensor it held is freed$/m);
   }, 120_000);
 
-  it('freeing only _ says that Out[n] still holds the tensor, and how to drop it', () => {
-    const [, , , freed] = notebook([GIB_CELL, 'x', 'del x', '%gpumem free _']);
+  it('freeing only _ says that Out[n] still holds the tensor, and how to drop it', async () => {
+    const [, , , freed] = await notebook([GIB_CELL, 'x', 'del x', '%gpumem free _']);
     expect(allocatedNow(freed!.out)).toBe('1.00 GiB');
     expect(freed!.out).toMatch(/_: dropped, but 1 tensor\(s\), 1\.00 GiB, are still held by: Out\[3\] \(%gpumem free Out\[3\]\)/);
   }, 120_000);
 
-  it('the last error\'s traceback keeps the failed function\'s locals; %gpumem free traceback releases them', () => {
-    const [failed, who, freed] = notebook([
+  it('the last error\'s traceback keeps the failed function\'s locals; %gpumem free traceback releases them', async () => {
+    const [failed, who, freed] = await notebook([
       'import torch\ndef step():\n    activations = torch.zeros(512, 1024, 1024, device="cuda")\n    raise RuntimeError("CUDA out of memory")\nstep()',
       '%gpumem', '%gpumem free traceback',
     ]);
@@ -74,8 +74,8 @@ describe('notebook extension in a real kernel', () => {
     expect(freed!.out).toMatch(/traceback: dropped; every tensor it held is freed/);
   }, 120_000);
 
-  it('a closure keeps what it closed over after the function that made it returned', () => {
-    const [, who, freed] = notebook([
+  it('a closure keeps what it closed over after the function that made it returned', async () => {
+    const [, who, freed] = await notebook([
       'import torch\ndef make():\n    table = torch.zeros(64, 1024, 1024, device="cuda")\n    return lambda i: table.shape[0] + i\nlookup = make()',
       '%gpumem', '%gpumem free lookup',
     ]);
@@ -83,8 +83,8 @@ describe('notebook extension in a real kernel', () => {
     expect(freed!.out).toMatch(/allocated 256\.00 MiB → 0 B/);
   }, 120_000);
 
-  it('optimizer state is its own holder; freeing the optimizer leaves the model\'s parameters, and says so', () => {
-    const [, who, freed] = notebook([
+  it('optimizer state is its own holder; freeing the optimizer leaves the model\'s parameters, and says so', async () => {
+    const [, who, freed] = await notebook([
       'import torch\nmodel = torch.nn.Module()\nmodel.add_parameter(64 << 20)\nopt = torch.optim.Adam(model.parameters())\nopt.step()',
       '%gpumem', '%gpumem free opt',
     ]);
@@ -95,8 +95,8 @@ describe('notebook extension in a real kernel', () => {
     expect(freed!.out).toMatch(/opt: dropped, but 1 tensor\(s\), 256\.00 MiB, are still held by: model \(%gpumem free model\)/);
   }, 120_000);
 
-  it('a kept loss keeps its autograd graph (the tensors saved for backward), even after del of the inputs', () => {
-    const [, who, detached, after] = notebook([
+  it('a kept loss keeps its autograd graph (the tensors saved for backward), even after del of the inputs', async () => {
+    const [, who, detached, after] = await notebook([
       'import torch\nw = torch.zeros(1024, 1024, device="cuda")\nx = torch.zeros(32768, 1024, device="cuda")\nloss = torch.matmul(x, w).sum()\ndel x',
       '%gpumem', 'loss = loss.detach()', '%gpumem',
     ]);
@@ -108,16 +108,16 @@ describe('notebook extension in a real kernel', () => {
     expect(after!.out).not.toMatch(/grad_fn/);
   }, 120_000);
 
-  it('a name that does not exist is said so, and the others are still freed', () => {
-    const [, freed] = notebook([GIB_CELL, '%gpumem free nosuch x']);
+  it('a name that does not exist is said so, and the others are still freed', async () => {
+    const [, freed] = await notebook([GIB_CELL, '%gpumem free nosuch x']);
     expect(freed!.out).toMatch(/^gpumem: nosuch: no such name in this kernel$/m);
     expect(freed!.out).toMatch(/x: dropped; every tensor it held is freed/);
   }, 120_000);
 });
 
 describe('the holder scan against real torch', () => {
-  it('finds a module\'s parameters and gradients, Adam\'s state and a real graph\'s saved tensors', () => {
-    const run = spawnSync(requireTestPython(), [resolve(__dirname, 'notebook/real_torch_scan.py')], { encoding: 'utf8', timeout: 120_000 });
+  it('finds a module\'s parameters and gradients, Adam\'s state and a real graph\'s saved tensors', async () => {
+    const run = await runProcess(requireTestPython(), [resolve(__dirname, 'notebook/real_torch_scan.py')], { encoding: 'utf8', timeout: 120_000 });
     expect(run.status, run.stderr).toBe(0);
     const { found, params } = JSON.parse(run.stdout.trim().split('\n').pop()!) as { found: Record<string, number>; params: number };
     expect(found.model).toBe(2 * params); // parameters and their gradients

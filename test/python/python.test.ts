@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { runProcess } from '../helpers/run-process.js';
 
 const HERE = resolve(__dirname);
 const REPORT = resolve(HERE, 'report_json.py');
@@ -16,8 +17,16 @@ interface Outcome {
   details: string;
 }
 
-function python(args: string[], timeoutMs: number): { json: unknown; output: string } {
-  const run = spawnSync('python3', [REPORT, ...args], { cwd: HERE, encoding: 'utf8', timeout: timeoutMs, env: ENV, maxBuffer: 64 * 1024 * 1024 });
+/** The listing runs while the file is collected (it names the cases); the cases themselves run without blocking. */
+function pythonNow(args: string[], timeoutMs: number): { json: unknown; output: string } {
+  return parsed(spawnSync('python3', [REPORT, ...args], { cwd: HERE, encoding: 'utf8', timeout: timeoutMs, env: ENV, maxBuffer: 64 * 1024 * 1024 }));
+}
+
+async function python(args: string[], timeoutMs: number): Promise<{ json: unknown; output: string }> {
+  return parsed(await runProcess('python3', [REPORT, ...args], { cwd: HERE, timeout: timeoutMs, env: ENV }));
+}
+
+function parsed(run: { stdout: string; stderr: string; error?: Error }): { json: unknown; output: string } {
   const output = `${run.stdout}\n${run.stderr}${run.error ? `\n${String(run.error)}` : ''}`;
   const last = run.stdout?.trim().split('\n').pop() ?? '';
   try {
@@ -27,14 +36,14 @@ function python(args: string[], timeoutMs: number): { json: unknown; output: str
   }
 }
 
-const listed = python(['--list'], 60_000);
+const listed = pythonNow(['--list'], 60_000);
 const ids = Array.isArray(listed.json) ? (listed.json as string[]) : [];
 let outcomes: Record<string, Outcome> = {};
 let runOutput = '';
 
 describe('Python companion (unittest)', () => {
-  beforeAll(() => {
-    const ran = python([], 120_000);
+  beforeAll(async () => {
+    const ran = await python([], 120_000);
     outcomes = (ran.json ?? {}) as Record<string, Outcome>;
     runOutput = ran.output;
   }, 130_000);

@@ -21,9 +21,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { requireTestPython } from '../../setup/python-venv.js';
+import { runProcess } from '../../helpers/run-process.js';
 import { estimate, TIMEOUT_MS } from './traced-helpers.js';
 
 const SCRIPT = join(__dirname, '../../python/scripts/fsdp_llama.py');
@@ -52,7 +52,8 @@ describe('config mode --sharding fsdp against traced FSDP2 ranks', () => {
     for (const bf16 of [false, true]) {
       it(`world size ${world}, ${bf16 ? 'bf16 mixed precision' : 'float32'}`, async () => {
         const python = requireTestPython();
-        execFileSync(python, [SCRIPT, '--write-config', dir]);
+        const written = await runProcess(python, [SCRIPT, '--write-config', dir]);
+        expect(written.status, written.stderr).toBe(0);
         const traced = await run<TracedWorld>(['--json', '--world-size', String(world), '--steps', '2', '--', python, SCRIPT, '--steps', '3', ...(bf16 ? ['--bf16'] : [])]);
         const config = await run<ConfigReport>([join(dir, 'config.json'), '--json', '--sharding', 'fsdp', '--num-gpus', String(world),
           '--precision', bf16 ? 'amp-bf16' : 'fp32', '--batch', '1', '--seq', '8', '--attention', 'eager', '--context', '0', '--fragmentation', '0']);

@@ -3,19 +3,19 @@
  * CUDA's float32 autocast list, dropout's bool mask, and an older release's softmax input and in-place
  * zero_grad (--torch-version). The tracer is run directly (no CLI build needed); needs the .venv/ test environment.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseStepTrace, type StepTrace, type TraceAlloc } from '../../../src/core/estimate/index.js';
 import { requireTestPython } from '../../setup/python-venv.js';
+import { runProcess } from '../../helpers/run-process.js';
 
 const ROOT = join(__dirname, '../../..');
 const SCRIPT = join(ROOT, 'test/fixtures/estimate/trace/cuda_kernels.py');
 const CHECKPOINTED = join(ROOT, 'test/fixtures/estimate/trace/checkpoint_dropout.py');
 
-function trace(torchVersion: string | null, script = SCRIPT, args: string[] = []): StepTrace {
+async function trace(torchVersion: string | null, script = SCRIPT, args: string[] = []): Promise<StepTrace> {
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-kernels-'));
   try {
     const out = join(dir, 'trace.ndjson');
@@ -25,7 +25,7 @@ function trace(torchVersion: string | null, script = SCRIPT, args: string[] = []
       GPUMEM_ESTIMATE_TRACE: out, GPUMEM_ESTIMATE_STEPS: '2',
       ...(torchVersion ? { GPUMEM_ESTIMATE_TORCH_VERSION: torchVersion } : {}),
     };
-    const r = spawnSync(requireTestPython(), [script, ...args], { env, encoding: 'utf8', timeout: 120_000 });
+    const r = await runProcess(requireTestPython(), [script, ...args], { env, encoding: 'utf8', timeout: 120_000 });
     expect(r.status, r.stderr).toBe(0);
     return parseStepTrace(readFileSync(out, 'utf8'));
   } finally {
@@ -44,22 +44,27 @@ function positions(t: StepTrace): { first: (step: number, phase: string) => numb
 }
 
 describe('tracer stand-ins for CUDA kernels (real torch)', () => {
-  const now = trace(null);
-  const old = trace('1.10');
+  let now: StepTrace;
+  let old: StepTrace;
+  // Traced once for the cases below, off the collection path (each is a real torch process).
+  beforeAll(async () => {
+    now = await trace(null);
+    old = await trace('1.10');
+  }, 300_000);
   const forward = (t: StepTrace) => allocs(t, 1).filter((a) => a.phase === 'forward');
 
-  it('softmax under autocast gives float32 (8 × 256 × 4 bytes) as CUDA autocast does', () => {
+  it('softmax under autocast gives float32 (8 × 256 × 4 bytes) as CUDA autocast does', async () => {
     const softmax = forward(now).filter((a) => a.op === '_softmax');
     expect(softmax.map((a) => [a.dtype, a.bytes])).toEqual([['float32', 8 * 256 * 4]]);
   });
 
-  it('dropout keeps a one-byte bool mask and no float noise tensor', () => {
+  it('dropout keeps a one-byte bool mask and no float noise tensor', async () => {
     const f = forward(now);
     expect(f.filter((a) => a.op === 'native_dropout').map((a) => [a.dtype, a.bytes]).sort()).toEqual([['bool', 8 * 256], ['float32', 8 * 256 * 4]]);
     expect(f.some((a) => a.op === 'empty_like' || a.op === 'bernoulli')).toBe(false);
   });
 
-  it('with torch 1.10 the softmax input lives until backward; with the installed release it is freed in forward', () => {
+  it('with torch 1.10 the softmax input lives until backward; with the installed release it is freed in forward', async () => {
     for (const [t, keptPastForward] of [[now, false], [old, true]] as const) {
       const p = positions(t);
       const h = forward(t).find((a) => a.op === 'addmm' && a.dtype === 'float16')!;
@@ -68,7 +73,7 @@ describe('tracer stand-ins for CUDA kernels (real torch)', () => {
     }
   });
 
-  it('with torch 1.10 zero_grad() keeps the gradients (zeroed) into the next forward pass', () => {
+  it('with torch 1.10 zero_grad() keeps the gradients (zeroed) into the next forward pass', async () => {
     for (const [t, kept] of [[now, false], [old, true]] as const) {
       const p = positions(t);
       const grads = t.events.find((e) => e.kind === 'tag' && e.category === 'gradients' && e.step === 0);
@@ -83,10 +88,10 @@ describe('tracer stand-ins for CUDA kernels (real torch)', () => {
 
   it.each([['non-reentrant', []], ['reentrant', ['--reentrant']]])(
     'checkpointing (%s) recomputes dropout as CUDA would: a bool mask again in backward, no float noise',
-    (_, args) => {
+    async (_, args) => {
       // Autograd runs recomputation with no torch-function mode: the tracer puts its own back for it. Before, the
       // non-reentrant variant stopped with CheckpointError (float32 noise recomputed where a bool mask was saved).
-      const t = trace(null, CHECKPOINTED, args);
+      const t = await trace(null, CHECKPOINTED, args);
       expect(t.error).toBeNull();
       const step = allocs(t, 1);
       const masks = (phase: string): number[] =>

@@ -5,19 +5,19 @@
  * with dropout runs the math path, which keeps the L×L scores, probabilities and mask. Runs the tracer directly on
  * test/fixtures/estimate/trace/sdpa_step.py; needs the .venv/ test environment.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseStepTrace, type StepTrace, type TraceAlloc } from '../../../src/core/estimate/index.js';
 import { requireTestPython } from '../../setup/python-venv.js';
+import { runProcess } from '../../helpers/run-process.js';
 
 const ROOT = join(__dirname, '../../..');
 const SCRIPT = join(ROOT, 'test/fixtures/estimate/trace/sdpa_step.py');
 const B = 2, L = 100, H = 4, D = 40;
 
-function trace(gpu: string, args: string[], torchVersion = '2.11'): StepTrace {
+async function trace(gpu: string, args: string[], torchVersion = '2.11'): Promise<StepTrace> {
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-sdpa-'));
   try {
     const out = join(dir, 'trace.ndjson');
@@ -27,7 +27,7 @@ function trace(gpu: string, args: string[], torchVersion = '2.11'): StepTrace {
       GPUMEM_ESTIMATE_TRACE: out, GPUMEM_ESTIMATE_STEPS: '2', GPUMEM_ESTIMATE_GPU_NAME: gpu,
       GPUMEM_ESTIMATE_TORCH_VERSION: torchVersion,
     };
-    const r = spawnSync(requireTestPython(), [SCRIPT, ...args], { env, encoding: 'utf8', timeout: 120_000 });
+    const r = await runProcess(requireTestPython(), [SCRIPT, ...args], { env, encoding: 'utf8', timeout: 120_000 });
     expect(r.status, r.stderr).toBe(0);
     const t = parseStepTrace(readFileSync(out, 'utf8'));
     expect(t.error).toBeNull();
@@ -45,8 +45,8 @@ const noMath = (t: StepTrace): boolean => !step1(t).some((a) => MATH_OPS.include
 const backend = (t: StepTrace): string => t.notes.find((n) => n.startsWith('scaled_dot_product_attention:')) ?? '';
 
 describe('scaled_dot_product_attention as CUDA runs it (real torch, fake tensors)', () => {
-  it('bf16 with dropout on an H100: flash keeps the output and a float32 [B, H, L] log-sum-exp, no L×L tensor', () => {
-    const t = trace('H100-80GB', ['--dtype', 'bfloat16']);
+  it('bf16 with dropout on an H100: flash keeps the output and a float32 [B, H, L] log-sum-exp, no L×L tensor', async () => {
+    const t = await trace('H100-80GB', ['--dtype', 'bfloat16']);
     expect(backend(t)).toMatch(/flash attention/);
     const fwd = bytesOf(t, '_scaled_dot_product_flash_attention').filter(([, n]) => n > 64);
     expect(fwd).toEqual([['bfloat16', B * H * L * D * 2], ['float32', B * H * L * 4]]);
@@ -56,67 +56,67 @@ describe('scaled_dot_product_attention as CUDA runs it (real torch, fake tensors
       ['float32', B * H * 128 * 4], ['float32', B * 128 * H * 64 * 4]]);
   });
 
-  it('fp32 on an H100: memory-efficient attention, log-sum-exp rounded up to 32 positions (100 → 128)', () => {
-    const t = trace('H100-80GB', ['--dtype', 'float32']);
+  it('fp32 on an H100: memory-efficient attention, log-sum-exp rounded up to 32 positions (100 → 128)', async () => {
+    const t = await trace('H100-80GB', ['--dtype', 'float32']);
     expect(backend(t)).toMatch(/memory-efficient/);
     expect(bytesOf(t, '_scaled_dot_product_efficient_attention').filter(([, n]) => n > 64)).toEqual([
       ['float32', B * H * L * D * 4], ['float32', B * H * 128 * 4]]);
     expect(noMath(t)).toBe(true);
   });
 
-  it('a boolean mask rules flash out; memory-efficient pads the additive mask to a stride that is a multiple of 8', () => {
-    const t = trace('H100-80GB', ['--dtype', 'bfloat16', '--mask', 'bool']);
+  it('a boolean mask rules flash out; memory-efficient pads the additive mask to a stride that is a multiple of 8', async () => {
+    const t = await trace('H100-80GB', ['--dtype', 'bfloat16', '--mask', 'bool']);
     expect(backend(t)).toMatch(/memory-efficient/);
     expect(bytesOf(t, 'zeros_like')).toEqual([['bfloat16', B * L * L * 2]]);
     expect(bytesOf(t, 'constant_pad_nd')).toEqual([['bfloat16', B * L * 104 * 2]]);
     expect(noMath(t)).toBe(true);
   });
 
-  it('head dim 36: flash pads q, k and v to 40 first', () => {
-    const t = trace('H100-80GB', ['--dtype', 'bfloat16', '--head-dim', '36']);
+  it('head dim 36: flash pads q, k and v to 40 first', async () => {
+    const t = await trace('H100-80GB', ['--dtype', 'bfloat16', '--head-dim', '36']);
     expect(backend(t)).toMatch(/flash attention/);
     expect(step1(t).filter((a) => a.phase === 'forward' && a.op === 'constant_pad_nd').map((a) => a.bytes)).toEqual([
       B * H * L * 40 * 2, B * H * L * 40 * 2, B * H * L * 40 * 2]);
   });
 
-  it('grouped-query attention: flash backward expands dk and dv to all query heads while it runs', () => {
-    const t = trace('H100-80GB', ['--dtype', 'bfloat16', '--kv-heads', '2']);
+  it('grouped-query attention: flash backward expands dk and dv to all query heads while it runs', async () => {
+    const t = await trace('H100-80GB', ['--dtype', 'bfloat16', '--kv-heads', '2']);
     const ws = bytesOf(t, '_scaled_dot_product_flash_attention_backward (workspace)');
     expect(ws.slice(2)).toEqual([['bfloat16', B * L * H * D * 2], ['bfloat16', B * L * H * D * 2]]);
     expect(bytesOf(t, '_scaled_dot_product_flash_attention_backward').map(([, n]) => n)).toEqual([
       B * H * L * D * 2, B * 2 * L * D * 2, B * 2 * L * D * 2]);
   });
 
-  it('dropout in steps of 1/16 goes to cuDNN first with torch 2.11 on Hopper, to flash with 2.10', () => {
-    const now = trace('H100-80GB', ['--dtype', 'bfloat16', '--dropout', '0.125'], '2.11');
+  it('dropout in steps of 1/16 goes to cuDNN first with torch 2.11 on Hopper, to flash with 2.10', async () => {
+    const now = await trace('H100-80GB', ['--dtype', 'bfloat16', '--dropout', '0.125'], '2.11');
     expect(backend(now)).toMatch(/cuDNN/);
     expect(bytesOf(now, '_scaled_dot_product_cudnn_attention').filter(([, n]) => n > 64)).toEqual([
       ['bfloat16', B * H * L * D * 2], ['float32', B * H * L * 4]]);
-    expect(backend(trace('H100-80GB', ['--dtype', 'bfloat16', '--dropout', '0.125'], '2.10'))).toMatch(/flash attention/);
+    expect(backend(await trace('H100-80GB', ['--dtype', 'bfloat16', '--dropout', '0.125'], '2.10'))).toMatch(/flash attention/);
     // 0.1 is not a multiple of 1/16: cuDNN refuses it, flash takes it.
-    expect(backend(trace('H100-80GB', ['--dtype', 'bfloat16', '--dropout', '0.1'], '2.11'))).toMatch(/flash attention/);
+    expect(backend(await trace('H100-80GB', ['--dtype', 'bfloat16', '--dropout', '0.1'], '2.11'))).toMatch(/flash attention/);
   });
 
-  it('the target GPU decides: no flash on a T4 (sm75), none for head dim 200 in training on an A10G (sm86)', () => {
-    expect(backend(trace('T4-16GB', ['--dtype', 'float16']))).toMatch(/memory-efficient.*7\.5/);
-    expect(backend(trace('A10G-24GB', ['--dtype', 'bfloat16', '--head-dim', '200']))).toMatch(/memory-efficient.*8\.6/);
-    expect(backend(trace('H100-80GB', ['--dtype', 'bfloat16', '--head-dim', '200']))).toMatch(/flash attention.*9\.0/);
+  it('the target GPU decides: no flash on a T4 (sm75), none for head dim 200 in training on an A10G (sm86)', async () => {
+    expect(backend(await trace('T4-16GB', ['--dtype', 'float16']))).toMatch(/memory-efficient.*7\.5/);
+    expect(backend(await trace('A10G-24GB', ['--dtype', 'bfloat16', '--head-dim', '200']))).toMatch(/memory-efficient.*8\.6/);
+    expect(backend(await trace('H100-80GB', ['--dtype', 'bfloat16', '--head-dim', '200']))).toMatch(/flash attention.*9\.0/);
   });
 
-  it('under autocast, q and k in float32 (as a float32 rotary embedding leaves them) are cast to bf16 first, as CUDA autocast does, and flash runs', () => {
-    const t = trace('H100-80GB', ['--dtype', 'bfloat16', '--autocast']);
+  it('under autocast, q and k in float32 (as a float32 rotary embedding leaves them) are cast to bf16 first, as CUDA autocast does, and flash runs', async () => {
+    const t = await trace('H100-80GB', ['--dtype', 'bfloat16', '--autocast']);
     expect(backend(t)).toMatch(/flash attention/);
     expect(noMath(t)).toBe(true);
     const casts = step1(t).filter((a) => a.phase === 'forward' && a.op === '_to_copy').map((a) => [a.dtype, a.bytes]);
     expect(casts).toEqual([['float32', B * H * L * D * 4], ['float32', B * H * L * D * 4], ['bfloat16', B * H * L * D * 2], ['bfloat16', B * H * L * D * 2], ['float32', B * H * L * D * 4]]);
   });
 
-  it('a backend the program turned off is not taken', () => {
-    expect(backend(trace('H100-80GB', ['--dtype', 'bfloat16', '--disable', 'flash']))).toMatch(/memory-efficient/);
+  it('a backend the program turned off is not taken', async () => {
+    expect(backend(await trace('H100-80GB', ['--dtype', 'bfloat16', '--disable', 'flash']))).toMatch(/memory-efficient/);
   });
 
-  it('when CUDA falls back to math (fp32, head dim 6 not a multiple of 4) it keeps L×L tensors and a one-byte dropout mask', () => {
-    const t = trace('H100-80GB', ['--dtype', 'float32', '--head-dim', '6']);
+  it('when CUDA falls back to math (fp32, head dim 6 not a multiple of 4) it keeps L×L tensors and a one-byte dropout mask', async () => {
+    const t = await trace('H100-80GB', ['--dtype', 'float32', '--head-dim', '6']);
     expect(backend(t)).toMatch(/math path/);
     expect(bytesOf(t, 'native_dropout').sort()).toEqual([['bool', B * H * L * L], ['float32', B * H * L * L * 4]]);
     expect(bytesOf(t, '_softmax')).toEqual([['float32', B * H * L * L * 4]]);

@@ -5,20 +5,20 @@
  * On the CPU there is no allocator to read, so no memory figure may appear. With `report_to=["tensorboard"]` the
  * same figures are in the event files the Trainer's TensorBoard callback wrote (read back with tensorboard's reader).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect, it } from 'vitest';
 import { requireTestPython } from '../../setup/python-venv.js';
 import { companionSetup, gpumem } from '../helpers/companion-e2e.js';
+import { runProcess } from '../../helpers/run-process.js';
 
 const ROOT = resolve(__dirname, '../../..');
 
 interface Logged { history: Array<Record<string, number>>; printed: string[]; tensorboard: Record<string, Record<string, number>> }
 
-function runTrainer(python: string, dir: string, ...extra: string[]): Logged {
-  const r = spawnSync(python, [join(ROOT, 'test/python/scripts/hf_trainer_cpu.py'), dir, ...extra], {
+async function runTrainer(python: string, dir: string, ...extra: string[]): Promise<Logged> {
+  const r = await runProcess(python, [join(ROOT, 'test/python/scripts/hf_trainer_cpu.py'), dir, ...extra], {
     encoding: 'utf8', env: { ...process.env, PYTHONPATH: join(ROOT, 'python'), PYTHONDONTWRITEBYTECODE: '1' }, timeout: 120_000, maxBuffer: 1 << 26,
   });
   expect(r.status, r.stderr).toBe(0);
@@ -37,11 +37,11 @@ function stepEntries(out: Logged): Array<Record<string, number>> {
   return steps;
 }
 
-it('a real Trainer logs gpumem/step_ms and gpumem/data_wait_ms at each logging step, read back from its files', () => {
+it('a real Trainer logs gpumem/step_ms and gpumem/data_wait_ms at each logging step, read back from its files', async () => {
   const python = requireTestPython();
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-hf-'));
   try {
-    const out = runTrainer(python, dir);
+    const out = await runTrainer(python, dir);
     stepEntries(out);
     expect(out.tensorboard).toEqual({}); // report_to=[]: no event file
     // The end-of-training summary is no step: nothing of ours in it.
@@ -52,11 +52,11 @@ it('a real Trainer logs gpumem/step_ms and gpumem/data_wait_ms at each logging s
   }
 }, 150_000);
 
-it('with report_to=["tensorboard"] the event files hold the callback\'s figures at each logging step', () => {
+it('with report_to=["tensorboard"] the event files hold the callback\'s figures at each logging step', async () => {
   const python = requireTestPython();
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-hf-tb-'));
   try {
-    const out = runTrainer(python, dir, 'tensorboard');
+    const out = await runTrainer(python, dir, 'tensorboard');
     const steps = stepEntries(out);
     const tags = Object.keys(out.tensorboard);
     // The TensorBoard callback prefixes training logs with train/; ours are among them, and only these two on the CPU.

@@ -4,13 +4,13 @@
  * optimizer step (with gradient accumulation too), read back from metrics.csv and from the event files (tensorboard's own reader). The times match a
  * dataset that sleeps 3 ms per item; on the CPU there is no allocator to read, so no memory figure may appear.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect, it } from 'vitest';
 import { requireTestPython } from '../../setup/python-venv.js';
 import { companionSetup, gpumem } from '../helpers/companion-e2e.js';
+import { runProcess } from '../../helpers/run-process.js';
 
 const ROOT = resolve(__dirname, '../../..');
 const SCRIPT = join(ROOT, 'test/python/scripts/lightning_trainer_cpu.py');
@@ -45,11 +45,11 @@ function checkLogged(out: Logged, dir: string, batchesPerStep = 1): void {
   for (const name of ['gpumem/step_ms', 'gpumem/data_wait_ms']) expect(out.tensorboard[name]).toEqual(out.csv[name]);
 }
 
-it('a real Lightning Trainer logs gpumem/step_ms and gpumem/data_wait_ms at each step to CSV and TensorBoard', () => {
+it('a real Lightning Trainer logs gpumem/step_ms and gpumem/data_wait_ms at each step to CSV and TensorBoard', async () => {
   const python = requireTestPython();
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-lightning-'));
   try {
-    const r = spawnSync(python, [SCRIPT, dir], {
+    const r = await runProcess(python, [SCRIPT, dir], {
       encoding: 'utf8', env: { ...process.env, PYTHONPATH: join(ROOT, 'python'), PYTHONDONTWRITEBYTECODE: '1' }, timeout: 150_000, maxBuffer: 1 << 26,
     });
     expect(r.status, r.stderr).toBe(0);
@@ -59,13 +59,13 @@ it('a real Lightning Trainer logs gpumem/step_ms and gpumem/data_wait_ms at each
   }
 }, 180_000);
 
-it('with gradient accumulation the callback logs once per optimizer step, timing all of the step\'s batches', () => {
+it('with gradient accumulation the callback logs once per optimizer step, timing all of the step\'s batches', async () => {
   const python = requireTestPython();
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-lightning-acc-'));
   try {
     // 24 batches, two per optimizer step: still 12 rows, each with the wait of both batches (logged per batch, the
     // second would overwrite the first, and the wait would be one batch's).
-    const r = spawnSync(python, [SCRIPT, dir, '2'], {
+    const r = await runProcess(python, [SCRIPT, dir, '2'], {
       encoding: 'utf8', env: { ...process.env, PYTHONPATH: join(ROOT, 'python'), PYTHONDONTWRITEBYTECODE: '1' }, timeout: 150_000, maxBuffer: 1 << 26,
     });
     expect(r.status, r.stderr).toBe(0);

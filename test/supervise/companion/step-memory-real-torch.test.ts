@@ -4,10 +4,10 @@
  * and the snapshot — so the fake torch's shape is the real one; and a real training loop with the step recorder
  * and step memory installed runs unchanged (without CUDA no record is made, and nothing fails).
  */
-import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { expect, it } from 'vitest';
 import { requireTestPython } from '../../setup/python-venv.js';
+import { runProcess } from '../../helpers/run-process.js';
 
 const ROOT = resolve(__dirname, '../../..');
 
@@ -33,8 +33,8 @@ print(json.dumps({
 }))
 `;
 
-it('real torch offers what step memory reads, and a real loop runs with it installed', () => {
-  const r = spawnSync(requireTestPython(), ['-c', SCRIPT], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: join(ROOT, 'python') }, timeout: 120_000 });
+it('real torch offers what step memory reads, and a real loop runs with it installed', async () => {
+  const r = await runProcess(requireTestPython(), ['-c', SCRIPT], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: join(ROOT, 'python') }, timeout: 120_000 });
   expect(r.status, r.stderr).toBe(0);
   expect(JSON.parse(r.stdout.trim().split('\n').pop() as string)).toEqual({
     nested: true, reset: '_cuda_resetPeakMemoryStats', hooked: true, steps: 3, memoryKept: true, records: 0, observer: true, snapshot: true,
@@ -61,8 +61,8 @@ after = [torch.cuda.max_memory_allocated(0), torch.cuda.max_memory_reserved(0)]
 print(json.dumps({"seen": seen, "afterReset": after}))
 `;
 
-it('real torch readers (max_memory_allocated, max_memory_reserved, memory_stats) see the peaks step memory resets', () => {
-  const r = spawnSync(requireTestPython(), ['-c', READERS], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: join(ROOT, 'python') }, timeout: 120_000 });
+it('real torch readers (max_memory_allocated, max_memory_reserved, memory_stats) see the peaks step memory resets', async () => {
+  const r = await runProcess(requireTestPython(), ['-c', READERS], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: join(ROOT, 'python') }, timeout: 120_000 });
   expect(r.status, r.stderr).toBe(0);
   expect(JSON.parse(r.stdout.trim().split('\n').pop() as string)).toEqual({ seen: [500, 600, 500], afterReset: [130, 192] });
 }, 150_000);

@@ -3,17 +3,17 @@
  * form of `.to`, `.item`, `.tolist`, `.cpu` and `Module.to` returns what it returned before wrapping, errors
  * pass through, CPU calls count nothing — and `torch.compile` traces through the wrappers in one frame.
  */
-import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { requireTestPython } from '../../setup/python-venv.js';
+import { runProcess } from '../../helpers/run-process.js';
 
 const ROOT = resolve(__dirname, '../../..');
 
 describe('copy and synchronisation wrappers on real torch (CPU)', () => {
-  it('keep every call shape, count no CPU call, and do not make torch.compile recompile', () => {
+  it('keep every call shape, count no CPU call, and do not make torch.compile recompile', async () => {
     const python = requireTestPython();
-    const r = spawnSync(python, [join(ROOT, 'test', 'python', 'real_torch_transfers.py')], {
+    const r = await runProcess(python, [join(ROOT, 'test', 'python', 'real_torch_transfers.py')], {
       encoding: 'utf8', timeout: 120_000, env: { ...process.env, PYTHONPATH: join(ROOT, 'python'), PYTHONDONTWRITEBYTECODE: '1' },
     });
     expect(r.status, r.stderr).toBe(0);

@@ -9,10 +9,11 @@ import { childCommand } from '../args.js';
 import type { CommandContext } from '../context.js';
 import type { EstimateOptions } from '../options/estimate.js';
 import { renderStages, traceStages } from './estimate-trace-stages.js';
-import { allocatorModel, buildTracedReport, renderTraced, type TracedInputs, type TracedReport } from './estimate-traced.js';
+import { allocatorModel, buildTracedReport, type TracedInputs, type TracedReport } from '../../core/estimate/traced-report.js';
+import { combineRanks, representativeRanks } from '../../core/estimate/traced-ranks.js';
+import { renderTraced } from './estimate-traced.js';
 import { printable } from '../../core/text.js';
 import { writeTracedPage } from './estimate-trace-html.js';
-import { combineRanks, representativeRanks } from './estimate-trace-ranks.js';
 
 // Each probe is a full trace (tens of seconds for a large model); seven settle the usual curves.
 const MAX_PROBES = 7;

@@ -5,25 +5,11 @@
  * `{batch}`) and the accumulation that keeps the effective batch.
  */
 import { formatBytes } from '../../core/index.js';
-import { searchMaxBatch, type BatchSearchResult } from '../../core/estimate/index.js';
+import { searchMaxBatch } from '../../core/estimate/index.js';
+import type { StageFix, TracedReport, TracedStagesReport } from '../../core/estimate/traced-report.js';
 import { painter } from '../render/style.js';
-import { renderFixes, type TracedReport } from './estimate-traced.js';
+import { renderFixes } from './estimate-traced.js';
 import { printable } from '../../core/text.js';
-
-export interface StageFix {
-  stage: string;
-  batch: number;
-  accumulation: number;
-  effectiveBatch: number;
-  search: BatchSearchResult;
-}
-
-export interface TracedStagesReport {
-  schemaVersion: 1;
-  kind: 'trace-stages';
-  stages: Array<{ name: string; report: TracedReport; fits: boolean | null; growth: Array<{ category: string; deltaBytes: number }> }>;
-  fix: StageFix | null;
-}
 
 /** Traces every stage (and, for the first that breaks, its batch search) and builds the report. */
 export async function traceStages(

@@ -19,7 +19,7 @@ import type { GpuSource } from '../../sources/index.js';
 import { chooseGpus, runTracedProgram, substitute } from '../../supervise/index.js';
 import type { CommandContext } from '../context.js';
 import type { RunOptions } from '../options/supervise.js';
-import { allocatorModel, buildTracedReport } from './estimate-traced.js';
+import { allocatorModel, buildTracedReport } from '../../core/estimate/traced-report.js';
 
 /** Probes of the batch search: each is a full trace. */
 const MAX_PROBES = 7;

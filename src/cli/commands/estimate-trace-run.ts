@@ -8,10 +8,10 @@ import { runTracedProgram, substitute } from '../../supervise/index.js';
 import { childCommand } from '../args.js';
 import type { CommandContext } from '../context.js';
 import type { EstimateOptions } from '../options/estimate.js';
-import { renderStages, traceStages } from './estimate-trace-stages.js';
+import { traceStages } from './estimate-trace-stages.js';
 import { allocatorModel, buildTracedReport, type TracedInputs, type TracedReport } from '../../core/estimate/traced-report.js';
 import { combineRanks, representativeRanks } from '../../core/estimate/traced-ranks.js';
-import { renderTraced } from './estimate-traced.js';
+import { renderStages, renderTraced } from '../render/estimate-traced.js';
 import { printable } from '../../core/text.js';
 import { writeTracedPage } from './estimate-trace-html.js';
 

@@ -1,14 +1,14 @@
 /**
- * `gpumem estimate -- python train.py …` and `gpumem estimate --entry pkg.module:make_step`: trace the real
- * training step on fake tensors, replay it, and report the peak by phase, module and category.
+ * Human output of the traced estimate (`gpumem estimate -- python train.py …`, `--entry`): the step's peak by
+ * phase, module and category, its ranks (--world-size), its stages (--stages with {stage}), the batch or sequence
+ * search and the ranked fixes.
  */
 import { printable } from '../../core/text.js';
 import { formatBytes } from '../../core/units.js';
 import { sparkline } from '../../core/estimate/replay.js';
 import type { TracedFix } from '../../core/estimate/trace-fixes.js';
-import type { TracedReport } from '../../core/estimate/traced-report.js';
-import { painter } from '../render/style.js';
-import { renderRanks } from './estimate-trace-ranks.js';
+import type { TracedReport, TracedStagesReport } from '../../core/estimate/traced-report.js';
+import { painter } from './style.js';
 
 // Module names, notes and error text come from the traced program: no terminal control characters.
 
@@ -59,6 +59,57 @@ export function renderFixes(fixes: readonly TracedFix[], color: boolean, scope =
   for (const f of fixes) {
     const verdict = f.fits ? paint('green', 'fits    ') : paint('red', 'too big ');
     out.push(`  ${verdict}${formatBytes(f.deviceBytes).padStart(11)}  ${f.what}${f.basis === 'replayed' ? '' : ` (${f.basis})`}`);
+  }
+  return out;
+}
+
+/** Human output of a staged trace. */
+export function renderStages(r: TracedStagesReport, color: boolean): string {
+  const paint = painter(color);
+  const out = [paint('bold', 'stages (each traced)')];
+  for (const s of r.stages) {
+    const verdict = s.fits === null ? '' : s.fits ? paint('green', 'fits') : paint('red', 'BREAKS');
+    out.push(`  ${printable(s.name).padEnd(12)} ${formatBytes(s.report.nvidiaSmiBytes).padStart(11)} in nvidia-smi  peak in ${s.report.peakPhase}  ${verdict}`);
+    if (s.growth.length) out.push(`      grew: ${s.growth.map((g) => `${g.category} +${formatBytes(g.deltaBytes)}`).join(', ')}`);
+  }
+  const broken = r.stages.find((s) => s.fits === false);
+  if (broken?.report.fixes) out.push(...renderFixes(broken.report.fixes, color, ` for ${printable(broken.name)} at its batch`));
+  if (r.fix) {
+    const f = r.fix;
+    out.push(`fix for ${printable(f.stage)}: batch ${f.batch} with ${f.accumulation} accumulation steps (effective batch ${f.effectiveBatch}), traced at ${formatBytes(f.search.probes.find((p) => p.batch === f.batch)?.deviceBytes ?? 0)}`);
+  } else if (r.stages.some((s) => s.fits === false)) {
+    out.push('no traced fix: put {batch} in the command to let gpumem search a smaller batch with accumulation');
+  }
+  return `${out.join('\n')}\n`;
+}
+
+function rankNames(ranks: number[]): string {
+  if (ranks.length === 1) return `rank ${ranks[0]}`;
+  return `ranks ${ranks[0]}–${ranks[ranks.length - 1]}`;
+}
+
+/** The per-rank lines of a traced estimate; ranks that need the same are said to be alike. */
+function renderRanks(r: TracedReport, color: boolean): string[] {
+  if (!r.ranks || r.ranks.length < 2) return [];
+  const paint = painter(color);
+  const [first, ...rest] = r.ranks;
+  const alike = rest.every((x) => x.peakRequestedBytes === first!.peakRequestedBytes && x.nvidiaSmiBytes === first!.nvidiaSmiBytes);
+  const others = r.worldSize === 2 ? 'rank 1' : `ranks 1–${r.worldSize - 1} traced as rank ${r.worldSize - 1}`;
+  const out = [`${paint('bold', 'per rank')} (world size ${r.worldSize} on a fake process group: rank 0, ${others})`];
+  for (const x of r.ranks) {
+    const verdict = x.fits === null ? '' : x.fits ? `  ${paint('green', 'fits')}` : `  ${paint('red', 'DOES NOT FIT')}`;
+    out.push(`  ${rankNames(x.ranks).padEnd(12)} ${formatBytes(x.peakRequestedBytes).padStart(11)} requested, ${formatBytes(x.nvidiaSmiBytes).padStart(11)} in nvidia-smi, peak in ${x.peakPhase}${verdict}`);
+  }
+  if (alike) out.push('  every rank needs the same; the breakdown above is rank 0\'s');
+  else {
+    const big = r.ranks.find((x) => x.tracedRank === r.largestRank)!;
+    const others = r.ranks.filter((x) => x !== big);
+    const moreSmi = big.nvidiaSmiBytes - Math.max(...others.map((x) => x.nvidiaSmiBytes));
+    const moreRequested = big.peakRequestedBytes - Math.max(...others.map((x) => x.peakRequestedBytes));
+    const more = moreSmi > 0
+      ? `needs ${formatBytes(moreSmi)} more in nvidia-smi than the others`
+      : `requests ${formatBytes(moreRequested)} more than the others (the same in nvidia-smi: the caching allocator's reserved segments hold it)`;
+    out.push(`  ${rankNames(big.ranks)} ${more}; the breakdown above is ${rankNames(big.ranks)}'s`);
   }
   return out;
 }

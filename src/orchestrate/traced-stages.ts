@@ -4,8 +4,7 @@
  * that breaks the fix with numbers: the largest batch that fits by traced probes (when the command has
  * `{batch}`) and the accumulation that keeps the effective batch.
  */
-import { searchMaxBatch } from '../../core/estimate/index.js';
-import type { StageFix, TracedReport, TracedStagesReport } from '../../core/estimate/traced-report.js';
+import { searchMaxBatch, type StageFix, type TracedReport, type TracedStagesReport } from '../core/estimate/index.js';
 
 /** Traces every stage (and, for the first that breaks, its batch search) and builds the report. */
 export async function traceStages(

@@ -12,26 +12,20 @@ import {
   searchMaxBatch, searchMaxSeq, SEQ_MULTIPLE, type StepTrace, type TracedInputs, type TracedReport, type TracedStagesReport,
 } from '../core/estimate/index.js';
 import { printable } from '../core/text.js';
-import { runTracedProgram, substitute } from '../supervise/index.js';
+import { runTracedProgram, substitute, type TraceRunOptions } from '../supervise/index.js';
 import { traceStopped, untraceable } from './traced-failure.js';
 import { traceStages } from './traced-stages.js';
 
 // Each probe is a full trace (tens of seconds for a large model); seven settle the usual curves.
 const MAX_PROBES = 7;
 
-export interface TracedEstimateOptions {
+/**
+ * What the traced program is run with (python, steps, timeout, environment, the fake GPU's size; its name is
+ * `inputs.gpuName`), and what to estimate.
+ */
+export interface TracedEstimateOptions extends Omit<TraceRunOptions, 'command' | 'checkpoint' | 'torchVersion' | 'world' | 'gpuName'> {
   /** The command as given, {batch}, {seq}, {stage} and {accum} unfilled; null with `entry`. */
   command: string[] | null;
-  /** `pkg.module:make_step`, traced by `python -m gpumem_torch.trace`; null with `command`. */
-  entry: string | null;
-  python: string;
-  steps: number;
-  timeoutMs: number;
-  env: NodeJS.ProcessEnv;
-  cwd: string;
-  /** What the fake GPU reports to the program. */
-  gpuName: string;
-  gpuBytes: number;
   /** The budget, CUDA context and cuBLAS workspace each report is built with. */
   inputs: TracedInputs;
   /** The allocator settings the run will have (already checked by the caller), or null for the defaults. */
@@ -78,7 +72,7 @@ export async function estimateTraced(o: TracedEstimateOptions): Promise<TracedEs
     try {
       run = await runTracedProgram({
         checkpoint, command: argv, entry: o.entry, python: o.python, steps: o.steps, timeoutMs: o.timeoutMs, env: o.env, cwd: o.cwd,
-        gpuName: o.gpuName, gpuBytes: o.gpuBytes,
+        gpuName: inputs.gpuName, gpuBytes: o.gpuBytes,
         ...(o.torchVersion ? { torchVersion: o.torchVersion } : {}),
         ...(world ? { world } : {}),
       });

@@ -41,7 +41,6 @@ export async function runTracedEstimate(ctx: CommandContext<EstimateOptions>, o:
     timeoutMs: o.traceTimeout * 1000,
     env: ctx.env,
     cwd: ctx.cwd,
-    gpuName: inputs.gpuName,
     gpuBytes: inputs.budget?.capacityBytes ?? 80 * 1024 ** 3,
     inputs,
     allocConf: conf,

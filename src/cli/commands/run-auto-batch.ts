@@ -104,7 +104,7 @@ async function traceChoice(ctx: CommandContext<RunOptions>, o: RunOptions, argv:
       const { report } = await estimateTraced({
         command, entry: null, python: 'python3', steps: TRACE_STEPS, timeoutMs: TRACE_TIMEOUT_MS,
         env: { ...ctx.env, GPUMEM_BATCH: String(batch), GPUMEM_ACCUM: String(accum) }, cwd: ctx.cwd,
-        gpuName: inputs.gpuName, gpuBytes: first.memory.totalBytes ?? freeBytes, inputs, allocConf: conf, torchVersion: null,
+        gpuBytes: first.memory.totalBytes ?? freeBytes, inputs, allocConf: conf, torchVersion: null,
         worldSize: 1, shardGpus: 2, batch, seq: null, stages: null, searchBatch: false, searchSeq: false, keepTraces: false,
       });
       return report.nvidiaSmiBytes;

@@ -6,7 +6,7 @@ import type { CommandContext } from '../context.js';
 import type { EstimateOptions } from '../options/estimate.js';
 import { writeUserFile } from '../output-file.js';
 import { renderTracedHtml } from '../render/estimate-html.js';
-import { allocatorModel, type TracedReport } from './estimate-traced.js';
+import { allocatorModel, type TracedReport } from '../../core/estimate/traced-report.js';
 
 /**
  * Replays each report's trace (found by its command in `traces`) for its timeline and writes the page to

@@ -13,7 +13,7 @@ import type { ShapeHints } from '../../core/estimate/params.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import type { EstimateOptions } from '../options/estimate.js';
 import { loadModel } from './estimate-model.js';
-import { renderEstimate } from './estimate-render.js';
+import { renderEstimate } from '../render/estimate.js';
 import { runTracedEstimate } from './estimate-trace-run.js';
 import { refuseOutputOverInputs } from '../output-file.js';
 

@@ -9,17 +9,16 @@
 import { GpumemError } from '../../core/index.js';
 import { planAccumulation, type AccumulationPlan } from '../../core/estimate/batch.js';
 import { cublasWorkspaceBytes, generationFromName, lazyContext } from '../../core/estimate/gpus.js';
-import { parseStepTrace, searchMaxBatch } from '../../core/estimate/index.js';
+import { searchMaxBatch } from '../../core/estimate/index.js';
 import { printable } from '../../core/text.js';
 import { formatBytes } from '../../core/units.js';
 import type { Device, Sample } from '../../core/types.js';
 import type { RunReport } from '../../core/run/report.js';
-import { runFitLoop } from '../../orchestrate/index.js';
+import { estimateTraced, runFitLoop } from '../../orchestrate/index.js';
 import type { GpuSource } from '../../sources/index.js';
-import { chooseGpus, runTracedProgram, substitute } from '../../supervise/index.js';
+import { chooseGpus, substitute } from '../../supervise/index.js';
 import type { CommandContext } from '../context.js';
 import type { RunOptions } from '../options/supervise.js';
-import { allocatorModel, buildTracedReport } from './estimate-traced.js';
 
 /** Probes of the batch search: each is a full trace. */
 const MAX_PROBES = 7;
@@ -101,20 +100,20 @@ async function traceChoice(ctx: CommandContext<RunOptions>, o: RunOptions, argv:
   const conf = ctx.env.PYTORCH_CUDA_ALLOC_CONF || ctx.env.PYTORCH_ALLOC_CONF || null;
   const traced = async (batch: number, accum: number): Promise<number> => {
     const command = substitute(argv, { batch, accum }).map((a) => a.replaceAll('{steps}', String(TRACE_STEPS)));
-    let trace;
     try {
-      const run = await runTracedProgram({
-        checkpoint: false, command, entry: null, python: 'python3', steps: TRACE_STEPS, timeoutMs: TRACE_TIMEOUT_MS,
+      const { report } = await estimateTraced({
+        command, entry: null, python: 'python3', steps: TRACE_STEPS, timeoutMs: TRACE_TIMEOUT_MS,
         env: { ...ctx.env, GPUMEM_BATCH: String(batch), GPUMEM_ACCUM: String(accum) }, cwd: ctx.cwd,
-        gpuName: inputs.gpuName, gpuBytes: first.memory.totalBytes ?? freeBytes,
+        gpuBytes: first.memory.totalBytes ?? freeBytes, inputs, allocConf: conf, torchVersion: null,
+        worldSize: 1, shardGpus: 2, batch, seq: null, stages: null, searchBatch: false, searchSeq: false, keepTraces: false,
       });
-      trace = parseStepTrace(run.traceText);
+      return report.nvidiaSmiBytes;
     } catch (e) {
-      if (e instanceof GpumemError) throw new GpumemError('CHILD_FAILED', e.message, { details: { untraceable: true } });
-      throw e;
+      if (!(e instanceof GpumemError) || e.details?.untraceable !== true) throw e;
+      // The tracer's own words, shortened, say why better than the estimate's sentence around them.
+      const traceError = e.details.traceError;
+      throw new GpumemError('CHILD_FAILED', typeof traceError === 'string' ? printable(traceError.slice(0, 300)) : e.message, { details: { untraceable: true } });
     }
-    if (trace.error !== null) throw new GpumemError('CHILD_FAILED', printable(trace.error.slice(0, 300)), { details: { untraceable: true } });
-    return buildTracedReport(trace, command, inputs, allocatorModel(conf, trace.torchVersion), conf).nvidiaSmiBytes;
   };
   ctx.stderr.write(`gpumem: batch auto: tracing the step at a few batch sizes for ${where}\n`);
   const search = await searchMaxBatch((b) => traced(b, 1), budgetBytes, MAX_PROBES);

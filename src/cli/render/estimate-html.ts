@@ -7,7 +7,7 @@
  */
 import { formatBytes } from '../../core/units.js';
 import type { TraceTimeline } from '../../core/estimate/trace-timeline.js';
-import type { TracedReport } from '../commands/estimate-traced.js';
+import type { TracedReport } from '../../core/estimate/traced-report.js';
 import { escapeHtml } from './snapshot-html.js';
 
 const W = 900;

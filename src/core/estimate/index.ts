@@ -20,3 +20,5 @@ export * from './trace-fixes.js';
 export * from './assumptions.js';
 export * from './trace-timeline.js';
 export * from './context.js';
+export * from './traced-report.js';
+export * from './traced-ranks.js';

@@ -80,6 +80,8 @@ describe('gpumem run --batch auto', () => {
     const a = (JSON.parse(measured.stdout) as { autoBatch: Auto }).autoBatch;
     expect(a.method, measured.stderr).toBe('measured');
     expect(measured.stderr).toMatch(/batch auto: the step could not be traced \(.*\); measuring short runs/);
+    // The tracer's own reason, as it said it, not the estimate's sentence around it.
+    expect(measured.stderr).toContain('the step could not be traced (the program ended without importing torch); measuring');
     // fit's planner chose it from runs it made: above both probes, within the budget, and the run held what it claimed.
     expect(a.batch, measured.stderr).toBeGreaterThan(4);
     expect(a.batch).toBeLessThanOrEqual(Math.floor((a.budgetBytes - 500 * MiB) / (40 * MiB)));
@@ -89,6 +91,7 @@ describe('gpumem run --batch auto', () => {
     const refused = await gpumem(['run', '--gpus', '0', '--batch', 'auto', '--no-history', '--no-companion', '--', 'python3', script, '{batch}', '5'], env);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^gpumem: error: --batch auto: the training step could not be traced: .*\nhint: add \{steps\} to the command/m);
+    expect(refused.stderr).toContain('could not be traced: the program ended without importing torch\n');
   }, 300_000);
 
   it('refuses what cannot work before anything runs', async () => {

@@ -3,7 +3,7 @@ import { formatBytes } from '../../core/units.js';
 import { printable } from '../../core/text.js';
 import type { Breakdown } from '../../core/estimate/estimate.js';
 import type { EstimateReport } from '../../core/estimate/report.js';
-import { painter, table } from '../render/style.js';
+import { painter, table } from './style.js';
 
 const LABELS: Record<keyof Breakdown, string> = {
   weightsBytes: 'weights',

@@ -2,7 +2,9 @@
  * gpumem_torch's Lightning callback in a real `lightning.Trainer` on the CPU (.venv: torch, lightning, tensorboard)
  * with a CSVLogger and a TensorBoardLogger: its figures reach both loggers through the module's `log_dict`, once per
  * optimizer step (with gradient accumulation too), read back from metrics.csv and from the event files (tensorboard's own reader). The times match a
- * dataset that sleeps 3 ms per item; on the CPU there is no allocator to read, so no memory figure may appear.
+ * dataset that sleeps 3 ms per item; on the CPU there is no allocator to read, so no memory figure may appear —
+ * unless a stand-in for torch's allocator counters is installed (GPUMEM_TEST_COUNTERS=leak): then the memory
+ * figures and the OOM forecast travel the same path into both loggers as on a GPU, and are checked to the byte.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -88,5 +90,39 @@ it('under gpumem run the Lightning callback logs the companion\'s step timing: t
     checkLogged(JSON.parse(r.stdout.trim().split('\n').pop() as string) as Logged, join(dir, 'trainer'));
   } finally {
     cleanups.forEach((f) => f());
+  }
+}, 180_000);
+
+it('with a stand-in for the allocator counters, memory, step peaks and the OOM forecast reach both loggers exactly', async () => {
+  const python = requireTestPython();
+  const dir = mkdtempSync(join(tmpdir(), 'gpumem-lightning-mem-'));
+  try {
+    const r = await runProcess(python, [SCRIPT, dir], {
+      env: { ...process.env, PYTHONPATH: join(ROOT, 'python'), PYTHONDONTWRITEBYTECODE: '1', GPUMEM_TEST_COUNTERS: 'leak' }, timeout: 150_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout.trim().split('\n').pop() as string) as Logged;
+    // The script's stand-in: 512 MiB at the start, each step leaves 4 MiB more and peaks 64 MiB above what the
+    // step before left, on a 1 GiB device. Row s is optimizer step s + 1.
+    const MiB = 1024 * 1024;
+    const [base, leak, spike, total] = [512 * MiB, 4 * MiB, 64 * MiB, 1024 * MiB];
+    const rows = Array.from({ length: 40 }, (_, s) => String(s));
+    for (const series of [out.csv, out.tensorboard]) {
+      expect(rows.map((row) => series['gpumem/allocated_bytes']?.[row])).toEqual(rows.map((_, s) => base + (s + 1) * leak));
+      expect(rows.map((row) => series['gpumem/step_peak_allocated_bytes']?.[row])).toEqual(rows.map((_, s) => base + s * leak + spike));
+      // A growth of exactly 4 MiB a step, named once the forecast has its 20 steps and the later half confirms it;
+      // the usual peak reaches the device at step (1 GiB − 512 MiB − 64 MiB) / 4 MiB + 1 = 113.
+      const named = Object.keys(series['gpumem/forecast_growth_bytes_per_step'] ?? {});
+      expect(named.length).toBeGreaterThan(0);
+      for (const row of named) {
+        expect(series['gpumem/forecast_growth_bytes_per_step']![row]).toBe(leak);
+        expect(series['gpumem/forecast_oom_step']![row]).toBe((total - base - spike) / leak + 1);
+        expect(series['gpumem/forecast_warning']![row]).toBe(1);
+      }
+      // No warning before the growth is named: a short history raises no alarm.
+      for (const row of rows.filter((x) => !named.includes(x))) expect(series['gpumem/forecast_warning']![row]).toBe(0);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }, 180_000);

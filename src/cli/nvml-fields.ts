@@ -39,22 +39,30 @@ export function statusFields(json: boolean, watch: boolean): NvmlFields | undefi
 export const DIAGNOSIS_FIELDS: NvmlFields = { clocks: false, energy: false, settingsEveryMs: 60_000, processSmEveryMs: 1000 };
 
 /**
+ * What the SM % reads of the GPUs on screen may cost a live view: 0.05 % of a core, a quarter of the 0.2 % the
+ * whole view may use at 1 Hz. The source times the reads, so a driver whose call costs microseconds keeps the
+ * 5-s period, and eight H100s on screen (2.5 ms a read) are read every 40 s.
+ */
+export const SM_SHOWN_BUDGET = 0.0005;
+
+/**
  * `gpumem watch`: SM % of the GPUs whose rows are on screen every 5 s whatever the interval (a 5-s mean; one
  * GPU read every 2 s, nvitop's refresh, would alone cost 0.13 % of a core on an H100 against the 0.2 % the
- * whole view may use at 1 Hz), the others once a minute for the findings line; no clocks or energy (not drawn). `shown` says whether
- * a GPU has rows on screen now.
+ * whole view may use at 1 Hz), longer where SM_SHOWN_BUDGET needs it; the others once a minute for the
+ * findings line; no clocks or energy (not drawn). `shown` says whether a GPU has rows on screen now.
  */
 export function watchFields(shown: (gpuIndex: number) => boolean): NvmlFields {
-  return { clocks: false, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: SM_UNSHOWN_EVERY_MS, processSmShown: shown, processSmShownEveryMs: 5000 };
+  return { clocks: false, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: SM_UNSHOWN_EVERY_MS, processSmShown: shown, processSmShownEveryMs: 5000, processSmBudget: SM_SHOWN_BUDGET };
 }
 
 /**
  * `gpumem serve`: clocks for /metrics (they cost microseconds); energy only when /metrics is scraped
  * (GpuSource.readTotalEnergyMj), not every sample; SM % every 5 s while a page is open (`shown` is true for every GPU
- * then), once a minute otherwise (/metrics exports no per-process SM %; the API's diagnosis uses it).
+ * then, longer where SM_SHOWN_BUDGET needs it), once a minute otherwise (/metrics exports no per-process SM %; the
+ * API's diagnosis uses it).
  */
 export function serveFields(shown: (gpuIndex: number) => boolean): NvmlFields {
-  return { clocks: true, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: SM_UNSHOWN_EVERY_MS, processSmShown: shown, processSmShownEveryMs: 5000 };
+  return { clocks: true, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: SM_UNSHOWN_EVERY_MS, processSmShown: shown, processSmShownEveryMs: 5000, processSmBudget: SM_SHOWN_BUDGET };
 }
 
 /**

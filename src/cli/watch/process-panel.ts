@@ -90,6 +90,12 @@ export function orderRows(report: DiagnoseReport, state: WatchState): ProcessRow
     for (const pid of tree.pids) for (const v of viewsByPid.get(pid) ?? []) if (!placed.has(v)) members.push(v);
     if (members.length === 0) continue;
     if (tree.launcher) rows.push({ view: null, pid: tree.rootPid, depth: 0, launcher: tree });
+    // A lone process (most trees on a shared node) needs no walk: 512 walks were most of the ordering's cost.
+    if (members.length === 1) {
+      placed.add(members[0] as ProcessView);
+      rows.push(row(members[0] as ProcessView, tree.launcher ? 1 : 0));
+      continue;
+    }
     for (const r of depthFirst(members, tree.launcher ? 1 : 0)) {
       placed.add(r.view as ProcessView);
       rows.push(r);

@@ -3,7 +3,7 @@
  * here, once; a missing one is null and only the field it feeds goes unavailable. One NVML session per
  * library per process: the first open initialises, the last close shuts down.
  */
-import koffi from 'koffi';
+import { koffi } from './ffi.js';
 import { GpumemError } from '../../core/errors.js';
 import { chooseProcessApi, type ProcessApiChoice } from './process-api.js';
 import { NVML_SUCCESS, nvmlReturnHint, nvmlReturnName } from './return-codes.js';

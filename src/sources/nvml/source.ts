@@ -55,6 +55,13 @@ export interface NvmlFields {
   processSmShown?: (index: number) => boolean;
   /** Period for the GPUs processSmShown names, in ms (default: processSmEveryMs). */
   processSmShownEveryMs?: number;
+  /**
+   * The share of one core the shown GPUs' SM % reads may take (0.0005: 0.05 %). A read's cost is measured on
+   * the calls themselves (2.5 ms on an H100, microseconds on other drivers), and the shown period stretches
+   * to (GPUs shown × cost) / budget when that is longer than processSmShownEveryMs: eight H100s on screen
+   * are read every 40 s at 0.05 %, one every 5 s. Default: no budget.
+   */
+  processSmBudget?: number;
 }
 
 export interface NvmlSourceOptions extends NvmlFields {
@@ -62,6 +69,8 @@ export interface NvmlSourceOptions extends NvmlFields {
   libPath?: string;
   /** Clock for the periods above (tests). */
   nowMs?: () => number;
+  /** Monotonic clock, ms, that times the SM % reads for processSmBudget (tests). Default performance.now. */
+  costClockMs?: () => number;
 }
 
 /** Said for every process's SM % when the consumer did not ask for it (NvmlFields.processSmEveryMs null). */
@@ -128,7 +137,11 @@ export class NvmlSource implements GpuSource {
   private readonly processSmEveryMs: number | null;
   private readonly processSmShown: ((index: number) => boolean) | null;
   private readonly processSmShownEveryMs: number | null;
+  private readonly processSmBudget: number | null;
+  /** Mean cost of an SM % read so far, ms (null: none timed yet). */
+  private smCostMs: number | null = null;
   private readonly nowMs: () => number;
+  private readonly costClockMs: () => number;
   private closed = false;
   private readonly sourceInfo: Sample['source'];
   /** The arrays of the previous sample (see readSampleSync). */
@@ -143,7 +156,9 @@ export class NvmlSource implements GpuSource {
     this.processSmEveryMs = options.processSmEveryMs === undefined ? 0 : options.processSmEveryMs;
     this.processSmShown = options.processSmShown ?? null;
     this.processSmShownEveryMs = options.processSmShownEveryMs ?? this.processSmEveryMs;
+    this.processSmBudget = options.processSmBudget !== undefined && options.processSmBudget > 0 ? options.processSmBudget : null;
     this.nowMs = options.nowMs ?? Date.now;
+    this.costClockMs = options.costClockMs ?? (() => performance.now());
     this.lib = acquireNvml(this.libPath);
     try {
       this.memoryApi = initialMemoryApi(this.lib.fns);
@@ -276,14 +291,29 @@ export class NvmlSource implements GpuSource {
   /** Per-process SM % when it is due (the means stay in slot.util until the next read); else the last read's. */
   private smFor(slot: DeviceSlot): string | null {
     const shown = this.processSmShown?.(slot.index) ?? false;
-    const everyMs = shown ? this.processSmShownEveryMs : this.processSmEveryMs;
+    const everyMs = shown ? this.shownSmEveryMs() : this.processSmEveryMs;
     if (everyMs === null) return SM_NOT_READ;
     const nowMs = everyMs > 0 ? this.nowMs() : 0;
     if (!smDue(slot.smAtMs, nowMs, everyMs)) return slot.noSm;
     // A GPU that comes on screen is read at once; its first mean covers the time since the slow read before.
+    const startedMs = this.processSmBudget === null ? 0 : this.costClockMs();
     slot.noSm = readSmUtilization(this.lib.fns.processUtilization, slot.util, slot.handle);
+    if (this.processSmBudget !== null) {
+      const costMs = Math.max(0, this.costClockMs() - startedMs);
+      // A running mean: one slow read (a page fault, a busy core) moves the period a quarter of the way.
+      this.smCostMs = this.smCostMs === null ? costMs : this.smCostMs + (costMs - this.smCostMs) / 4;
+    }
     slot.smAtMs = nowMs;
     return slot.noSm;
+  }
+
+  /** The shown GPUs' period: processSmShownEveryMs, stretched to keep within processSmBudget. */
+  private shownSmEveryMs(): number | null {
+    const base = this.processSmShownEveryMs;
+    if (base === null || this.processSmBudget === null || this.smCostMs === null) return base;
+    let shown = 0;
+    for (const slot of this.slots) if (slot.handle !== null && this.processSmShown?.(slot.index)) shown++;
+    return Math.max(base, (shown * this.smCostMs) / this.processSmBudget);
   }
 
   /**

@@ -3,7 +3,7 @@
  * subreaper inherits every orphan of its descendants instead of init: a grandchild that double-forks with
  * setsid to leave the process tree ends up as gpumem's child, where the tree scan still finds it.
  */
-import koffi from 'koffi';
+import { koffi } from './ffi.js';
 
 const PR_SET_CHILD_SUBREAPER = 36;
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openNvmlSource, SM_NOT_READ, type NvmlFields, type NvmlSource } from '../../../src/sources/nvml/index.js';
-import { DIAGNOSIS_FIELDS, RECORD_FIELDS, serveFields, statusFields, SUPERVISE_FIELDS, watchFields } from '../../../src/cli/nvml-fields.js';
+import { DIAGNOSIS_FIELDS, RECORD_FIELDS, serveFields, SM_SHOWN_BUDGET, statusFields, SUPERVISE_FIELDS, watchFields } from '../../../src/cli/nvml-fields.js';
 import { countsOf, fakeCallCounter } from '../../fake-nvml/calls.js';
 import { fakeH100, fakeNvmlLib, writeScenario, type FakeDevice } from '../../fake-nvml/scenario.js';
 import { GiB } from '../../../src/core/units.js';
@@ -30,11 +30,16 @@ afterEach(() => {
   source = null;
 });
 
-/** Opens a source with `fields` and takes `samples` samples `intervalMs` apart; the calls of those samples only. */
-function sampleCalls(fields: NvmlFields | undefined, samples: number, intervalMs: number): Record<string, number> {
+/**
+ * Opens a source with `fields` and takes `samples` samples `intervalMs` apart; the calls of those samples only.
+ * An SM % read costs `smReadMs` on the source's cost clock (0 unless given: the budget never stretches a period).
+ */
+function sampleCalls(fields: NvmlFields | undefined, samples: number, intervalMs: number, smReadMs = 0): Record<string, number> {
   process.env.GPUMEM_FAKE_NVML_SCENARIO = path;
   let nowMs = 1_000_000;
-  source = openNvmlSource({ libPath: lib, ...fields, nowMs: () => nowMs });
+  // The cost clock is asked before and after each read: every second call is a read's end.
+  let costCalls = 0;
+  source = openNvmlSource({ libPath: lib, ...fields, nowMs: () => nowMs, costClockMs: () => Math.floor(costCalls++ / 2) * smReadMs + (costCalls % 2 === 0 ? smReadMs : 0) });
   counter.reset();
   for (let k = 0; k < samples; k++, nowMs += intervalMs) source.readSampleSync();
   return countsOf(counter.read());
@@ -83,6 +88,24 @@ describe('each command makes only the NVML calls it needs', () => {
     write([gpu(0), gpu(1)]);
     // GPU 0's rows are on screen, GPU 1's are not: 20 samples read GPU 0 at 0, 5, 10 and 15 s and GPU 1 at 0 s.
     expect(sampleCalls(watchFields((g) => g === 0), 20, 1000)).toEqual(perGpu({ ...cheap(20), ...settings(1), ...sm(4) }, { ...cheap(20), ...settings(1), ...sm(1) }));
+  });
+
+  it('watch on a slow driver: the GPUs on screen are read less often, so their SM % costs at most SM_SHOWN_BUDGET of a core', () => {
+    const gpus = [0, 1, 2, 3, 4, 5, 6, 7];
+    write(gpus.map((g) => gpu(g)));
+    // Eight GPUs on screen at 2.53 ms a read (an H100's): a read every 8 × 2.53 / 0.0005 = 40.5 s, at 0, 37, 74,
+    // 111 and 148 s of 180 (a tenth of the period forgiven), not every 5 s (36 reads each).
+    const calls = sampleCalls(watchFields(() => true), 180, 1000, 2.53);
+    const reads = (calls.nvmlDeviceGetProcessUtilization ?? 0) - gpus.length;
+    expect(reads).toBe(5 * gpus.length);
+    // Beyond the first round (every GPU read at once when it comes on screen), the driver time stays within budget.
+    expect(((reads - gpus.length) * 2.53) / 180_000).toBeLessThanOrEqual(SM_SHOWN_BUDGET);
+    // One GPU on screen of the same driver keeps the 5-s period: 2.53 / 0.0005 = 5.06 s.
+    write([gpu(0)]);
+    expect(sampleCalls(watchFields(() => true), 20, 1000, 2.53)).toEqual({ ...cheap(20), ...settings(1), ...sm(4) });
+    // A cheap driver (10 µs a read) keeps it with all eight on screen.
+    write(gpus.map((g) => gpu(g)));
+    expect((sampleCalls(watchFields(() => true), 20, 1000, 0.01).nvmlDeviceGetProcessUtilization ?? 0) - gpus.length).toBe(4 * gpus.length);
   });
 
   it('watch: a GPU that comes on screen is read at once, and its first mean covers the time since the slow read', () => {

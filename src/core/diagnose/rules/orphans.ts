@@ -38,15 +38,9 @@ export function activityOf(v: ProcessView): 'active' | 'idle' | 'unknown' {
  * what ending it ends. Used so that no command ever names part of a job that is running.
  */
 export function subtreeOf(ctx: RuleContext, pid: number): ProcessView[] {
-  const children = new Map<number, ProcessView[]>();
-  for (const v of ctx.processes) {
-    if (v.ppid === null || v.ppid === v.pid) continue;
-    const list = children.get(v.ppid);
-    if (list) list.push(v);
-    else children.set(v.ppid, [v]);
-  }
+  const { children, byPid } = indexOf(ctx.processes);
   const seen = new Set<number>([pid]);
-  const out = ctx.processes.filter((v) => v.pid === pid);
+  const out = [...(byPid.get(pid) ?? [])];
   for (let i = 0; i < out.length; i++) {
     for (const c of children.get((out[i] as ProcessView).pid) ?? []) {
       if (seen.has(c.pid)) continue;
@@ -55,6 +49,35 @@ export function subtreeOf(ctx: RuleContext, pid: number): ProcessView[] {
     }
   }
   return out;
+}
+
+interface RowIndex {
+  /** The rows under each parent pid. */
+  children: Map<number, ProcessView[]>;
+  /** The rows of each pid (one per GPU it uses). */
+  byPid: Map<number, ProcessView[]>;
+}
+
+/**
+ * Built once per list of rows: rules ask for the subtree of every row, and scanning the rows per question made a
+ * window of 512 rows cost 512 × 512 steps.
+ */
+const INDEXES = new WeakMap<readonly ProcessView[], RowIndex>();
+function indexOf(processes: readonly ProcessView[]): RowIndex {
+  const cached = INDEXES.get(processes);
+  if (cached) return cached;
+  const add = (map: Map<number, ProcessView[]>, key: number, v: ProcessView): void => {
+    const list = map.get(key);
+    if (list) list.push(v);
+    else map.set(key, [v]);
+  };
+  const index: RowIndex = { children: new Map(), byPid: new Map() };
+  for (const v of processes) {
+    add(index.byPid, v.pid, v);
+    if (v.ppid !== null && v.ppid !== v.pid) add(index.children, v.ppid, v);
+  }
+  INDEXES.set(processes, index);
+  return index;
 }
 
 /** The activity of a whole subtree: active when any member ran, idle only when every member is known idle. */

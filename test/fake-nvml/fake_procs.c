@@ -110,7 +110,9 @@ API nvmlReturn_t nvmlDeviceGetProcessUtilization(void *h, nvmlProcessUtilization
     return NVML_SUCCESS;
   }
   /* Without scenario samples the fake samples like the driver: every UTIL_PERIOD_US on a fixed grid, each
-     process with an SM share one sample per period, the newest UTIL_DEPTH periods kept. A read gets every
+     process with a non-zero SM share one sample per period (the driver returns none for a process that did not
+     run in a period: on an H100, DataLoader workers holding a context never had one), the newest UTIL_DEPTH
+     periods kept. A read gets every
      sample newer than lastSeen (lastSeen 0: the whole buffer), NOT_FOUND when the driver took none since —
      so a read every few seconds gets all the periods in between, and two reads within one period the second
      nothing, as a real driver answers. */
@@ -121,7 +123,7 @@ API nvmlReturn_t nvmlDeviceGetProcessUtilization(void *h, nvmlProcessUtilization
   unsigned long long oldest = newest - (UTIL_DEPTH - 1) * UTIL_PERIOD_US;
   unsigned long long first = lastSeen < oldest ? oldest : (lastSeen / UTIL_PERIOD_US + 1) * UTIL_PERIOD_US;
   unsigned pids = 0;
-  for (int i = 0; i < d->nprocs; i++) pids += d->procs[i].smUtil != FAKE_UNSET && !(d->procs[i].late && !d->lateShown);
+  for (int i = 0; i < d->nprocs; i++) pids += d->procs[i].smUtil != FAKE_UNSET && d->procs[i].smUtil != 0 && !(d->procs[i].late && !d->lateShown);
   if (pids == 0 || first > newest) return NVML_ERROR_NOT_FOUND;
   unsigned periods = (unsigned)((newest - first) / UTIL_PERIOD_US + 1);
   unsigned n = pids * periods;
@@ -133,7 +135,7 @@ API nvmlReturn_t nvmlDeviceGetProcessUtilization(void *h, nvmlProcessUtilization
   for (unsigned long long at = first; at <= newest; at += UTIL_PERIOD_US) {
     for (int i = 0; i < d->nprocs; i++) {
       const fake_process *p = &d->procs[i];
-      if (p->smUtil == FAKE_UNSET || (p->late && !d->lateShown)) continue;
+      if (p->smUtil == FAKE_UNSET || p->smUtil == 0 || (p->late && !d->lateShown)) continue;
       memset(&out[k], 0, sizeof out[k]);
       out[k].pid = p->pid;
       out[k].timeStamp = at;

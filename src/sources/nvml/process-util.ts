@@ -73,6 +73,29 @@ export class UtilBuffer {
     return this.added > 0;
   }
 
+  /** Counts reads, so a caller can tell whether one happened. */
+  get reads(): number {
+    return this.read;
+  }
+
+  /**
+   * After a read with samples: each of `pids` (the processes listed at that read) that had none gets 0 %. The
+   * driver returns a sample only for a process that ran in the period (nvmlDeviceGetProcessUtilization's
+   * contract; nvitop reads absence as 0 % too, and on an H100 the DataLoader workers that held a context and
+   * computed nothing never had one). Only when at least one listed pid had a sample, so a driver whose pids
+   * are not the lists' (another PID namespace) never makes a running process look idle. Returns how many.
+   */
+  idleUnlessSampled(pids: readonly number[]): number {
+    if (!pids.some((pid) => this.meanOf(pid) !== undefined)) return 0;
+    let idle = 0;
+    for (const pid of pids) {
+      if (this.meanOf(pid) !== undefined) continue;
+      this.add(pid, 0);
+      idle++;
+    }
+    return idle;
+  }
+
   private grow(): void {
     const size = this.stamps.length * 2;
     const [sums, counts, stamps] = [new Float64Array(size), new Uint32Array(size), new Uint32Array(size)];

@@ -357,7 +357,11 @@ export class NvmlSource implements GpuSource {
       slot.rows = null;
       return NO_ROWS;
     }
+    const readsBefore = slot.util.reads;
     const noSm = this.smFor(slot);
+    if (noSm === null && slot.util.reads !== readsBefore) {
+      slot.util.idleUnlessSampled([...computeEntries.map((e) => e.pid), ...graphicsEntries.map((e) => e.pid)]);
+    }
     const listsUnchanged = 'unchanged' in compute && compute.unchanged && 'unchanged' in graphics && graphics.unchanged;
     if (listsUnchanged && slot.rows !== null && sameSm(slot.rows, slot.util, noSm)) return slot.rows;
     const rows = new Map<string | number, GpuProcess>();

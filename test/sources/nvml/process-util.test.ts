@@ -68,9 +68,21 @@ describe('per-process utilization with lastSeenTimeStamp', () => {
       );
       const third = await util();
       expect(third[0]).toEqual([0, a, 90, undefined]);
-      expect(third[1]?.slice(0, 3)).toEqual([0, b, null]);
-      expect(third[1]?.[3]).toBe('no utilization sample for this pid');
+      // b had no new sample on GPU 0 while a had three: the driver returns samples only for what ran, so b idled.
+      expect(third[1]).toEqual([0, b, 0, undefined]);
       expect(third[2]).toEqual([1, b, 10, undefined]);
+    } finally {
+      source.close();
+    }
+  });
+  it('reads a listed pid without a sample as idle only when some listed pid had one (never across PID namespaces)', async () => {
+    // Samples only for a pid the lists do not name (a driver answering in another PID namespace): nothing inferred.
+    scenario([{ pid: 4_000_123, timeUs: T + 1000, smUtilPct: 60 }], [{ pid: b, timeUs: T + 500, smUtilPct: 50 }]);
+    const source = openNvmlSource({ libPath: fakeNvmlLib('590') });
+    try {
+      const s = await source.readSample();
+      expect(s.processes.map((p) => [p.gpuIndex, p.pid, p.smUtilPct])).toEqual([[0, a, null], [0, b, null], [1, b, 50]]);
+      expect(s.processes[0]!.unavailable.smUtilPct).toBe('no utilization sample for this pid');
     } finally {
       source.close();
     }

@@ -62,10 +62,10 @@ describe('NVML rows in a steady state', () => {
     expect(fourth.map((p) => [p.gpuIndex, p.pid, p.usedBytes, p.smUtilPct])).toEqual([[0, 4101, 100 * MiB, 10], [0, 4102, 200 * MiB, 55], [0, 4104, 50 * MiB, 5], [1, 4103, 301 * MiB, 30]]);
     expect(fourth[3]).not.toBe(third[2]);
 
-    // An SM % the driver no longer reports: the row says why instead of keeping the old number.
+    // An SM % the driver no longer reports while it reports others: that process did not run (0 %), not the old number.
     write([a, { pid: 4102, usedBytes: 200 * MiB }, { pid: 4104, usedBytes: 50 * MiB, smUtilPct: 5 }], [{ ...c, usedBytes: 301 * MiB }]);
     await smDue();
     const fifth = source.readSampleSync().processes;
-    expect(fifth[1]).toMatchObject({ pid: 4102, smUtilPct: null, unavailable: { smUtilPct: 'no utilization sample for this pid' } });
+    expect(fifth[1]).toMatchObject({ pid: 4102, smUtilPct: 0, unavailable: {} });
   });
 });

@@ -93,10 +93,13 @@ class TrainingMemoryLog:
             limit = None
         return forecast(self.memory.history, limit, self.within_steps, self.check_spikes)
 
-    def metrics(self):
-        """The latest step's figures under ``gpumem/`` names; only what is known (nothing without CUDA but times)."""
+    def metrics(self, global_step=None):
+        """The latest step's figures under ``gpumem/`` names; only what is known (nothing without CUDA but times).
+        ``global_step``: the trainer's count of optimizer steps now, so the forecast's step numbers are the
+        trainer's own after a resumed run (this process counts its steps from 1)."""
         out = {}
         h = self.memory.history
+        shift = global_step - h.last_step if global_step is not None and h.last_step else 0
         if h.recent:
             _, left, peak_allocated, reserved, peak_reserved = h.recent[-1]
             out.update({"allocated_bytes": left, "reserved_bytes": reserved, "step_peak_allocated_bytes": peak_allocated,
@@ -106,9 +109,9 @@ class TrainingMemoryLog:
             if g is not None:
                 out["forecast_growth_bytes_per_step"] = g["bytesPerStep"]
                 if g["oomAtStep"] is not None:
-                    out["forecast_oom_step"] = g["oomAtStep"]
+                    out["forecast_oom_step"] = g["oomAtStep"] + shift
             if s is not None:
-                out["forecast_next_spike_step"] = s["nextStep"]
+                out["forecast_next_spike_step"] = s["nextStep"] + shift
                 out["forecast_next_spike_bytes"] = s["nextPeakBytes"]
                 if s["headroomBytes"] is not None:
                     out["forecast_next_spike_headroom_bytes"] = s["headroomBytes"]

@@ -43,7 +43,7 @@ class GpumemCallback(TrainerCallback):
     def on_log(self, args, state, control, logs=None, **kwargs):
         if self.log is None or logs is None or "loss" not in logs:
             return  # evaluation and end-of-training summaries carry no step figures
-        metrics = self.log.metrics()
+        metrics = self.log.metrics(global_step=state.global_step)
         logs.update(metrics)
         # The Trainer appended its copy of these logs to the history just before calling the callbacks.
         if state.log_history and state.log_history[-1].get("step") == state.global_step:

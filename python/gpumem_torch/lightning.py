@@ -40,6 +40,6 @@ class GpumemCallback(Callback):
             return
         self.global_step = trainer.global_step
         self.log.step_ended()
-        metrics = self.log.metrics()
+        metrics = self.log.metrics(global_step=trainer.global_step)
         if metrics:
             pl_module.log_dict({k: float(v) for k, v in metrics.items()}, on_step=True, on_epoch=False)

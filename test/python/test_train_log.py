@@ -14,6 +14,7 @@ import json, sys, torch
 from gpumem_torch._train_log import TrainingMemoryLog
 MiB = 1 << 20
 leak, log_dir = int(sys.argv[1]), sys.argv[2]
+resumed = int(sys.argv[3]) if len(sys.argv) > 3 else None  # the trainer's step count at the start, as after a resume
 log = TrainingMemoryLog(torch)
 opt = torch.optim.SGD([])
 logged, kept, oom_step = [], [], None
@@ -28,20 +29,20 @@ for step in range(1, 400):
     opt.step()
     log.step_ended()
     if step == 1: log.watch_ooms(log_dir)
-    logged.append(log.metrics())
+    logged.append(log.metrics() if resumed is None else log.metrics(global_step=resumed + step))
 print(json.dumps({"logged": logged, "oom": oom_step, "files": sorted(os.listdir(log_dir)) if os.path.isdir(log_dir) else []}))
 """
 
 
 class TrainLogTest(unittest.TestCase):
-    def run_loop(self, leak, channel=None):
+    def run_loop(self, leak, channel=None, resumed=None):
         folder = tempfile.mkdtemp(prefix="gpumem-trainlog-")
         script = os.path.join(folder, "loop.py")
         with open(script, "w") as handle:
             handle.write("import os\n" + LOOP)
         logs = os.path.join(folder, "logs")
         # A 2 GiB fake GPU.
-        r = run_python("v2_11", [script, str(leak), logs], channel=channel, site=channel is not None,
+        r = run_python("v2_11", [script, str(leak), logs] + ([] if resumed is None else [str(resumed)]), channel=channel, site=channel is not None,
                        env={"FAKE_TORCH_TOTAL_BYTES": str(2048 << 20)})
         self.assertEqual(r.returncode, 0, r.stderr)
         return last_json_line(r.stdout), logs
@@ -65,6 +66,13 @@ class TrainLogTest(unittest.TestCase):
         record = json.load(open(os.path.join(logs, [n for n in names if n.endswith(".json")][0])))
         self.assertEqual(record["step"], out["oom"])
         self.assertIn("Each step left 16.00 MiB more allocated", record["explanation"])
+
+    def test_resumed_training_gets_forecast_steps_in_the_trainers_count(self):
+        fresh, _ = self.run_loop(16)
+        resumed, _ = self.run_loop(16, resumed=10_000)
+        at60, again = fresh["logged"][59], resumed["logged"][59]
+        self.assertEqual(again["gpumem/forecast_oom_step"], at60["gpumem/forecast_oom_step"] + 10_000)
+        self.assertEqual(again["gpumem/allocated_bytes"], at60["gpumem/allocated_bytes"])
 
     def test_flat_loop_logs_figures_without_forecast(self):
         out, _ = self.run_loop(0)

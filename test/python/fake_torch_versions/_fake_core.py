@@ -167,10 +167,13 @@ class Fake:
 
     def oom_error(self, dev, segment):
         gib = 1 << 30
+        # As torch 2.2+ words it: "N allowed; " only when a memory fraction is set (the device's free memory
+        # stays the device's, whatever the fraction).
+        allowed = "%.2f GiB allowed; " % (dev.limit() / gib) if dev.fraction is not None else ""
         text = ("CUDA out of memory. Tried to allocate %.2f MiB. GPU %d has a total capacity of %.2f GiB of which "
-                "%.2f GiB is free. Of the allocated memory %.2f MiB is allocated by PyTorch, and %.2f MiB is "
+                "%.2f GiB is free. %sOf the allocated memory %.2f MiB is allocated by PyTorch, and %.2f MiB is "
                 "reserved by PyTorch but unallocated." % (
-                    segment / MiB, dev.index, dev.total / gib, (dev.total - dev.reserved) / gib,
+                    segment / MiB, dev.index, dev.total / gib, (dev.total - dev.reserved) / gib, allowed,
                     dev.allocated / MiB, (dev.reserved - dev.allocated) / MiB))
         return self.features["oom_class"](text)
 

@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DOCUMENTS, documentEntry } from '../../src/server/documents/index.js';
+import { withDocumentsTable } from '../../src/server/documents/markdown.js';
 import { documentProblems, strictAjv } from '../helpers/document-schemas.js';
 
 const ROOT = new URL('../../', import.meta.url);
@@ -43,6 +44,12 @@ describe('the document registry', () => {
       expect(readFileSync(module, 'utf8'), d.module).toMatch(/Schema = /);
       expect(existsSync(new URL(d.doc, ROOT)), d.doc).toBe(true);
     }
+  });
+
+  it("docs/output-files.md's table of documents is the one npm run docs writes from the registry", () => {
+    const page = readFileSync(new URL('docs/output-files.md', ROOT), 'utf8');
+    expect(page).toBe(withDocumentsTable(page));
+    for (const d of DOCUMENTS) expect(page).toContain(`| ${d.version} | ${d.emittedBy} | [${d.module}]`);
   });
 
   it('a schema rejects a document that breaks it', () => {

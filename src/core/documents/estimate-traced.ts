@@ -55,5 +55,5 @@ export const tracedEntry: DocumentEntry = {
 };
 export const tracedStagesEntry: DocumentEntry = {
   kind: TRACED_STAGES_KIND, kindInDocument: 'trace-stages', version: TRACED_STAGES_SCHEMA_VERSION,
-  emittedBy: 'estimate --json --stage … -- CMD', doc: 'docs/estimate.md', module: 'src/core/documents/estimate-traced.ts', schema: tracedStagesSchema,
+  emittedBy: 'estimate --json --stages NAMES -- CMD holding {stage}', doc: 'docs/estimate.md', module: 'src/core/documents/estimate-traced.ts', schema: tracedStagesSchema,
 };

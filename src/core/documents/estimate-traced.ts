@@ -3,14 +3,12 @@
  * simulator, and with --stage the per-stage document (docs/estimate.md). The documents carry their own
  * `kind` ('trace', 'trace-stages'), which predates the registry's names.
  */
-import { TRACED_SCHEMA_VERSION, buildTracedReport, type TracedReport, type TracedStagesReport } from '../estimate/traced-report.js';
+import { TRACED_SCHEMA_VERSION, TRACED_STAGES_SCHEMA_VERSION, allocatorModel, buildTracedReport, type TracedReport, type TracedStagesReport } from '../estimate/traced-report.js';
 import { anyObject, arrayOf, boolean, integer, nullable, number, object, string, strings, versioned, type DocumentEntry } from './schema.js';
 
-export { TRACED_SCHEMA_VERSION, buildTracedReport, type TracedReport, type TracedStagesReport };
+export { TRACED_SCHEMA_VERSION, TRACED_STAGES_SCHEMA_VERSION, allocatorModel, buildTracedReport, type TracedReport, type TracedStagesReport };
 export const TRACED_KIND = 'gpumem.estimate-traced';
 export const TRACED_STAGES_KIND = 'gpumem.estimate-traced-stages';
-/** TracedStagesReport's version, fixed in its type. */
-export const TRACED_STAGES_SCHEMA_VERSION = 1;
 
 const nullableInt = nullable(integer);
 

@@ -1,9 +1,16 @@
 /** `gpumem status --json` and the server's /api/v1/status: one sample (docs/status.md). */
-import { STATUS_SCHEMA_VERSION, statusJson } from '../status-json.js';
+import type { Sample } from '../types.js';
 import { anyObject, arrayOf, integer, string, versioned, type DocumentEntry } from './schema.js';
 
-export { STATUS_SCHEMA_VERSION, statusJson };
+export const STATUS_SCHEMA_VERSION = 1;
 export const STATUS_KIND = 'gpumem.status';
+
+export type StatusDoc = { schemaVersion: typeof STATUS_SCHEMA_VERSION; kind: typeof STATUS_KIND } & Sample;
+
+/** Builds the versioned document for one sample. */
+export function statusJson(sample: Sample): StatusDoc {
+  return { schemaVersion: STATUS_SCHEMA_VERSION, kind: STATUS_KIND, ...sample };
+}
 
 const sourceSchema = { type: 'object', required: ['kind'], properties: { kind: string, detail: string } } as const;
 

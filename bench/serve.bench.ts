@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { statusJson } from '../src/core/status-json.js';
+import { statusJson } from '../src/core/documents/status.js';
 import { LiveSampler } from '../src/orchestrate/index.js';
 import { MetricsExporter, ServerState } from '../src/server/index.js';
 import { openSource } from '../src/sources/index.js';

@@ -4,6 +4,7 @@
  * that breaks the fix with numbers: the largest batch that fits by traced probes (when the command has
  * `{batch}`) and the accumulation that keeps the effective batch.
  */
+import { TRACED_STAGES_SCHEMA_VERSION } from '../core/documents/estimate-traced.js';
 import { searchMaxBatch, type StageFix, type TracedReport, type TracedStagesReport } from '../core/estimate/index.js';
 
 /** Traces every stage (and, for the first that breaks, its batch search) and builds the report. */
@@ -36,5 +37,5 @@ export async function traceStages(
       fix = { stage: broken.name, batch: search.maxBatch, accumulation, effectiveBatch: search.maxBatch * accumulation, search };
     }
   }
-  return { schemaVersion: 1, kind: 'trace-stages', stages, fix };
+  return { schemaVersion: TRACED_STAGES_SCHEMA_VERSION, kind: 'trace-stages', stages, fix };
 }

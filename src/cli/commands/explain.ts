@@ -9,7 +9,7 @@ import { createOomByteScanner } from '../../core/oom/byte-scanner.js';
 import { explainOom } from '../../core/oom/explain.js';
 import { GpumemError } from '../../core/errors.js';
 import { printable } from '../../core/text.js';
-import { OOM_SCHEMA_VERSION, eventToJson as oomEventToJson } from '../../core/oom/json.js';
+import { eventToJson as oomEventToJson, explainDocument, explainEventDocument } from '../../core/documents/explain.js';
 import type { OomContext, OomEvent } from '../../core/oom/types.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import type { ExplainOptions } from '../options/files.js';
@@ -80,7 +80,7 @@ async function follow(ctx: CommandContext<ExplainOptions>, path: string, context
     for (const item of explained(path, events, context)) {
       found++;
       ctx.stdout.write(ctx.args.options.json
-        ? `${JSON.stringify({ schemaVersion: OOM_SCHEMA_VERSION, event: oomEventToJson(item.event, item.causes, path) })}\n`
+        ? `${JSON.stringify(explainEventDocument(oomEventToJson(item.event, item.causes, path)))}\n`
         : renderExplain([item], { color: ctx.color, snapshots: [] }));
     }
   };
@@ -143,12 +143,11 @@ export const run: CommandHandler<ExplainOptions> = async (ctx) => {
   }
   const snapshots = [...new Set(inputs.flatMap((i) => snapshotsNear(i, ctx.cwd)))];
   if (o.json) {
-    const json = {
-      schemaVersion: OOM_SCHEMA_VERSION,
-      inputs: inputs.map((i) => (i === '-' ? '<stdin>' : i)),
+    const json = explainDocument(
+      inputs.map((i) => (i === '-' ? '<stdin>' : i)),
       snapshots,
-      events: items.map((item) => oomEventToJson(item.event, item.causes, item.file)),
-    };
+      items.map((item) => oomEventToJson(item.event, item.causes, item.file)),
+    );
     ctx.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
   } else {
     ctx.stdout.write(renderExplain(items, { color: ctx.color, snapshots }));

@@ -1,5 +1,6 @@
 /** `gpumem kill`: end stale GPU processes safely (docs/kill.md). */
 import { createInterface } from 'node:readline';
+import { killDocument } from '../../core/documents/kill.js';
 import { GpumemError } from '../../core/errors.js';
 import { formatBytes, formatDuration } from '../../core/units.js';
 import { printable } from '../../core/text.js';
@@ -10,7 +11,6 @@ import type { CommandContext, CommandHandler } from '../context.js';
 import type { KillOptions } from '../options/gpus.js';
 import { painter, table, tableFitted } from '../render/style.js';
 
-export const KILL_SCHEMA_VERSION = 1;
 
 /** PID_MAX_LIMIT of the Linux kernel (2^22): no pid is larger on any configuration. */
 const MAX_PID = 4_194_304;
@@ -123,7 +123,7 @@ export const run: CommandHandler<KillOptions> = async (ctx) => {
     const toEnd = new Set(rows.filter((r) => r.action === 'end').map((r) => r.pid));
     if (!o.json) ctx.stdout.write(rows.length === 0 ? 'no GPU process matches\n' : renderRows(rows, ctx.color, ctx.stdout.columns));
     if (o.dryRun || toEnd.size === 0) {
-      if (o.json) ctx.stdout.write(`${JSON.stringify({ schemaVersion: KILL_SCHEMA_VERSION, dryRun: Boolean(o.dryRun), rows, outcomes: [] }, null, 2)}\n`);
+      if (o.json) ctx.stdout.write(`${JSON.stringify(killDocument(Boolean(o.dryRun), rows, []), null, 2)}\n`);
       else if (o.dryRun) ctx.stdout.write('dry run: nothing was signalled\n');
       if (o.dryRun || rows.length === 0) return { kind: 'ok' };
       // Every selected pid was refused: nothing the user asked for happened, so say why for each and fail.
@@ -140,7 +140,7 @@ export const run: CommandHandler<KillOptions> = async (ctx) => {
       }
     }
     const outcomes = await executeKill(rows, source, graceMs, killOptions);
-    if (o.json) ctx.stdout.write(`${JSON.stringify({ schemaVersion: KILL_SCHEMA_VERSION, dryRun: false, rows, outcomes }, null, 2)}\n`);
+    if (o.json) ctx.stdout.write(`${JSON.stringify(killDocument(false, rows, outcomes), null, 2)}\n`);
     else for (const out of outcomes) ctx.stdout.write(`pid ${out.pid}: ${out.outcome} — ${printable(out.detail)}\n`);
     const bad = outcomes.some((x) => x.outcome === 'failed' || (x.outcome === 'skipped' && toEnd.has(x.pid)));
     return { kind: bad ? 'failure' : 'ok' };

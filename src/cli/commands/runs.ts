@@ -7,12 +7,12 @@ import { cleanupProblems, type CleanupReport } from '../../core/run/index.js';
 import type { CommandHandler } from '../context.js';
 import type { RunsOptions } from '../options/supervise.js';
 import type { StoredRunReport } from '../../core/run/stored-report.js';
+import { runDetailDocument } from '../../core/documents/run-detail.js';
+import { runsDocument } from '../../core/documents/runs.js';
 import { renderPytorch } from '../render/run-pytorch.js';
 import { painter, table, trimTo } from '../render/style.js';
 import { existingHistoryFor } from './history.js';
 
-export { RUNS_SCHEMA_VERSION } from '../../store/index.js';
-import { RUNS_SCHEMA_VERSION } from '../../store/index.js';
 
 function exitText(r: RunRow): string {
   if (r.unreadable) return 'unreadable';
@@ -69,8 +69,7 @@ export const run: CommandHandler<RunsOptions> = async (ctx) => {
       if (!found) throw new GpumemError('INPUT_NOT_FOUND', `no run ${idText} in the history`, { hint: 'see the ids in gpumem runs' });
       if (ctx.args.options.json) {
         // The stored document as written (unknown fields included); `reportDamage` lists what could not be read.
-        const doc = { schemaVersion: RUNS_SCHEMA_VERSION, run: found.run, report: found.report?.document ?? null, reportDamage: found.report?.damage ?? [] };
-        ctx.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+        ctx.stdout.write(`${JSON.stringify(runDetailDocument(found.run, found.report?.document ?? null, found.report?.damage ?? []), null, 2)}\n`);
       } else {
         ctx.stdout.write(renderShow(found.run, found.report, ctx.color));
       }
@@ -79,7 +78,7 @@ export const run: CommandHandler<RunsOptions> = async (ctx) => {
     const rows = db ? listRuns(db, limit) : [];
     const pipelines = db ? listPipelines(db, limit) : [];
     if (ctx.args.options.json) {
-      ctx.stdout.write(`${JSON.stringify({ schemaVersion: RUNS_SCHEMA_VERSION, runs: rows, pipelines }, null, 2)}\n`);
+      ctx.stdout.write(`${JSON.stringify(runsDocument(rows, pipelines), null, 2)}\n`);
       return { kind: 'ok' };
     }
     if (rows.length === 0) {

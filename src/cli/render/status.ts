@@ -97,4 +97,4 @@ export function renderStatus(sample: Sample, options: StatusRenderOptions): stri
   return `${lines.join('\n')}\n`;
 }
 
-export { STATUS_SCHEMA_VERSION, statusJson } from '../../core/status-json.js';
+export { STATUS_SCHEMA_VERSION, statusJson } from '../../core/documents/status.js';

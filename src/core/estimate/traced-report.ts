@@ -13,6 +13,8 @@ import { parseAllocatorConf } from '../allocator/settings.js';
 
 // 2: worldSize, largestRank and ranks (estimate --world-size).
 export const TRACED_SCHEMA_VERSION = 2;
+/** Version of the per-stage document (`estimate --stages … -- CMD`). */
+export const TRACED_STAGES_SCHEMA_VERSION = 1;
 
 export interface TracedInputs {
   budget: Budget | null;
@@ -120,7 +122,7 @@ export interface StageFix {
 }
 
 export interface TracedStagesReport {
-  schemaVersion: 1;
+  schemaVersion: typeof TRACED_STAGES_SCHEMA_VERSION;
   kind: 'trace-stages';
   stages: Array<{ name: string; report: TracedReport; fits: boolean | null; growth: Array<{ category: string; deltaBytes: number }> }>;
   fix: StageFix | null;

@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { isGpumemError } from '../../core/errors.js';
 import { analyseSnapshot, snapshotAnalysisJson, toJsonText } from '../../orchestrate/snapshot-analysis.js';
 import { readSnapshotBytes, readSnapshotFile } from '../../sources/snapshot-file.js';
-import type { SnapshotPageDoc } from '../page-docs.js';
+import { pageSnapshotDocument } from '../documents/page-snapshot.js';
 import { snapshotView } from '../snapshot-view.js';
 import type { AnalysisJob, AnalysisResult } from './job.js';
 
@@ -16,7 +16,7 @@ function run(job: AnalysisJob): AnalysisResult {
     const snapshot = 'bytes' in job.input ? readSnapshotBytes(job.input.bytes, job.label) : readSnapshotFile(job.input.path);
     const analysis = analyseSnapshot(snapshot, job.options);
     const doc = job.view === 'page'
-      ? { schemaVersion: job.schemaVersion, kind: 'gpumem.page-snapshot', source: job.source, devices: snapshotView(analysis) } satisfies SnapshotPageDoc
+      ? pageSnapshotDocument(job.schemaVersion, job.source, snapshotView(analysis))
       : { ...snapshotAnalysisJson(analysis), source: job.source };
     return { kind: 'ok', text: toJsonText(doc) };
   } catch (error) {

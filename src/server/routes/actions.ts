@@ -11,7 +11,7 @@ import { executeKill, gpuProofReason, protectedPids, selectTargets, type KillOpt
 import { sendError, sendJson } from '../http/respond.js';
 import type { KillDoc } from '../page-docs.js';
 import type { ServerState } from '../state.js';
-import { SERVE_SCHEMA_VERSION } from './api.js';
+import { killAnswerDocument } from '../../core/documents/kill.js';
 
 /** Linux's largest possible pid (PID_MAX_LIMIT). */
 const PID_MAX_LIMIT = 4_194_304;
@@ -54,5 +54,5 @@ export async function killProcess(res: ServerResponse, pid: number, state: Serve
   };
   const outcomes = await executeKill(rows, fresh, settings.graceMs, settings.killOptions);
   const ended = outcomes.some((o) => o.pid === pid && (o.outcome === 'exited' || o.outcome === 'terminated' || o.outcome === 'killed'));
-  sendJson(res, ended ? 200 : 409, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.kill', rows, outcomes } satisfies KillDoc);
+  sendJson(res, ended ? 200 : 409, killAnswerDocument(rows, outcomes) satisfies KillDoc);
 }

@@ -7,10 +7,11 @@
 import type { ServerResponse } from 'node:http';
 import { getRun } from '../../store/index.js';
 import { sendError, sendJson } from '../http/respond.js';
-import type { PageCompareDoc, PageSplitDoc, PageStepsDoc } from '../page-docs.js';
 import { compareView, hasSplitTimeline, splitView, stepsView } from '../run-view.js';
 import type { ServerState } from '../state.js';
-import { SERVE_SCHEMA_VERSION } from './api.js';
+import { pageCompareDocument } from '../documents/page-compare.js';
+import { pageSplitDocument } from '../documents/page-split.js';
+import { pageStepsDocument } from '../documents/page-steps.js';
 
 /** Handles the page's run views; returns false when the path is not one of them. */
 export function handleRunPages(res: ServerResponse, url: URL, state: ServerState): boolean {
@@ -25,7 +26,7 @@ export function handleRunPages(res: ServerResponse, url: URL, state: ServerState
     const bad = [a, b].find((x): x is string => typeof x === 'string');
     if (bad !== undefined) sendError(res, bad.startsWith('no run') ? 404 : 400, bad.startsWith('no run') ? 'NOT_FOUND' : 'BAD_QUERY', bad);
     else if (a && b && typeof a !== 'string' && typeof b !== 'string') {
-      sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.page-compare', a: a.run.id, b: b.run.id, rows: compareView(a, b) } satisfies PageCompareDoc);
+      sendJson(res, 200, pageCompareDocument(a.run.id, b.run.id, compareView(a, b)));
     }
     return true;
   }
@@ -33,7 +34,7 @@ export function handleRunPages(res: ServerResponse, url: URL, state: ServerState
   if (!m) return false;
   const found = load(m[1] ?? null);
   if (typeof found === 'string' || !found) sendError(res, 404, 'NOT_FOUND', `no run ${m[1]} in the history`);
-  else if (m[2] === 'steps') sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.page-steps', runId: found.run.id, steps: stepsView(found.report) } satisfies PageStepsDoc);
-  else sendJson(res, 200, { schemaVersion: SERVE_SCHEMA_VERSION, kind: 'gpumem.page-split', runId: found.run.id, splits: splitView(found.report), perSample: hasSplitTimeline(found.report) } satisfies PageSplitDoc);
+  else if (m[2] === 'steps') sendJson(res, 200, pageStepsDocument(found.run.id, stepsView(found.report)));
+  else sendJson(res, 200, pageSplitDocument(found.run.id, splitView(found.report), hasSplitTimeline(found.report)));
   return true;
 }

@@ -9,15 +9,15 @@ import { realpathSync, statSync } from 'node:fs';
 import { basename, sep } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { storedSnapshotFiles } from '../../core/run/index.js';
-import { getRun, RUNS_SCHEMA_VERSION } from '../../store/index.js';
+import { getRun } from '../../store/index.js';
+import { runSnapshotsDocument } from '../documents/run-snapshots.js';
 import type { AnalysisJob } from '../analysis/job.js';
 import { analyseInWorker, type AnalysisLimits } from '../analysis/run-analysis.js';
 import { uploadRefusal } from '../http/guard.js';
 import { send, sendError, sendJson } from '../http/respond.js';
 import type { WorkGate } from '../http/work-gate.js';
-import type { RunSnapshotsDoc } from '../page-docs.js';
 import type { ServerState } from '../state.js';
-import { SERVE_SCHEMA_VERSION } from './api.js';
+import { SERVE_SCHEMA_VERSION } from '../../core/documents/server.js';
 
 /** Default upload limit: a snapshot of a long trace is tens of MB; this leaves room without letting a client fill memory. */
 export const DEFAULT_MAX_UPLOAD_BYTES = 256 * 1024 * 1024;
@@ -122,12 +122,10 @@ export function handleRunSnapshots(req: IncomingMessage, res: ServerResponse, ur
   const folder = state.runsFolder();
   const files = storedSnapshotFiles(found.report).map((file, index) => ({ index, file, name: basename(file), readable: insideFolder(file, folder) }));
   if (m[2] === undefined) {
-    sendJson(res, 200, {
-      schemaVersion: RUNS_SCHEMA_VERSION,
-      kind: 'gpumem.run-snapshots',
-      runId: found.run.id,
-      snapshots: files.map((f) => ({ index: f.index, file: f.file, name: f.name, available: f.readable !== null, sizeBytes: f.readable?.sizeBytes ?? null })),
-    } satisfies RunSnapshotsDoc);
+    sendJson(res, 200, runSnapshotsDocument(
+      found.run.id,
+      files.map((f) => ({ index: f.index, file: f.file, name: f.name, available: f.readable !== null, sizeBytes: f.readable?.sizeBytes ?? null })),
+    ));
     return true;
   }
   const chosen = files[Number(m[2])];

@@ -10,12 +10,9 @@ import { DELTA_KEY } from './delta-shape.js';
 import { createHostFactsDecoder, type HostFactsDecoder } from './host-table.js';
 import { isObject, isTimeMs, sampleProblem } from './validate.js';
 
-export const RECORDING_FORMAT = 'gpumem-recording';
-/**
- * 3: samples as deltas between keyframes (delta-encode.ts); 2: host facts written once per process
- * (host-table.ts); 1: full host facts in every sample. All three are read.
- */
-export const RECORDING_VERSION = 3;
+import { RECORDING_FORMAT, RECORDING_VERSION } from '../../core/documents/recording.js';
+
+export { RECORDING_FORMAT, RECORDING_VERSION };
 
 /** Facts about the machine a recording was made on. */
 export interface RecordingHostInfo {

@@ -249,9 +249,6 @@ export function listPipelines(db: Db, limit = 20): PipelineRow[] {
   });
 }
 
-/** Schema version of the run-history documents (`gpumem runs --json`, the server's /api/v1/runs). */
-export const RUNS_SCHEMA_VERSION = 1;
-
 /** How many runs are in each state and how many OOM events the history holds (for /metrics). */
 export function historySummary(db: Db): { byStatus: Record<string, number>; oomEvents: number } {
   const rows = db.prepare('SELECT status, COUNT(*) AS n FROM runs GROUP BY status').all() as Array<{ status: string; n: number }>;

@@ -3,6 +3,7 @@
  * under `superviseRun`, and between stages the cleanup check — no process of the stage left and memory on
  * its GPUs back to the pre-stage level within the tolerance — before the next stage may start.
  */
+import { PIPELINE_SCHEMA_VERSION } from '../../core/documents/pipeline.js';
 import { GpumemError } from '../../core/errors.js';
 import { formatBytes } from '../../core/units.js';
 import { printable } from '../../core/text.js';
@@ -14,7 +15,7 @@ import type { RunReport } from '../report.js';
 import { superviseRun } from '../run.js';
 import type { PipelineSpec, StageSpec } from './parse.js';
 
-export const PIPELINE_SCHEMA_VERSION = 1;
+export { PIPELINE_SCHEMA_VERSION };
 
 export interface StageCheck {
   /** Processes of the stage still running after cleanup (should be none). */

@@ -1,0 +1,31 @@
+/** `gpumem runs show ID --json` and the server's /api/v1/runs/{id}: one stored run and its report (docs/run.md). */
+import { RUNS_SCHEMA_VERSION, runRowSchema } from './runs.js';
+import { nullable, strings, versioned, type DocumentEntry } from './schema.js';
+
+export const RUN_DETAIL_KIND = 'gpumem.run-detail';
+
+export interface RunDetailDoc<Run, Report> {
+  schemaVersion: typeof RUNS_SCHEMA_VERSION;
+  run: Run;
+  report: Report | null;
+  reportDamage: string[];
+}
+
+/** Builds the document; `report` is null while the run is running or when it was cut off. */
+export function runDetailDocument<Run, Report>(run: Run, report: Report | null, reportDamage: string[]): RunDetailDoc<Run, Report> {
+  return { schemaVersion: RUNS_SCHEMA_VERSION, run, report, reportDamage };
+}
+
+export const runDetailSchema = versioned(RUNS_SCHEMA_VERSION, null, {
+  run: runRowSchema,
+  report: {
+    ...nullable({ type: 'object' }),
+    description: "the stored run report (docs/run.md); every process's step summary is in attempts[].plugins.companion.processes[].steps (docs/companion.md); null while the run is running or was cut off",
+  },
+  reportDamage: strings,
+}, ['reportDamage']);
+
+export const runDetailEntry: DocumentEntry = {
+  kind: RUN_DETAIL_KIND, kindInDocument: null, version: RUNS_SCHEMA_VERSION,
+  emittedBy: 'runs show ID --json, GET /api/v1/runs/{id}', doc: 'docs/run.md', module: 'src/core/documents/run-detail.ts', schema: runDetailSchema,
+};

@@ -1,0 +1,51 @@
+/**
+ * The small vocabulary the document schemas are written in (JSON Schema 2020-12 as plain objects), and the
+ * shape of one registry entry. Schemas pin what a reader relies on: `schemaVersion`, `kind`, every top-level
+ * field with its type and where `null` is allowed. They stay open to added fields (`additionalProperties` is
+ * not false), because adding a field keeps a document's version (docs/output-files.md).
+ */
+export type JsonSchema = { readonly [keyword: string]: unknown };
+
+export const integer = { type: 'integer' } as const;
+export const number = { type: 'number' } as const;
+export const string = { type: 'string' } as const;
+export const boolean = { type: 'boolean' } as const;
+export const anyObject = { type: 'object' } as const;
+export const strings = { type: 'array', items: string } as const;
+
+/** `schema` or null; a plain type becomes a type list so the schema stays readable in the OpenAPI file. */
+export function nullable(schema: JsonSchema): JsonSchema {
+  const { type, ...rest } = schema;
+  if (typeof type === 'string') return { ...rest, type: [type, 'null'] };
+  return { anyOf: [schema, { type: 'null' }] };
+}
+
+/** An array of `items` (any object when not given). */
+export function arrayOf(items: JsonSchema = anyObject): JsonSchema {
+  return { type: 'array', items };
+}
+
+/** An object whose listed properties are all required unless named in `optional`. */
+export function object(properties: Record<string, JsonSchema>, optional: readonly string[] = []): JsonSchema {
+  return { type: 'object', required: Object.keys(properties).filter((k) => !optional.includes(k)), properties };
+}
+
+/** A versioned document: `schemaVersion` (and `kind` where the document carries one) fixed, then its fields. */
+export function versioned(version: number, kind: string | null, properties: Record<string, JsonSchema>, optional: readonly string[] = []): JsonSchema {
+  return object({ schemaVersion: { const: version }, ...(kind === null ? {} : { kind: { const: kind } }), ...properties }, optional);
+}
+
+/** One public JSON document in the registry. */
+export interface DocumentEntry {
+  /** Its name in the registry, e.g. gpumem.status. The document itself carries it only where `kindInDocument`. */
+  kind: string;
+  /** The `kind` the document carries, or null when it carries none (its content predates the registry). */
+  kindInDocument: string | null;
+  version: number;
+  /** The commands and routes that emit it, and the page that documents it. */
+  emittedBy: string;
+  doc: string;
+  /** The module that is its home (type, version, builder, schema), from the repository root. */
+  module: string;
+  schema: JsonSchema;
+}

@@ -307,8 +307,10 @@ def train(cfg, batch, steps):
     return facts
 
 
-def measure(cfg, batch, steps):
-    """One measured run: peaks from torch and from NVML (see the module docstring)."""
+def measure(cfg, batch, steps, history=None):
+    """One measured run: peaks from torch and from NVML (see the module docstring). ``history``: a path to dump
+    the allocator's memory history of the steps to (torch.cuda.memory._dump_snapshot), so the estimate's
+    allocation sequence can be compared event by event with CUDA's; recording keeps host memory only."""
     out = {"config": cfg["name"], "batch": batch, "steps": steps, "pid": os.getpid()}
     apps_before = gpu_apps()
     pids_before = {a[0] for a in apps_before}
@@ -327,6 +329,8 @@ def measure(cfg, batch, steps):
     out["contextAfterInitBytes"] = early["bytes"] - reserved_early if early["bytes"] is not None else None
     out["contextAfterInitMethod"] = early["method"]
     torch.cuda.reset_peak_memory_stats()
+    if history:
+        torch.cuda.memory._record_memory_history(max_entries=400_000, stacks="python")
     oom_type = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", RuntimeError)
     try:
         out.update(train(cfg, batch, steps))
@@ -334,6 +338,10 @@ def measure(cfg, batch, steps):
     except oom_type as e:
         out.update(status="oom", reason=f"CUDA out of memory: {str(e)[:400]}")
     torch.cuda.synchronize()
+    if history:
+        torch.cuda.memory._dump_snapshot(history)
+        torch.cuda.memory._record_memory_history(enabled=None)
+        out["memoryHistory"] = os.path.basename(history)
     out["maxReservedBytes"] = torch.cuda.max_memory_reserved()
     out["maxAllocatedBytes"] = torch.cuda.max_memory_allocated()
     out["reservedAtEndBytes"] = torch.cuda.memory_reserved()
@@ -354,6 +362,8 @@ def main():
     ap.add_argument("--train", metavar="NAME")
     ap.add_argument("--batch", type=int)
     ap.add_argument("--steps", type=int, default=int(os.environ.get("GPUMEM_STEPS", "3")))
+    ap.add_argument("--memory-history", metavar="FILE.pickle", help="with --measure: dump the allocator's memory "
+                    "history of the steps there (an allocator snapshot with its trace)")
     ap.add_argument("--freeze", metavar="A,B", help="module prefixes to freeze instead of the config's (\"\" for none): "
                     "to repeat a measured run that froze something else")
     a = ap.parse_args()
@@ -371,7 +381,7 @@ def main():
               f"last step {facts['stepSeconds'][-1] if facts['stepSeconds'] else None} s", flush=True)
         return
     try:
-        out = measure(cfg, batch, a.steps)
+        out = measure(cfg, batch, a.steps, a.memory_history)
     except Exception as e:
         out = {"config": name, "batch": batch, "status": "error", "reason": f"{type(e).__name__}: {e}",
                "traceback": traceback.format_exc()[-1500:]}

@@ -95,9 +95,11 @@ def settle_after(m, baseline):
         settle(baseline)
 
 
-def measure(name, batch, timeout):
-    """One fresh training process; its measurement dict, or a failed one with the reason."""
-    rc, out, err, secs = run_child(CHILD + ["--measure", name, "--batch", str(batch), "--steps", "3"], timeout)
+def measure(name, batch, timeout, history=None):
+    """One fresh training process; its measurement dict, or a failed one with the reason. ``history``: where the
+    child dumps the allocator's memory history of its steps (two steps then, enough for the peak of step 2)."""
+    extra = ["--steps", "3"] if history is None else ["--steps", "2", "--memory-history", history]
+    rc, out, err, secs = run_child(CHILD + ["--measure", name, "--batch", str(batch)] + extra, timeout)
     line = next((ln for ln in reversed(out.splitlines()) if ln.startswith(am.RESULT_MARK)), None)
     try:
         m = json.loads(line[len(am.RESULT_MARK):]) if line else None
@@ -155,6 +157,24 @@ def pct(est, truth):
     return round((est - truth) / truth * 100, 2) if est is not None and truth else None
 
 
+def record_history(cfg, a, budget, baseline, folder):
+    """A second run of the config with the allocator's memory history recorded: the events CUDA's allocator saw,
+    to replay through gpumem's simulator and to compare with the traced step's, where the estimate's reserved
+    figure misses. Its own peaks are recorded too (recording history keeps host memory only)."""
+    if a.dry_run:
+        return {"status": "not run", "reason": "dry run: nothing measured"}
+    timeout, capped = budget.timeout(a.config_timeout)
+    if capped and timeout < 60:
+        return {"status": "not run", "reason": "the budget left too little time"}
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.abspath(os.path.join(folder, f"{cfg['name']}.pickle"))
+    m = measure(cfg["name"], cfg["batch"], timeout, history=path)
+    settle_after(m, baseline)
+    keep = {k: m.get(k) for k in ("status", "reason", "maxAllocatedBytes", "maxReservedBytes", "memoryHistory", "wallSeconds")}
+    keep["file"] = f"history/{cfg['name']}.pickle" if os.path.exists(path) else None
+    return keep
+
+
 def run_config(cfg, a, files, budget, baseline):
     """Measures (unless dry-run) and estimates one config; None when the budget cut the measurement short."""
     row = {"kind": "config", "config": cfg["name"], "setup": cfg, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -187,6 +207,8 @@ def run_config(cfg, a, files, budget, baseline):
                 row["activationSource"] = f"max_memory_reserved at batch {cfg['batch']} minus at {half}, per sample"
             else:
                 row["reasons"].append(f"no bytes per sample: half-batch measurement {m1['status']}: {m1.get('reason')}")
+    if cfg["name"] in a.history_configs:
+        row["memoryHistory"] = record_history(cfg, a, budget, baseline, os.path.join(os.path.dirname(files["resnet50"]), "..", "history"))
     row["activationBytesPerSample"] = act
     if cfg["family"] == "resnet50" and act is None:
         est = {"error": "not run: ResNet-50 needs the measured bytes per sample"}
@@ -296,6 +318,9 @@ def parse_args():
     ap.add_argument("--budget-s", type=float, default=float(os.environ["STEP_LIMIT_S"]) if os.environ.get("STEP_LIMIT_S") else None,
                     help="wall-clock seconds for this call (default: $STEP_LIMIT_S, else unlimited)")
     ap.add_argument("--estimate-gpu", help="--gpu for gpumem estimate (default auto; H100-80GB in a dry run)")
+    ap.add_argument("--history", default="bert-base-fp32-adamw-full,bert-base-amp-sgd-full",
+                    help="configs measured a second time with the allocator's memory history recorded (\"\" for none): "
+                         "the rows whose reserved peak the estimate misses")
     ap.add_argument("--config-timeout", type=float, default=240)
     ap.add_argument("--fit-timeout", type=float, default=420)
     ap.add_argument("--continue-steps", type=int, default=200)
@@ -308,6 +333,10 @@ def parse_args():
     unknown = [n for n in names or [] if n not in am.BY_NAME]
     if unknown:
         ap.error(f"unknown config(s) {', '.join(unknown)}; known: {', '.join(am.BY_NAME)}")
+    a.history_configs = {n for n in (a.history or "").split(",") if n}
+    unknown = sorted(a.history_configs - set(am.BY_NAME))
+    if unknown:
+        sys.exit(f"--history: unknown config {', '.join(unknown)}; known: {', '.join(am.BY_NAME)}")
     a.selected = [] if a.only_fit else [am.BY_NAME[n] for n in names] if names else am.CONFIGS[:4] if a.quick else am.CONFIGS
     a.do_fit = a.only_fit or not (a.skip_fit or a.quick or names)
     built = os.path.join(ROOT, "dist", "cli", "bin.js")

@@ -22,14 +22,27 @@ def _gpumem_install():
             sys.path.append(root)
         if tracing:
             # gpumem estimate: the program runs on fake tensors, so the live companion has nothing to watch.
-            from gpumem_torch.trace import install
-            install()
+            _gpumem_install_tracer()
             return
         from gpumem_torch._import_hook import install_companion
         install_companion()
     except Exception as exc:
         sys.stderr.write("gpumem companion: not active (%s: %s); the program continues without it\n"
                          % (type(exc).__name__, exc))
+
+
+def _gpumem_install_tracer():
+    try:
+        from gpumem_torch.trace import install
+        install()
+    except Exception as exc:
+        # Untraced, the program would train for real (on the GPU, where there is one) and gpumem estimate would
+        # have no step to read: one line says why, and the process ends before the program's first line.
+        text = str(exc).strip().splitlines()
+        sys.stderr.write("gpumem estimate: the tracer could not be installed (%s: %s)\n"
+                         % (type(exc).__name__, text[0][:300] if text else ""))
+        sys.stderr.flush()
+        os._exit(3)
 
 
 def _gpumem_chain():

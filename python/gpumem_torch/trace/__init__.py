@@ -42,6 +42,23 @@ def install():
 
 
 def _start(torch):
+    try:
+        _set_up(torch)
+    except Exception as exc:
+        # Run untraced, the program would train for real (on the GPU, where there is one) and the estimate would
+        # have no step: the trace says why and the process ends before the program's next line.
+        _session["tracer"] = None
+        _stop("the tracer could not start with torch %s: %s" % (getattr(torch, "__version__", "?"), _describe(type(exc), exc)))
+
+
+def _stop(message):
+    """Ends the process before the program's first step, with ``message`` as the trace's error."""
+    _finish_error(message)
+    sys.stderr.flush()
+    os._exit(3)
+
+
+def _set_up(torch):
     from ._distributed import unsupported_release, world_from_env
     from ._release import parse_release
     from ._tracer import Tracer
@@ -49,9 +66,7 @@ def _start(torch):
     refused = unsupported_release(torch.__version__) if world is not None else None
     if refused is not None:
         # Before any step: the trace says why, and the program does not run on a process group it cannot use.
-        _finish_error(refused)
-        sys.stderr.flush()
-        os._exit(3)
+        _stop(refused)
     steps = int(os.environ.get(ENV_STEPS) or 2)
     tracer = Tracer(torch, _session["writer"], steps=steps,
                     gpu_name=os.environ.get(ENV_GPU_NAME) or "NVIDIA H100 80GB HBM3",

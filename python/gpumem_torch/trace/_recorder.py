@@ -83,9 +83,10 @@ class Recorder(TorchDispatchMode):
             answered = answer_collective(func, args)
             if answered is not None:
                 return answered
-        on_gpu = self.force_gpu > 0 or any(
-            self._key(a) in self.gpu_keys for a in _plain_tensors((args, kwargs)))
-        op = func.overloadpacket.__name__
+        on_gpu = self.force_gpu > 0 or self._any_gpu(args) or (kwargs and self._any_gpu(kwargs))
+        op = _OP_NAMES.get(func)
+        if op is None:
+            op = _OP_NAMES[func] = func.overloadpacket.__name__
         # Temporaries the CUDA kernel allocates and frees inside the op (live while its outputs are made).
         workspace = [self._workspace(shape, dtype, op) for shape, dtype in backward_workspace(func, args)] if on_gpu else ()
         try:
@@ -107,7 +108,14 @@ class Recorder(TorchDispatchMode):
 
     def is_gpu(self, tensor):
         """Whether ``tensor``'s storage is one the traced program placed on the GPU."""
-        return any(self._key(t) in self.gpu_keys for t in _plain_tensors(tensor))
+        return self._any_gpu(tensor)
+
+    def _any_gpu(self, value):
+        gpu_keys = self.gpu_keys
+        for t in _plain_tensors(value):
+            if self._key(t) in gpu_keys:
+                return True
+        return False
 
     @staticmethod
     def _key(t):
@@ -198,20 +206,43 @@ class Recorder(TorchDispatchMode):
         return 1
 
 
-def _plain_tensors(value):
-    """The tensors that own storage in ``value``: a wrapper subclass (FSDP2's DTensor) stands for the tensors it
-    holds (``__tensor_flatten__``). A mode does not see the ops a subclass runs on its inner tensors (the mode is
-    off while it handles the outer op), so the wrapper's op is counted by what its inner tensors hold."""
-    for t in tree_leaves(value):
-        if not isinstance(t, torch.Tensor):
-            continue
-        flatten = getattr(type(t), "__tensor_flatten__", None)
-        if flatten is None:
-            yield t
-            continue
-        names, _ = t.__tensor_flatten__()
-        for name in names:
-            yield from _plain_tensors(getattr(t, name))
+# Leaves an op's arguments and results hold that are neither tensors nor containers of them.
+_ATOMS = frozenset([int, float, bool, complex, str, type(None), torch.dtype, torch.device, torch.layout,
+                    torch.memory_format, torch.Size, torch.SymInt, torch.SymFloat, torch.SymBool])
+# The op's short name per overload, asked for on every op.
+_OP_NAMES = {}
+
+
+def _plain_tensors(value, found=None):
+    """The tensors that own storage in ``value``, as a list: a wrapper subclass (FSDP2's DTensor) stands for the
+    tensors it holds (``__tensor_flatten__``). A mode does not see the ops a subclass runs on its inner tensors (the
+    mode is off while it handles the outer op), so the wrapper's op is counted by what its inner tensors hold.
+
+    Ops pass and return tensors in plain tuples, lists and dicts, walked here directly (this runs several times per
+    op); anything else (named tuples, return types, registered pytree nodes) gives the leaves ``tree_leaves`` gives."""
+    if found is None:
+        found = []
+    kind = type(value)
+    if kind is tuple or kind is list:
+        for item in value:
+            if type(item) not in _ATOMS:
+                _plain_tensors(item, found)
+    elif kind is dict:
+        for item in value.values():
+            if type(item) not in _ATOMS:
+                _plain_tensors(item, found)
+    elif isinstance(value, torch.Tensor):
+        if getattr(kind, "__tensor_flatten__", None) is None:
+            found.append(value)
+        else:
+            names, _ = value.__tensor_flatten__()
+            for name in names:
+                _plain_tensors(getattr(value, name), found)
+    elif kind not in _ATOMS:
+        for leaf in tree_leaves(value):
+            if isinstance(leaf, torch.Tensor):
+                _plain_tensors(leaf, found)
+    return found
 
 
 def _out_of_memory(nbytes):

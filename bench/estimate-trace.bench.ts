@@ -63,7 +63,8 @@ export async function run(): Promise<void> {
       const tracePath = join(dir, 'trace.ndjson');
       const env = { ...process.env, PYTHONPATH: `${join(ROOT, 'python/_site')}:${join(ROOT, 'python')}`, GPUMEM_ESTIMATE_TRACE: tracePath, GPUMEM_ESTIMATE_STEPS: '1', HF_HUB_OFFLINE: '1' };
       const m = measure([script], env, tracePath);
-      const own = measure(['-c', imports], process.env, null);
+      // Ended as the traced process ends (os._exit, no interpreter shutdown), so the difference is the step alone.
+      const own = measure(['-c', `${imports}; import os; os._exit(0)`], process.env, null);
       const plain = plainSeconds(script);
       const traced = m.cpuS - own.cpuS;
       process.stdout.write(

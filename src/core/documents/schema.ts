@@ -1,8 +1,10 @@
 /**
  * The small vocabulary the document schemas are written in (JSON Schema 2020-12 as plain objects), and the
  * shape of one registry entry. Schemas pin what a reader relies on: `schemaVersion`, `kind`, every top-level
- * field with its type and where `null` is allowed. They stay open to added fields (`additionalProperties` is
- * not false), because adding a field keeps a document's version (docs/output-files.md).
+ * field with its type and where `null` is allowed, and for the documents people parse most (status, diagnose,
+ * explain, estimate, fit, runs, snapshot) every nested object too, written from the TypeScript types. They stay
+ * open to added fields (`additionalProperties` is not false): adding a field keeps a document's version
+ * (docs/output-files.md), and a replayed recording's objects may carry fields a newer gpumem wrote.
  */
 export type JsonSchema = { readonly [keyword: string]: unknown };
 
@@ -12,6 +14,19 @@ export const string = { type: 'string' } as const;
 export const boolean = { type: 'boolean' } as const;
 export const anyObject = { type: 'object' } as const;
 export const strings = { type: 'array', items: string } as const;
+
+/** One of the given strings (a TypeScript union of string literals); with null when `orNull`. */
+export function oneOf(values: readonly string[], orNull = false): JsonSchema {
+  return { enum: orNull ? [...values, null] : [...values] };
+}
+
+/** An object keyed by names (a GPU index, a field name) whose values all are `values`. */
+export function mapOf(values: JsonSchema): JsonSchema {
+  return { type: 'object', additionalProperties: values };
+}
+
+/** Field name → why it is null (core/types.ts `Unavailable`): any names, each a reason in words. */
+export const unavailable = mapOf(string);
 
 /** `schema` or null; a plain type becomes a type list so the schema stays readable in the OpenAPI file. */
 export function nullable(schema: JsonSchema): JsonSchema {

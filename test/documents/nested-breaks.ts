@@ -1,0 +1,83 @@
+/**
+ * Breaks deep inside real documents: for each kind whose schema describes its nested objects, values put at a
+ * path (a wrong type, a string outside its enumeration, a required field removed) that its schema must reject
+ * with a problem at that path. emitted.test.ts applies them to every document the CLI and the server emit, so
+ * the deep schemas are proven on real output, not on hand-made copies.
+ */
+
+/** A key or an index; REMOVE as the value drops the field instead of replacing it. */
+type Step = string | number;
+export const REMOVE = Symbol('remove');
+
+export interface Break {
+  path: Step[];
+  value: unknown;
+}
+
+const b = (path: string, value: unknown): Break => ({ path: path.split('.').map((s) => (/^\d+$/.test(s) ? Number(s) : s)), value });
+
+/** The device and process-row breaks, under a prefix (the status document and the diagnosis share them). */
+const deviceBreaks = (at: string): Break[] => [
+  b(`${at}.0.memory.usedBytes`, '1024'),
+  b(`${at}.0.memory.totalBytes`, 1.5),
+  b(`${at}.0.utilization.gpuPct`, '50%'),
+  b(`${at}.0.status`, 'fine'),
+  b(`${at}.0.migMode`, 'on'),
+  b(`${at}.0.unavailable`, { temperatureC: 3 }),
+  b(`${at}.0.migInstances`, [{ gpuInstanceId: 1 }]),
+  b(`${at}.0.name`, REMOVE),
+];
+
+export const NESTED_BREAKS: Record<string, Break[]> = {
+  'gpumem.status': [
+    ...deviceBreaks('devices'),
+    b('devices.0.clocks.smMhz', 'fast'),
+    b('source.kind', 'guess'),
+    b('processes.0.usedBytes', '1 GiB'),
+    b('processes.0.kind', 'cuda'),
+    b('processes.0.host.visible', 'yes'),
+    b('processes.0.host.state', 'Q'),
+    b('processes.0.host.cmdline', 'python train.py'),
+    b('processes.0.host.cudaEnv', { CUDA_VISIBLE_DEVICES: 0 }),
+    b('processes.0.host.job', { slurmJobId: 7 }),
+  ],
+  'gpumem.diagnose': [
+    ...deviceBreaks('devices'),
+    b('window.spanMs', 'long'),
+    b('source.kind', 'guess'),
+    b('findings.0.severity', 'fatal'),
+    b('findings.0.evidence.pids', ['1']),
+    b('findings.0.evidence.details', { reason: { nested: true } }),
+    b('findings.0.evidence.summary', REMOVE),
+    b('accounting.0.visibleBytes', null),
+    b('accounting.0.pytorch', [{ pid: 1 }]),
+    b('trees.0.bytesByGpu', { 0: '1 GiB' }),
+    b('trees.0.launcher', 'no'),
+    b('users.0.totalBytes', '2'),
+    b('processes.0.role', 'boss'),
+    b('processes.0.util', { meanPct: 1 }),
+    b('processes.0.state', 'Q'),
+  ],
+};
+
+/** A deep copy of `doc` with the break applied, or null when `doc` has nothing at its path. */
+export function broken(doc: unknown, brk: Break): unknown {
+  const copy = structuredClone(doc) as Record<Step, unknown>;
+  let at: Record<Step, unknown> = copy;
+  for (const step of brk.path.slice(0, -1)) {
+    const next = at[step];
+    if (next === null || typeof next !== 'object') return null;
+    at = next as Record<Step, unknown>;
+  }
+  const last = brk.path[brk.path.length - 1] as Step;
+  if (!(last in at)) return null;
+  if (brk.value === REMOVE) delete at[last];
+  else at[last] = brk.value;
+  return copy;
+}
+
+/** Where the schema must report the break: the path itself, or for a removed field the object holding it. */
+export function expectedAt(brk: Break): string {
+  const path = brk.value === REMOVE ? brk.path.slice(0, -1) : brk.path;
+  return `/${path.join('/')}`;
+}

@@ -28,6 +28,21 @@ const deviceBreaks = (at: string): Break[] => [
   b(`${at}.0.name`, REMOVE),
 ];
 
+/** The breaks of one OOM event, under a prefix (the whole explain document and a --follow line share them). */
+const oomEventBreaks = (at: string): Break[] => [
+  b(`${at}.family`, 'pytorch-cuda-2'),
+  b(`${at}.framework`, 'torch'),
+  b(`${at}.requestedBytes`, '1.70 GiB'),
+  b(`${at}.lines`, [10.5]),
+  b(`${at}.era`, { version: 2.4 }),
+  b(`${at}.otherProcesses.0.pid`, '48213'),
+  b(`${at}.userFrame.line`, '97'),
+  b(`${at}.unavailable`, { totalBytes: false }),
+  b(`${at}.causes.0.score`, 'high'),
+  b(`${at}.causes.0.evidence`, { freeBytes: { value: 1 } }),
+  b(`${at}.causes.0.detail`, REMOVE),
+];
+
 export const NESTED_BREAKS: Record<string, Break[]> = {
   'gpumem.status': [
     ...deviceBreaks('devices'),
@@ -58,6 +73,8 @@ export const NESTED_BREAKS: Record<string, Break[]> = {
     b('processes.0.util', { meanPct: 1 }),
     b('processes.0.state', 'Q'),
   ],
+  'gpumem.explain': oomEventBreaks('events.0'),
+  'gpumem.explain-event': oomEventBreaks('event'),
 };
 
 /** A deep copy of `doc` with the break applied, or null when `doc` has nothing at its path. */

@@ -23,6 +23,8 @@ import { startHarness, type Harness } from '../server/harness.js';
 
 const OOM_LOG = fileURLToPath(new URL('../fixtures/oom/train-sample.txt', import.meta.url));
 const FIT_TRAIN = fileURLToPath(new URL('../fixtures/fit/fake-train.mjs', import.meta.url));
+/** A small Llama config.json: the estimate's config mode. */
+const LLAMA_CONFIG = fileURLToPath(new URL('../fixtures/estimate/trace/tiny_llama/config.json', import.meta.url));
 /** The bundled example recording: processes with host facts, and findings for the diagnosis to report. */
 const EXAMPLE_RECORDING = fileURLToPath(new URL('../../examples/doctor-example.ndjson', import.meta.url));
 /** A real snapshot with its allocator trace, so a what-if replay has something to replay. */
@@ -106,6 +108,9 @@ describe('the --json documents of the built CLI', () => {
     expect((replayed.findings as unknown[]).length).toBeGreaterThan(0);
     await expectJson('gpumem.status', ['status', '--replay', EXAMPLE_RECORDING, '--json'], {});
     await expectJson('gpumem.estimate', ['estimate', '--params', '1B', '--gpu', '4090', '--json'], {});
+    // From a config, with every optional part: a budget, accumulation, stages and progressive unfreezing.
+    const config = await expectJson('gpumem.estimate', ['estimate', LLAMA_CONFIG, '--gpu', '4090', '--effective-batch', '64', '--stages', 'a:freeze=model.embed_tokens b:full', '--unfreeze', 'model.layers.0+model.layers.1,lm_head', '--json'], {}, [0, 1]);
+    expect((config.stages as unknown[]).length).toBe(2);
     await expectJson('gpumem.python-path', ['python-path', '--json'], {});
   });
 

@@ -14,7 +14,7 @@ export interface Break {
   value: unknown;
 }
 
-const b = (path: string, value: unknown): Break => ({ path: path.split('.').map((s) => (/^\d+$/.test(s) ? Number(s) : s)), value });
+const b = (path: string, value: unknown): Break => ({ path: path.split('.').filter((s) => s !== '').map((s) => (/^\d+$/.test(s) ? Number(s) : s)), value });
 
 /** The device and process-row breaks, under a prefix (the status document and the diagnosis share them). */
 const deviceBreaks = (at: string): Break[] => [
@@ -41,6 +41,23 @@ const oomEventBreaks = (at: string): Break[] => [
   b(`${at}.causes.0.score`, 'high'),
   b(`${at}.causes.0.evidence`, { freeBytes: { value: 1 } }),
   b(`${at}.causes.0.detail`, REMOVE),
+];
+
+/** The breaks of one run report, under a prefix (run --json, a pipeline's stage, the history's stored report). */
+const runReportBreaks = (at: string): Break[] => [
+  b(`${at}.env.0.action`, 'changed'),
+  b(`${at}.gpus.0.uuid`, 0),
+  b(`${at}.preflight.0.otherProcesses`, 'none'),
+  b(`${at}.attempts.0.exit.code`, '0'),
+  b(`${at}.attempts.0.peaks.0.peakBytes`, '1 GiB'),
+  b(`${at}.attempts.0.cleanup.memoryReleased`, 'yes'),
+  b(`${at}.attempts.0.cleanup.leftovers`, [{ pid: 1, outcome: 'vanished' }]),
+  b(`${at}.attempts.0.timeline.0.bytes`, { 'GPU-0': '1 GiB' }),
+  b(`${at}.attempts.0.ooms`, [{ line: 1, text: 'x', event: {}, causes: [] }]),
+  b(`${at}.attempts.0.plugins`, { companion: { schemaVersion: 1 } }),
+  b(`${at}.attempts.0.findings`, [{ id: 'slow', gpuIndex: null, title: 't', fix: 'f', details: {} }]),
+  b(`${at}.peaks.0.chosen`, 'yes'),
+  b(`${at}.exit.signal`, 9),
 ];
 
 export const NESTED_BREAKS: Record<string, Break[]> = {
@@ -90,6 +107,11 @@ export const NESTED_BREAKS: Record<string, Break[]> = {
     b('unfreeze.0.frozen', [1]),
     b('peakRangeBytes.highBytes', null),
   ],
+  'gpumem.run': runReportBreaks(''),
+  // The pipeline's stages run `true`: no GPU memory, so no peaks to break.
+  'gpumem.pipeline': runReportBreaks('stages.0.run').filter((brk) => !brk.path.includes('peaks')),
+  'gpumem.run-detail': [...runReportBreaks('report'), b('run.gpus.0.index', '0')],
+  'gpumem.runs': [b('runs.0.gpus.0.index', '0'), b('pipelines.0.stages.0.runId', '1')],
   'gpumem.fit': [
     b('line.perSampleBytes', 'a lot'),
     b('runs.0.reason', 'guess'),

@@ -28,7 +28,7 @@ export const findingSchema: JsonSchema = object(
 );
 
 /** MemorySplit: PyTorch's split of one process's memory on one GPU, from the companion's statistics. */
-const memorySplitSchema = object({
+export const memorySplitSchema: JsonSchema = object({
   pid: integer,
   gpuUuid: nullableString,
   processUsedBytes: nullableInt,

@@ -44,7 +44,7 @@ const FRAMEWORKS: Record<OomFramework, true> = {
 };
 
 /** A ranked cause; `evidence` holds the named numbers its rule used (bytes as above). */
-const causeSchema = object({
+export const causeSchema: JsonSchema = object({
   id: string,
   score: number,
   title: string,
@@ -53,8 +53,8 @@ const causeSchema = object({
   fix: string,
 });
 
-/** One OOM event with its ranked causes (eventToJson from OomEvent). */
-export const oomEventSchema: JsonSchema = object({
+/** The fields of one OOM event (eventToJson from OomEvent) but its causes: a run report's findings hold them so. */
+export const oomEventFields: Record<string, JsonSchema> = {
   file: nullableString,
   line: integer,
   lines: arrayOf(integer),
@@ -85,8 +85,10 @@ export const oomEventSchema: JsonSchema = object({
   hintVariable: nullableString,
   userFrame: nullable(object({ file: string, line: integer, function: string })),
   message: string,
-  causes: arrayOf(causeSchema),
-});
+};
+
+/** One OOM event with its ranked causes. */
+export const oomEventSchema: JsonSchema = object({ ...oomEventFields, causes: arrayOf(causeSchema) });
 
 export const explainSchema = versioned(OOM_SCHEMA_VERSION, null, { inputs: strings, snapshots: strings, events: arrayOf(oomEventSchema) });
 export const explainEventSchema = versioned(OOM_SCHEMA_VERSION, null, { event: oomEventSchema });

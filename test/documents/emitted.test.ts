@@ -18,6 +18,7 @@ import { documentProblems } from '../helpers/document-schemas.js';
 import { NESTED_BREAKS, broken, expectedAt } from './nested-breaks.js';
 import { SNAPSHOT_FIXTURES } from '../setup/snapshot-fixtures.js';
 import { GiB, PROCS, tempDir } from '../supervise/helpers/claims.js';
+import { PY, companionSetup } from '../supervise/helpers/companion-e2e.js';
 import { startPump, type Pump } from '../supervise/helpers/pump.js';
 import { startHarness, type Harness } from '../server/harness.js';
 
@@ -25,6 +26,8 @@ const OOM_LOG = fileURLToPath(new URL('../fixtures/oom/train-sample.txt', import
 const FIT_TRAIN = fileURLToPath(new URL('../fixtures/fit/fake-train.mjs', import.meta.url));
 /** A small Llama config.json: the estimate's config mode. */
 const LLAMA_CONFIG = fileURLToPath(new URL('../fixtures/estimate/trace/tiny_llama/config.json', import.meta.url));
+/** A training script for the fake torch that allocates, is shown by the fake driver, and OOMs. */
+const SUPERVISED_TRAIN = join(PY, 'scripts', 'supervised_train.py');
 /** The bundled example recording: processes with host facts, and findings for the diagnosis to report. */
 const EXAMPLE_RECORDING = fileURLToPath(new URL('../../examples/doctor-example.ndjson', import.meta.url));
 /** A real snapshot with its allocator trace, so a what-if replay has something to replay. */
@@ -147,6 +150,14 @@ describe('the --json documents of the built CLI', () => {
     expect((runs.runs as unknown[]).length).toBe(3);
     expect((runs.pipelines as unknown[]).length).toBe(1);
     await expectJson('gpumem.run-detail', ['runs', 'show', String(run.runId), '--db', db, '--json'], {});
+  });
+
+  it('run with the PyTorch companion (fake torch): an OOM joined to its allocator capture, and a snapshot replayed', async () => {
+    const t = companionSetup(cleanups);
+    const doc = await expectJson('gpumem.run', ['run', '--gpus', '0', '--json', '--source', 'nvml', '--interval-ms', '20', '--companion-rate', '50', '--snapshot-on-oom', '--', 'python3', SUPERVISED_TRAIN, 'oom', '0.4'], t.env, [1]);
+    const attempt = (doc.attempts as Array<{ ooms: Array<{ allocator?: unknown }>; plugins: { companion?: { gpus: unknown[] } } }>)[0];
+    expect(attempt?.ooms[0]?.allocator).toBeDefined();
+    expect(attempt?.plugins.companion?.gpus.length).toBe(1);
   });
 
   it('fit', async () => {

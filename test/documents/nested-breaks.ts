@@ -107,7 +107,20 @@ export const NESTED_BREAKS: Record<string, Break[]> = {
     b('unfreeze.0.frozen', [1]),
     b('peakRangeBytes.highBytes', null),
   ],
-  'gpumem.run': runReportBreaks(''),
+  'gpumem.run': [
+    ...runReportBreaks(''),
+    // The companion's part and a joined OOM (the run under the fake torch).
+    b('attempts.0.ooms.0.allocator.source', 'guess'),
+    b('attempts.0.ooms.0.event.family', 'pytorch'),
+    b('attempts.0.ooms.0.causes.0.score', '92'),
+    b('attempts.0.plugins.companion.gpus.0.treeBytes', '1 GiB'),
+    b('attempts.0.plugins.companion.processes.0.devices.0.allocatedBytes', '30 MiB'),
+    b('attempts.0.plugins.companion.processes.0.ooms.0.source', 'guess'),
+    b('attempts.0.plugins.companion.processes.0.companionErrors', { observer: 1 }),
+    b('attempts.0.plugins.companion.snapshots', [null]),
+    b('attempts.0.plugins.companion.snapshotAnswers.0.devices.0.whatIf.oomAvoided', 'yes'),
+    b('attempts.0.plugins.companion.unprintedOoms', [{ pid: 1 }]),
+  ],
   // The pipeline's stages run `true`: no GPU memory, so no peaks to break.
   'gpumem.pipeline': runReportBreaks('stages.0.run').filter((brk) => !brk.path.includes('peaks')),
   'gpumem.run-detail': [...runReportBreaks('report'), b('run.gpus.0.index', '0')],

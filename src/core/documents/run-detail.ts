@@ -2,7 +2,7 @@
 import { RUNS_SCHEMA_VERSION, runRowSchema } from './runs.js';
 import { RUN_SCHEMA_VERSION } from '../run/report.js';
 import { runReportFields } from './run-schema.js';
-import { nullable, strings, versioned, type DocumentEntry, type JsonSchema } from './schema.js';
+import { nullable, presentFieldsOnly, strings, versioned, type DocumentEntry, type JsonSchema } from './schema.js';
 
 export const RUN_DETAIL_KIND = 'gpumem.run-detail';
 
@@ -18,8 +18,12 @@ export function runDetailDocument<Run, Report>(run: Run, report: Report | null, 
   return { schemaVersion: RUNS_SCHEMA_VERSION, run, report, reportDamage };
 }
 
-/** The stored report as the run wrote it (gpumem.run without the members only `run --json` adds). */
-const storedReportSchema = versioned(RUN_SCHEMA_VERSION, null, runReportFields);
+/**
+ * The stored report: the run report as gpumem.run writes it (without the members only `run --json` adds), each
+ * field typed where present. None is required: the history's reader takes a report with fields missing (one
+ * stored by an older gpumem) without calling it damaged.
+ */
+const storedReportSchema = presentFieldsOnly(versioned(RUN_SCHEMA_VERSION, null, runReportFields));
 
 export const runDetailSchema: JsonSchema = {
   ...versioned(RUNS_SCHEMA_VERSION, null, {
@@ -30,7 +34,7 @@ export const runDetailSchema: JsonSchema = {
     },
     reportDamage: strings,
   }, ['reportDamage']),
-  // A report read without damage is a run report as written; a damaged one is shown as stored, and
+  // A report read without damage has the run report's types; a damaged one is shown as stored, and
   // `reportDamage` says what could not be read in it.
   if: { type: 'object', properties: { reportDamage: { type: 'array', maxItems: 0 } } },
   then: { properties: { report: nullable(storedReportSchema) } },

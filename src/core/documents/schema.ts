@@ -45,6 +45,25 @@ export function object(properties: Record<string, JsonSchema>, optional: readonl
   return { type: 'object', required: Object.keys(properties).filter((k) => !optional.includes(k)), properties };
 }
 
+/**
+ * `schema` with no field required at any depth: for a document read back from storage (the history's run
+ * reports), where a reader tolerates what is missing but each field that is there must have its type.
+ */
+export function presentFieldsOnly(schema: JsonSchema): JsonSchema {
+  const walk = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(walk);
+    if (value === null || typeof value !== 'object') return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) {
+      if (key === 'required' && Array.isArray(v)) continue;
+      // Under `properties` the keys are field names (one may be called "required"); only their schemas change.
+      out[key] = key === 'properties' ? Object.fromEntries(Object.entries(v as object).map(([name, s]) => [name, walk(s)])) : walk(v);
+    }
+    return out;
+  };
+  return walk(schema) as JsonSchema;
+}
+
 /** A versioned document: `schemaVersion` (and `kind` where the document carries one) fixed, then its fields. */
 export function versioned(version: number, kind: string | null, properties: Record<string, JsonSchema>, optional: readonly string[] = []): JsonSchema {
   return object({ schemaVersion: { const: version }, ...(kind === null ? {} : { kind: { const: kind } }), ...properties }, optional);

@@ -125,6 +125,18 @@ export const NESTED_BREAKS: Record<string, Break[]> = {
   'gpumem.pipeline': runReportBreaks('stages.0.run').filter((brk) => !brk.path.includes('peaks')),
   'gpumem.run-detail': [...runReportBreaks('report'), b('run.gpus.0.index', '0')],
   'gpumem.runs': [b('runs.0.gpus.0.index', '0'), b('pipelines.0.stages.0.runId', '1')],
+  'gpumem.snapshot': [
+    b('generation', 'pickle'),
+    b('devices.0.summary.reservedBytes', '1 GiB'),
+    b('devices.0.summary.segmentsByType', { large: { count: '3' } }),
+    b('devices.0.summary.pools.0.stream', null),
+    b('devices.0.sites.0.bytes', 1.5),
+    b('devices.0.trace.timeline.0.allocatedBytes', '0'),
+    b('devices.0.trace.actions', { alloc: 'many' }),
+    b('devices.0.simulation.actual.match.addressMatches', 'all'),
+    b('devices.0.simulation.whatIf.0.oomAvoided', 'yes'),
+  ],
+  'gpumem.snapshot.diff': [b('sites.0.deltaBytes', '+1 MiB'), b('sites.0.site', REMOVE)],
   'gpumem.fit': [
     b('line.perSampleBytes', 'a lot'),
     b('runs.0.reason', 'guess'),

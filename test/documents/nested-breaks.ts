@@ -90,6 +90,7 @@ export const NESTED_BREAKS: Record<string, Break[]> = {
     b('processes.0.util', { meanPct: 1 }),
     b('processes.0.state', 'Q'),
   ],
+  'gpumem.processes': [b('processes.0.kind', 'cuda'), b('processes.0.host.cmdline', 'python train.py')],
   'gpumem.explain': oomEventBreaks('events.0'),
   'gpumem.estimate': [
     b('model.paramsByModule', { 'model.layers': '2.9M' }),

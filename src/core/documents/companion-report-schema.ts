@@ -4,8 +4,13 @@
  * the per-GPU summary, and what was not kept. The rank summaries and a forecast's growth and spikes are pinned
  * as objects only.
  */
+import type { OomMessage } from '../companion/messages.js';
+import type { AllocatorAtOom } from '../companion/oom-event.js';
+import type { StepSummary } from '../companion/steps.js';
+import type { MemoryForecast } from '../forecast/forecast.js';
+import type { RunFinding } from '../run/utilization.js';
 import { memorySplitSchema } from './diagnose.js';
-import { arrayOf, boolean, integer, mapOf, nullable, number, object, oneOf, string, strings, anyObject, type JsonSchema } from './schema.js';
+import { anyObject, arrayOf, boolean, integer, mapOf, members, nullable, number, object, oneOf, string, strings, type JsonSchema } from './schema.js';
 
 const nullableInt = nullable(integer);
 const nullableNumber = nullable(number);
@@ -15,7 +20,7 @@ const bytesByUuid = mapOf(integer);
 
 /** RunFinding: a finding of the run report (from its measurements, or the companion's step timing and ranks). */
 export const runFindingSchema: JsonSchema = object({
-  id: oneOf(['under-used-gpu', 'input-bound', 'batch-override', 'blocking-copy', 'sync-calls', 'ranks-share-gpu', 'rank-imbalance', 'rank-oom-first', 'nccl-buffers', 'oom-forecast']),
+  id: oneOf(members<RunFinding['id']>()(['under-used-gpu', 'input-bound', 'batch-override', 'blocking-copy', 'sync-calls', 'ranks-share-gpu', 'rank-imbalance', 'rank-oom-first', 'nccl-buffers', 'oom-forecast'])),
   gpuIndex: nullableInt,
   title: string,
   fix: string,
@@ -27,7 +32,7 @@ export const allocatorAtOomSchema: JsonSchema = object({
   pid: integer,
   device: integer,
   gpuUuid: nullableString,
-  source: oneOf(['observer', 'counter']),
+  source: oneOf(members<AllocatorAtOom['source']>()(['observer', 'counter'])),
   requestedBytes: nullableInt,
   allocatedBytes: nullableInt,
   reservedBytes: nullableInt,
@@ -50,7 +55,7 @@ const oomMessageSchema = object({
   pid: integer,
   timeMs: integer,
   type: { const: 'oom' },
-  source: oneOf(['observer', 'counter']),
+  source: oneOf(members<OomMessage['source']>()(['observer', 'counter'])),
   device: integer,
   requestedBytes: nullableInt,
   deviceLimitBytes: nullableInt,
@@ -72,7 +77,7 @@ const stepSummarySchema = object({
   batchMin: nullableInt,
   batchMax: nullableInt,
   batchAsked: nullableInt,
-  boundary: oneOf(['dataloader', 'optimizer'], true),
+  boundary: oneOf(members<NonNullable<StepSummary['boundary']>>()(['dataloader', 'optimizer']), true),
   loader: nullable(object({ numWorkers: nullableInt, pinMemory: nullable(boolean), persistentWorkers: nullable(boolean), prefetchFactor: nullableInt })),
   cpuCount: nullableInt,
   copies: nullable(anyObject),
@@ -83,7 +88,7 @@ const stepSummarySchema = object({
 /** MemoryForecast: the OOM forecast of one CUDA device at the attempt's end. */
 const forecastSchema = object({
   device: integer,
-  boundary: oneOf(['dataloader', 'optimizer']),
+  boundary: oneOf(members<MemoryForecast['boundary']>()(['dataloader', 'optimizer'])),
   step: integer,
   leftBytes: integer,
   usualPeakBytes: nullableInt,
@@ -92,7 +97,7 @@ const forecastSchema = object({
   limitBytes: nullableInt,
   growth: nullable(anyObject),
   spikes: nullable(anyObject),
-  warnings: arrayOf(oneOf(['growth', 'spike'])),
+  warnings: arrayOf(oneOf(members<MemoryForecast['warnings'][number]>()(['growth', 'spike']))),
 });
 
 /** PytorchGpuSummary: per GPU, the split at the tree's peak with the allocator's peaks, retries and OOMs. */

@@ -1,8 +1,9 @@
 /** `gpumem diagnose --json`, `gpumem doctor --json` and the server's /api/v1/diagnosis (docs/diagnose.md). */
+import type { ProcessRole, ProcessUtil, Severity } from '../diagnose/types.js';
 import { DIAGNOSE_SCHEMA_VERSION } from '../diagnose/engine.js';
 import { reportJson, type Fallback } from '../diagnose/report-json.js';
 import { deviceSchema, processStates, sampleSourceSchema } from './sample-schema.js';
-import { arrayOf, boolean, integer, mapOf, nullable, number, object, oneOf, string, strings, unavailable, versioned, type DocumentEntry, type JsonSchema } from './schema.js';
+import { arrayOf, boolean, integer, mapOf, members, nullable, number, object, oneOf, string, strings, unavailable, versioned, type DocumentEntry, type JsonSchema } from './schema.js';
 
 export { DIAGNOSE_SCHEMA_VERSION, reportJson, type Fallback };
 export const DIAGNOSE_KIND = 'gpumem.diagnose';
@@ -23,7 +24,7 @@ export const evidenceSchema: JsonSchema = object({
 
 /** One finding: a rule's id, how bad, what it saw and what to do (also in gpumem.findings). */
 export const findingSchema: JsonSchema = object(
-  { id: string, severity: oneOf(['critical', 'warning', 'info']), title: string, evidence: evidenceSchema, fix: string, command: string },
+  { id: string, severity: oneOf(members<Severity>()(['critical', 'warning', 'info'])), title: string, evidence: evidenceSchema, fix: string, command: string },
   ['command'],
 );
 
@@ -74,7 +75,7 @@ const treeSchema = object({
 const userSchema = object({ user: string, totalBytes: integer, bytesByGpu, pids: arrayOf(integer) });
 
 /** ProcessUtil: a process's utilization over the window. */
-const utilSchema = object({ meanPct: number, maxPct: number, samples: integer, idleMs: number, idleWholeWindow: boolean, basis: oneOf(['process', 'device']) });
+const utilSchema = object({ meanPct: number, maxPct: number, samples: integer, idleMs: number, idleWholeWindow: boolean, basis: oneOf(members<ProcessUtil['basis']>()(['process', 'device'])) });
 
 /** One process row as reportJson writes it: derived facts, not the source's row. */
 const processViewSchema = object({
@@ -92,7 +93,7 @@ const processViewSchema = object({
   ageMs: nullable(number),
   util: nullable(utilSchema),
   contextOnly: boolean,
-  role: oneOf(['main', 'worker', 'rank', 'kernel']),
+  role: oneOf(members<ProcessRole>()(['main', 'worker', 'rank', 'kernel'])),
   rank: nullableInt,
   containerId: nullableString,
 });

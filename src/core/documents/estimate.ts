@@ -1,6 +1,9 @@
 /** `gpumem estimate --json` from a model file, a config or a parameter count (docs/estimate.md). */
+import type { ActivationModel } from '../estimate/activations.js';
+import type { Breakdown, Phase } from '../estimate/estimate.js';
+import type { AttentionImpl, Checkpointing, OptimizerImpl, OptimizerKind, Precision, Sharding } from '../estimate/setup.js';
 import { ESTIMATE_SCHEMA_VERSION, buildEstimateReport, type EstimateReport } from '../estimate/report.js';
-import { arrayOf, boolean, integer, mapOf, nullable, number, object, oneOf, string, strings, versioned, type DocumentEntry, type JsonSchema } from './schema.js';
+import { arrayOf, boolean, integer, mapOf, members, nullable, number, object, oneOf, string, strings, versioned, type DocumentEntry, type JsonSchema } from './schema.js';
 
 export { ESTIMATE_SCHEMA_VERSION, buildEstimateReport, type EstimateReport };
 export const ESTIMATE_KIND = 'gpumem.estimate';
@@ -11,31 +14,31 @@ export const accumulationPlanSchema: JsonSchema = object({ effectiveBatch: integ
 const nullableInt = nullable(integer);
 
 /** Breakdown: the bytes of one phase by component (the stages' `growth` names these components). */
-const BREAKDOWN = ['weightsBytes', 'gradientsBytes', 'optimizerStatesBytes', 'emaBytes', 'activationsBytes', 'transientsBytes', 'contextBytes', 'workspaceBytes', 'allocatorSlackBytes'] as const;
+const BREAKDOWN = members<keyof Breakdown>()(['weightsBytes', 'gradientsBytes', 'optimizerStatesBytes', 'emaBytes', 'activationsBytes', 'transientsBytes', 'contextBytes', 'workspaceBytes', 'allocatorSlackBytes']);
 const breakdownSchema = object(Object.fromEntries(BREAKDOWN.map((name) => [name, integer])));
 
 /** PhaseTotal: one phase of the step with its total and breakdown. */
-const phaseTotalSchema = object({ phase: oneOf(['forward-end', 'backward', 'optimizer-step']), totalBytes: integer, breakdown: breakdownSchema });
+const phaseTotalSchema = object({ phase: oneOf(members<Phase>()(['forward-end', 'backward', 'optimizer-step'])), totalBytes: integer, breakdown: breakdownSchema });
 
 /** TrainingSetup: the training the estimate is for, as the options gave it. */
 const setupSchema = object({
-  precision: oneOf(['fp32', 'amp-bf16', 'amp-fp16', 'bf16']),
-  optimizer: oneOf(['adamw', 'adam', 'sgd', 'sgd-momentum', 'adafactor', 'adam8bit']),
-  optimizerImpl: oneOf(['foreach', 'fused', 'for-loop']),
+  precision: oneOf(members<Precision>()(['fp32', 'amp-bf16', 'amp-fp16', 'bf16'])),
+  optimizer: oneOf(members<OptimizerKind>()(['adamw', 'adam', 'sgd', 'sgd-momentum', 'adafactor', 'adam8bit'])),
+  optimizerImpl: oneOf(members<OptimizerImpl>()(['foreach', 'fused', 'for-loop'])),
   freeze: strings,
   loraRank: integer,
   loraModules: strings,
   loraDropout: number,
-  checkpointing: oneOf(['none', 'selective', 'full']),
+  checkpointing: oneOf(members<Checkpointing>()(['none', 'selective', 'full'])),
   ema: boolean,
-  sharding: oneOf(['none', 'zero1', 'zero2', 'zero3', 'fsdp']),
+  sharding: oneOf(members<Sharding>()(['none', 'zero1', 'zero2', 'zero3', 'fsdp'])),
   gpus: integer,
   batch: integer,
   seq: nullableInt,
   activationBytesPerSample: nullableInt,
   activationsForTrainableSet: boolean,
   activationsMeasuredFrozen: strings,
-  attention: oneOf(['sdpa', 'eager']),
+  attention: oneOf(members<AttentionImpl>()(['sdpa', 'eager'])),
   accumulation: integer,
   keepGrads: boolean,
   softmaxKeepsInput: boolean,
@@ -56,7 +59,7 @@ export const estimateSchema = versioned(ESTIMATE_SCHEMA_VERSION, null, {
   environment: object({ contextBytes: integer, workspaceBytes: integer, fragmentation: number }),
   batch: integer,
   activationBytesPerSample: integer,
-  activationMethod: oneOf(['transformer', 'measured', 'none']),
+  activationMethod: oneOf(members<ActivationModel['method']>()(['transformer', 'measured', 'none'])),
   peak: phaseTotalSchema,
   phases: arrayOf(phaseTotalSchema),
   fit: nullable(object({

@@ -2,9 +2,9 @@
  * `gpumem explain --json` (every OOM found in the inputs) and, with --follow, one line per OOM as it appears
  * (docs/explain.md). Byte counts are numbers, or decimal strings above 2^53 − 1.
  */
+import type { OomFamily, OomFramework, OomMps } from '../oom/types.js';
 import { OOM_SCHEMA_VERSION, eventToJson } from '../oom/json.js';
-import type { OomFamily, OomFramework } from '../oom/types.js';
-import { arrayOf, boolean, integer, mapOf, nullable, number, object, oneOf, string, strings, unavailable, versioned, type DocumentEntry, type JsonSchema } from './schema.js';
+import { arrayOf, boolean, integer, mapOf, members, nullable, number, object, oneOf, string, strings, unavailable, versioned, type DocumentEntry, type JsonSchema } from './schema.js';
 
 export { OOM_SCHEMA_VERSION, eventToJson };
 export const EXPLAIN_KIND = 'gpumem.explain';
@@ -76,7 +76,7 @@ export const oomEventFields: Record<string, JsonSchema> = {
   otherProcesses: arrayOf(object({ pid: nullableInt, bytes })),
   requestMoreThan1EB: boolean,
   unavailable,
-  mps: nullable(object({ mpsAllocatedBytes: bytes, otherAllocationsBytes: bytes, pool: oneOf(['private', 'shared'], true) })),
+  mps: nullable(object({ mpsAllocatedBytes: bytes, otherAllocationsBytes: bytes, pool: oneOf(members<NonNullable<OomMps['pool']>>()(['private', 'shared']), true) })),
   tensor: nullable(object({ shape: arrayOf(integer), dtype: string, bytes })),
   kvCache: nullable(object({ maxModelLenTokens: nullableInt, cacheTokens: nullableInt, neededBytes: bytes, availableBytes: bytes, estimatedMaxModelLenTokens: nullableInt })),
   poolBytes: bytes,

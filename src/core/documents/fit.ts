@@ -1,7 +1,8 @@
 /** `gpumem fit --json -- CMD`: the largest batch that fits, from ≤3 measured runs (docs/fit.md). */
+import type { RunReason } from '../fit/planner.js';
 import { FIT_SCHEMA_VERSION, buildFitReport, type FitReport } from '../fit/report.js';
 import { accumulationPlanSchema } from './estimate.js';
-import { arrayOf, boolean, integer, nullable, number, object, oneOf, string, strings, versioned, type DocumentEntry } from './schema.js';
+import { arrayOf, boolean, integer, members, nullable, number, object, oneOf, string, strings, versioned, type DocumentEntry } from './schema.js';
 
 export { FIT_SCHEMA_VERSION, buildFitReport, type FitReport };
 export const FIT_KIND = 'gpumem.fit';
@@ -11,7 +12,7 @@ const nullableInt = nullable(integer);
 /** FitRun: one measured run of the search, with the GPUs' peaks in rank order. */
 const runSchema = object({
   batch: integer,
-  reason: oneOf(['probe', 'verify', 'refit', 'bisect']),
+  reason: oneOf(members<RunReason>()(['probe', 'verify', 'refit', 'bisect'])),
   ok: boolean,
   oom: boolean,
   peakBytes: nullableInt,

@@ -3,9 +3,10 @@
  * --json`, each stage of `gpumem pipeline --json`, and the report the history stores. Fields the types mark as
  * absent in older reports are optional; plugins other than the companion are any objects, keyed by name.
  */
+import type { EnvDecision, ProcessOutcome } from '../run/report.js';
 import { allocatorAtOomSchema, companionReportSchema, runFindingSchema } from './companion-report-schema.js';
 import { causeSchema, oomEventFields } from './explain.js';
-import { arrayOf, boolean, integer, mapOf, nullable, number, object, oneOf, string, strings, type JsonSchema } from './schema.js';
+import { arrayOf, boolean, integer, mapOf, members, nullable, number, object, oneOf, string, strings, type JsonSchema } from './schema.js';
 
 const nullableInt = nullable(integer);
 const nullableString = nullable(string);
@@ -26,7 +27,7 @@ const processOutcomeSchema = object({
   comm: nullableString,
   cmdline: nullable(strings),
   gpuBytes: nullableInt,
-  outcome: oneOf(['exited', 'terminated', 'killed', 'skipped', 'failed']),
+  outcome: oneOf(members<ProcessOutcome['outcome']>()(['exited', 'terminated', 'killed', 'skipped', 'failed'])),
   detail: string,
 });
 
@@ -97,7 +98,7 @@ export const runReportFields: Record<string, JsonSchema> = {
   durationMs: integer,
   gpus: nullable(arrayOf(gpuRefSchema)),
   gpuReason: nullableString,
-  env: arrayOf(object({ name: string, value: nullableString, previous: nullableString, action: oneOf(['set', 'merged', 'kept', 'unset']), reason: string })),
+  env: arrayOf(object({ name: string, value: nullableString, previous: nullableString, action: oneOf(members<EnvDecision['action']>()(['set', 'merged', 'kept', 'unset'])), reason: string })),
   preflight: arrayOf(object({
     ...gpuRef,
     totalBytes: nullableInt,

@@ -3,7 +3,8 @@
  * instances, a GPU process row with its host facts, a sample's source. Shared by every document that carries
  * them (status, diagnose, runs …). Objects stay open: a replayed recording keeps fields a newer gpumem wrote.
  */
-import { arrayOf, boolean, integer, mapOf, nullable, number, object, oneOf, string, strings, unavailable, type JsonSchema } from './schema.js';
+import type { Device, DeviceStatus, GpuProcessKind, ProcessState, SourceKind } from '../types.js';
+import { arrayOf, boolean, integer, mapOf, members, nullable, number, object, oneOf, string, strings, unavailable, type JsonSchema } from './schema.js';
 
 const nullableInt = nullable(integer);
 const nullableNumber = nullable(number);
@@ -29,7 +30,7 @@ export const deviceSchema = object({
   name: nullableString,
   pciBusId: nullableString,
   minorNumber: nullableInt,
-  status: oneOf(['ok', 'lost', 'no-permission', 'error']),
+  status: oneOf(members<DeviceStatus>()(['ok', 'lost', 'no-permission', 'error'])),
   memory: deviceMemorySchema,
   utilization: object({ gpuPct: nullableNumber, memoryPct: nullableNumber }),
   temperatureC: nullableNumber,
@@ -38,7 +39,7 @@ export const deviceSchema = object({
   clocks: object({ smMhz: nullableNumber, memoryMhz: nullableNumber }),
   totalEnergyMj: nullableNumber,
   computeMode: nullableString,
-  migMode: oneOf(['enabled', 'disabled'], true),
+  migMode: oneOf(members<NonNullable<Device['migMode']>>()(['enabled', 'disabled']), true),
   migInstances: arrayOf(migInstanceSchema),
   driverVersion: nullableString,
   cudaDriverVersion: nullableString,
@@ -46,7 +47,7 @@ export const deviceSchema = object({
 }, ['clocks', 'totalEnergyMj']);
 
 /** ProcessState: the state letter of /proc/PID/stat. */
-export const processStates = ['R', 'S', 'D', 'Z', 'T', 't', 'X', 'I', 'W', 'P', 'K'] as const;
+export const processStates = members<ProcessState>()(['R', 'S', 'D', 'Z', 'T', 't', 'X', 'I', 'W', 'P', 'K']);
 
 /** JobFacts: the Slurm job, Kubernetes pod or `gpumem run` a process belongs to. */
 export const jobFactsSchema = object({ slurmJobId: nullableString, podUid: nullableString, podName: nullableString, podNamespace: nullableString, runMark: nullableString });
@@ -85,7 +86,7 @@ export const gpuProcessSchema = object({
   gpuInstanceId: nullableInt,
   computeInstanceId: nullableInt,
   usedBytes: nullableInt,
-  kind: oneOf(['compute', 'graphics', 'compute+graphics']),
+  kind: oneOf(members<GpuProcessKind>()(['compute', 'graphics', 'compute+graphics'])),
   name: nullableString,
   smUtilPct: nullableNumber,
   host: nullable(hostFactsSchema),
@@ -93,7 +94,7 @@ export const gpuProcessSchema = object({
 });
 
 /** SampleSource: where a sample's numbers came from. */
-export const sampleSourceSchema = object({ kind: oneOf(['nvml', 'smi', 'replay']), detail: string, note: string }, ['note']);
+export const sampleSourceSchema = object({ kind: oneOf(members<SourceKind>()(['nvml', 'smi', 'replay'])), detail: string, note: string }, ['note']);
 
 /** The fields of a Sample, for documents that are one (status). */
 export const sampleProperties: Record<string, JsonSchema> = {

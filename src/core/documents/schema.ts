@@ -15,6 +15,14 @@ export const boolean = { type: 'boolean' } as const;
 export const anyObject = { type: 'object' } as const;
 export const strings = { type: 'array', items: string } as const;
 
+/**
+ * The members of the string-literal union T, listed: the compiler refuses a list that misses a member or names
+ * another, so an enumeration in a schema follows its type.
+ */
+export function members<T extends string>() {
+  return <const L extends readonly T[]>(list: L & ([T] extends [L[number]] ? unknown : never)): L => list;
+}
+
 /** One of the given strings (a TypeScript union of string literals); with null when `orNull`. */
 export function oneOf(values: readonly string[], orNull = false): JsonSchema {
   return { enum: orNull ? [...values, null] : [...values] };

@@ -2,8 +2,9 @@
  * `gpumem snapshot --json FILE` (with `simulation` per device under --simulate / --what-if) and
  * `gpumem snapshot diff --json A B` (docs/snapshot.md).
  */
+import type { RequestFit } from '../snapshot/summary.js';
 import { SNAPSHOT_SCHEMA_VERSION, buildReport, diffSnapshots, type SnapshotDiff, type SnapshotReport } from '../snapshot/report.js';
-import { anyObject, arrayOf, boolean, integer, mapOf, nullable, number, object, oneOf, string, strings, versioned, type DocumentEntry } from './schema.js';
+import { anyObject, arrayOf, boolean, integer, mapOf, members, nullable, number, object, oneOf, string, strings, versioned, type DocumentEntry } from './schema.js';
 
 export { SNAPSHOT_SCHEMA_VERSION, buildReport, diffSnapshots, type SnapshotDiff, type SnapshotReport };
 export const SNAPSHOT_KIND = 'gpumem.snapshot';
@@ -45,7 +46,7 @@ const summarySchema = object({
 const requestSchema = object({
   requestBytes: integer,
   roundedBytes: integer,
-  segmentType: oneOf(['small', 'large']),
+  segmentType: oneOf(members<RequestFit['segmentType']>()(['small', 'large'])),
   fits: boolean,
   freeBytes: integer,
   largestFreeBytes: integer,
@@ -101,7 +102,7 @@ export const snapshotDeviceSchema = object(
 );
 
 export const snapshotSchema = versioned(SNAPSHOT_SCHEMA_VERSION, SNAPSHOT_KIND, {
-  generation: oneOf(['history', 'frames', 'segments-list']),
+  generation: oneOf(members<SnapshotReport['generation']>()(['history', 'frames', 'segments-list'])),
   devices: arrayOf(snapshotDeviceSchema),
   // The allocator's settings as the file holds them: names to values of any kind.
   allocatorSettings: nullable(anyObject),

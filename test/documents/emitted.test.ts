@@ -18,7 +18,7 @@ import { documentProblems } from '../helpers/document-schemas.js';
 import { NESTED_BREAKS, broken, expectedAt } from './nested-breaks.js';
 import { SNAPSHOT_FIXTURES } from '../setup/snapshot-fixtures.js';
 import { GiB, PROCS, tempDir } from '../supervise/helpers/claims.js';
-import { PY, companionSetup } from '../supervise/helpers/companion-e2e.js';
+import { PY, companionSetup, dataLoaderLoop } from '../supervise/helpers/companion-e2e.js';
 import { startPump, type Pump } from '../supervise/helpers/pump.js';
 import { startHarness, type Harness } from '../server/harness.js';
 
@@ -158,6 +158,15 @@ describe('the --json documents of the built CLI', () => {
     const attempt = (doc.attempts as Array<{ ooms: Array<{ allocator?: unknown }>; plugins: { companion?: { gpus: unknown[] } } }>)[0];
     expect(attempt?.ooms[0]?.allocator).toBeDefined();
     expect(attempt?.plugins.companion?.gpus.length).toBe(1);
+  });
+
+  it('run of a training loop under the fake torch as rank 0: step timing, the rank and the findings they give', async () => {
+    const t = companionSetup(cleanups);
+    const env = { ...t.env, RANK: '0', LOCAL_RANK: '0', WORLD_SIZE: '1' };
+    const doc = await expectJson('gpumem.run', ['run', '--no-history', '--json', '--source', 'nvml', '--interval-ms', '50', '--batch', '128', '--', 'python3', '-c', dataLoaderLoop(5, 5, 96)], env);
+    const companion = (doc.attempts as Array<{ plugins: { companion?: { processes: Array<{ steps?: unknown }>; ranks?: unknown[] } } }>)[0]?.plugins.companion;
+    expect(companion?.processes[0]?.steps).toEqual(expect.objectContaining({ steps: 20 }));
+    expect(companion?.ranks?.length).toBe(1);
   });
 
   it('fit', async () => {

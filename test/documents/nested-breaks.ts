@@ -121,6 +121,13 @@ export const NESTED_BREAKS: Record<string, Break[]> = {
     b('attempts.0.plugins.companion.snapshots', [null]),
     b('attempts.0.plugins.companion.snapshotAnswers.0.devices.0.whatIf.oomAvoided', 'yes'),
     b('attempts.0.plugins.companion.unprintedOoms', [{ pid: 1 }]),
+    // Step timing and the rank (the training loop run as rank 0).
+    b('attempts.0.plugins.companion.processes.0.steps.meanStepMs', 'fast'),
+    b('attempts.0.plugins.companion.processes.0.steps.loader', { numWorkers: '0' }),
+    b('attempts.0.plugins.companion.ranks.0.rankSource', 'slurm'),
+    b('attempts.0.plugins.companion.ranks.0.gpus', [{ gpuIndex: 0 }]),
+    b('attempts.0.findings.0.id', 'slow-loader'),
+    b('attempts.0.findings.0.details', { share: '40%' }),
   ],
   // The pipeline's stages run `true`: no GPU memory, so no peaks to break.
   'gpumem.pipeline': runReportBreaks('stages.0.run').filter((brk) => !brk.path.includes('peaks')),

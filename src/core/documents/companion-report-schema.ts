@@ -1,16 +1,16 @@
 /**
  * The schema of what the PyTorch companion adds to a supervised attempt (`plugins.companion` of a run report,
  * core/companion/report.ts): per process its allocator figures, OOM captures and step timing, the memory split,
- * the per-GPU summary, and what was not kept. The rank summaries and a forecast's growth and spikes are pinned
- * as objects only.
+ * the per-GPU summary, the ranks of a distributed job, and what was not kept.
  */
 import type { OomMessage } from '../companion/messages.js';
+import type { RankSummary } from '../companion/ranks.js';
 import type { AllocatorAtOom } from '../companion/oom-event.js';
 import type { StepSummary } from '../companion/steps.js';
 import type { MemoryForecast } from '../forecast/forecast.js';
 import type { RunFinding } from '../run/utilization.js';
 import { memorySplitSchema } from './diagnose.js';
-import { anyObject, arrayOf, boolean, integer, mapOf, members, nullable, number, object, oneOf, string, strings, type JsonSchema } from './schema.js';
+import { arrayOf, boolean, integer, mapOf, members, nullable, number, object, oneOf, string, strings, type JsonSchema } from './schema.js';
 
 const nullableInt = nullable(integer);
 const nullableNumber = nullable(number);
@@ -65,7 +65,28 @@ const oomMessageSchema = object({
   snapshotError: nullableString,
 });
 
-/** StepSummary: a process's step timing; the copy, sync and compute summaries are pinned as objects. */
+/** CopySummary, SyncSummary, ComputeSummary: host-to-device copies, synchronising calls and GPU time per step. */
+const copiesSchema = object({
+  countPerStep: number,
+  bytesPerStep: number,
+  msPerStep: number,
+  blockingBytesPerStep: number,
+  blockingMsPerStep: number,
+  blockingShare: nullableNumber,
+  pageableBytesPerStep: number,
+});
+const syncsSchema = object({ stepShare: number, callsPerStep: number, msPerStep: number, byKind: mapOf(number) });
+const computeSchema = object({
+  forwardMs: nullableNumber,
+  backwardMs: nullableNumber,
+  optimizerMs: nullableNumber,
+  forwardCount: integer,
+  backwardCount: integer,
+  optimizerCount: integer,
+  everySteps: integer,
+});
+
+/** StepSummary: a process's step timing. */
 const stepSummarySchema = object({
   steps: integer,
   meanStepMs: nullableNumber,
@@ -80,10 +101,39 @@ const stepSummarySchema = object({
   boundary: oneOf(members<NonNullable<StepSummary['boundary']>>()(['dataloader', 'optimizer']), true),
   loader: nullable(object({ numWorkers: nullableInt, pinMemory: nullable(boolean), persistentWorkers: nullable(boolean), prefetchFactor: nullableInt })),
   cpuCount: nullableInt,
-  copies: nullable(anyObject),
-  syncs: nullable(anyObject),
-  compute: nullable(anyObject),
+  copies: nullable(copiesSchema),
+  syncs: nullable(syncsSchema),
+  compute: nullable(computeSchema),
 }, ['tokensPerSec', 'boundary', 'loader', 'cpuCount', 'copies', 'syncs', 'compute']);
+
+/** MemoryGrowth: memory left behind growing step by step, with what grows when snapshots say. */
+const growthSchema = object({
+  bytesPerStep: number,
+  sinceStep: integer,
+  grownBytes: integer,
+  r2: number,
+  sites: nullable(object({
+    fromStep: integer,
+    toStep: integer,
+    leftGrewBytes: integer,
+    sites: arrayOf(object({ site: string, bytes: integer, blocks: integer })),
+  })),
+  oomAtStep: nullableInt,
+  stepsLeft: nullableInt,
+}, ['sites']);
+
+/** PeriodicSpikes: spikes that recur every few steps, and the first one that will not fit. */
+const spikesSchema = object({
+  everySteps: integer,
+  seen: integer,
+  lastStep: integer,
+  nextStep: integer,
+  peakBytes: integer,
+  nextPeakBytes: integer,
+  headroomBytes: nullableInt,
+  failsAtStep: nullableInt,
+  failsAtPeakBytes: nullableInt,
+});
 
 /** MemoryForecast: the OOM forecast of one CUDA device at the attempt's end. */
 const forecastSchema = object({
@@ -95,9 +145,30 @@ const forecastSchema = object({
   maxPeakAllocatedBytes: integer,
   maxPeakReservedBytes: integer,
   limitBytes: nullableInt,
-  growth: nullable(anyObject),
-  spikes: nullable(anyObject),
+  growth: nullable(growthSchema),
+  spikes: nullable(spikesSchema),
   warnings: arrayOf(oneOf(members<MemoryForecast['warnings'][number]>()(['growth', 'spike']))),
+});
+
+/** RankSummary: one rank of a distributed job. */
+const rankSchema = object({
+  pid: integer,
+  rank: nullableInt,
+  localRank: nullableInt,
+  worldSize: nullableInt,
+  backend: nullableString,
+  rankSource: oneOf(members<RankSummary['rankSource']>()(['env', 'torch.distributed'])),
+  gpus: arrayOf(object({ gpuUuid: string, gpuIndex: nullableInt })),
+  peakAllocatedBytes: nullableInt,
+  peakReservedBytes: nullableInt,
+  peakProcessBytes: nullableInt,
+  peakNonPytorchBytes: nullableInt,
+  steps: nullableInt,
+  meanStepMs: nullableNumber,
+  meanDataWaitMs: nullableNumber,
+  firstOomTimeMs: nullableNumber,
+  oomDevice: nullableInt,
+  ended: boolean,
 });
 
 /** PytorchGpuSummary: per GPU, the split at the tree's peak with the allocator's peaks, retries and OOMs. */
@@ -141,7 +212,7 @@ export const companionReportSchema: JsonSchema = object({
     steps: nullable(stepSummarySchema),
     forecast: arrayOf(forecastSchema),
   }, ['noCuda', 'steps', 'forecast'])),
-  ranks: arrayOf(anyObject),
+  ranks: arrayOf(rankSchema),
   findings: arrayOf(runFindingSchema),
   lastSplit: nullable(object({ processes: arrayOf(memorySplitSchema), gpus: arrayOf(gpuSplitSchema) })),
   gpus: arrayOf(gpuSummarySchema),

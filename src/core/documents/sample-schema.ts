@@ -54,8 +54,8 @@ export const jobFactsSchema = object({ slurmJobId: nullableString, podUid: nulla
 
 /**
  * HostFacts: what /proc says about a pid. `cudaEnv` is a map of variable names to values (the CUDA and rank
- * variables gpumem reads; a recording may carry others). The fields after `state` up to `rssBytes` are absent
- * where a source does not read them.
+ * variables gpumem reads; a recording may carry others). `cpuTicks`, `cpuTicksAtMs`, `cpuPct`, `rssBytes` and
+ * `job` are absent where a source does not read them (live views only, or recordings made before gpumem did).
  */
 export const hostFactsSchema = object({
   visible: boolean,

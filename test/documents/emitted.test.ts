@@ -2,8 +2,9 @@
  * Every JSON document gpumem emits validates against its schema in the registry (src/server/documents/): the
  * built CLI (dist/cli/bin.js) run for each `--json` command against the fake NVML driver and real processes,
  * and a real server asked every route of its table. Each document is also broken two ways (its version changed,
- * a required field removed) and must then be rejected, so no check passes by accepting anything. The last
- * test says which kinds no test here emits, and why.
+ * a required field removed) and must then be rejected, so no check passes by accepting anything; where a
+ * schema describes nested objects, the breaks of nested-breaks.ts deep inside it must be rejected too. The
+ * last tests say which kinds no test here emits, and why, and that every nested break met a document.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -14,13 +15,21 @@ import { DOCUMENTS, documentEntry } from '../../src/server/documents/index.js';
 import { ROUTES } from '../../src/server/routes/table.js';
 import { BIN } from '../helpers/cli.js';
 import { documentProblems } from '../helpers/document-schemas.js';
+import { NESTED_BREAKS, broken, expectedAt } from './nested-breaks.js';
 import { SNAPSHOT_FIXTURES } from '../setup/snapshot-fixtures.js';
 import { GiB, PROCS, tempDir } from '../supervise/helpers/claims.js';
+import { PY, companionSetup, dataLoaderLoop } from '../supervise/helpers/companion-e2e.js';
 import { startPump, type Pump } from '../supervise/helpers/pump.js';
 import { startHarness, type Harness } from '../server/harness.js';
 
 const OOM_LOG = fileURLToPath(new URL('../fixtures/oom/train-sample.txt', import.meta.url));
 const FIT_TRAIN = fileURLToPath(new URL('../fixtures/fit/fake-train.mjs', import.meta.url));
+/** A small Llama config.json: the estimate's config mode. */
+const LLAMA_CONFIG = fileURLToPath(new URL('../fixtures/estimate/trace/tiny_llama/config.json', import.meta.url));
+/** A training script for the fake torch that allocates, is shown by the fake driver, and OOMs. */
+const SUPERVISED_TRAIN = join(PY, 'scripts', 'supervised_train.py');
+/** The bundled example recording: processes with host facts, and findings for the diagnosis to report. */
+const EXAMPLE_RECORDING = fileURLToPath(new URL('../../examples/doctor-example.ndjson', import.meta.url));
 /** A real snapshot with its allocator trace, so a what-if replay has something to replay. */
 const REAL_SNAPSHOT = fileURLToPath(new URL('../fixtures/snapshot/real/constructor_memory_snapshot.pickle', import.meta.url));
 
@@ -32,6 +41,20 @@ const NOT_EMITTED_HERE: Record<string, string> = {
 };
 
 const checked = new Set<string>();
+/** The nested breaks ("kind path") some emitted document had a value at, and so was checked with. */
+const brokenDeep = new Set<string>();
+
+/** Asserts each nested break of `kind` that `doc` has a value for is rejected at its path. */
+function expectNestedBreaksRejected(kind: string, doc: unknown, where: string): void {
+  for (const brk of NESTED_BREAKS[kind] ?? []) {
+    const copy = broken(doc, brk);
+    if (copy === null) continue;
+    const at = expectedAt(brk);
+    const problems = documentProblems(kind, copy);
+    expect(problems.some((p) => p.startsWith(`${at} `) || p.startsWith(`${at}/`)), `${where}: ${brk.path.join('.')} broken, problems: ${problems.join('; ')}`).toBe(true);
+    brokenDeep.add(`${kind} ${brk.path.join('.')}`);
+  }
+}
 
 /** Asserts `doc` is a valid `kind` document and that two broken copies of it are not. */
 function expectDocument(kind: string, doc: unknown, where: string): void {
@@ -43,6 +66,7 @@ function expectDocument(kind: string, doc: unknown, where: string): void {
   const field = (entry.schema.required as string[]).find((name) => name !== versionField && name !== 'kind') as string;
   const { [field]: _dropped, ...without } = object;
   expect(documentProblems(kind, without), `${where} without ${field}`).toContain(`/ must have required property '${field}'`);
+  expectNestedBreaksRejected(kind, doc, where);
   checked.add(kind);
 }
 
@@ -83,7 +107,13 @@ describe('the --json documents of the built CLI', () => {
     await expectJson('gpumem.status', ['status', '--json'], pump.env);
     expect((await expectJson('gpumem.diagnose', ['doctor', '--json'], pump.env, [0, 1])).command).toBe('doctor');
     expect((await expectJson('gpumem.diagnose', ['diagnose', '--json'], pump.env, [0, 1])).command).toBe('diagnose');
+    const replayed = await expectJson('gpumem.diagnose', ['diagnose', '--replay', EXAMPLE_RECORDING, '--json'], {}, [0, 1]);
+    expect((replayed.findings as unknown[]).length).toBeGreaterThan(0);
+    await expectJson('gpumem.status', ['status', '--replay', EXAMPLE_RECORDING, '--json'], {});
     await expectJson('gpumem.estimate', ['estimate', '--params', '1B', '--gpu', '4090', '--json'], {});
+    // From a config, with every optional part: a budget, accumulation, stages and progressive unfreezing.
+    const config = await expectJson('gpumem.estimate', ['estimate', LLAMA_CONFIG, '--gpu', '4090', '--effective-batch', '64', '--stages', 'a:freeze=model.embed_tokens b:full', '--unfreeze', 'model.layers.0+model.layers.1,lm_head', '--json'], {}, [0, 1]);
+    expect((config.stages as unknown[]).length).toBe(2);
     await expectJson('gpumem.python-path', ['python-path', '--json'], {});
   });
 
@@ -122,6 +152,23 @@ describe('the --json documents of the built CLI', () => {
     await expectJson('gpumem.run-detail', ['runs', 'show', String(run.runId), '--db', db, '--json'], {});
   });
 
+  it('run with the PyTorch companion (fake torch): an OOM joined to its allocator capture, and a snapshot replayed', async () => {
+    const t = companionSetup(cleanups);
+    const doc = await expectJson('gpumem.run', ['run', '--gpus', '0', '--json', '--source', 'nvml', '--interval-ms', '20', '--companion-rate', '50', '--snapshot-on-oom', '--', 'python3', SUPERVISED_TRAIN, 'oom', '0.4'], t.env, [1]);
+    const attempt = (doc.attempts as Array<{ ooms: Array<{ allocator?: unknown }>; plugins: { companion?: { gpus: unknown[] } } }>)[0];
+    expect(attempt?.ooms[0]?.allocator).toBeDefined();
+    expect(attempt?.plugins.companion?.gpus.length).toBe(1);
+  });
+
+  it('run of a training loop under the fake torch as rank 0: step timing, the rank and the findings they give', async () => {
+    const t = companionSetup(cleanups);
+    const env = { ...t.env, RANK: '0', LOCAL_RANK: '0', WORLD_SIZE: '1' };
+    const doc = await expectJson('gpumem.run', ['run', '--no-history', '--json', '--source', 'nvml', '--interval-ms', '50', '--batch', '128', '--', 'python3', '-c', dataLoaderLoop(5, 5, 96)], env);
+    const companion = (doc.attempts as Array<{ plugins: { companion?: { processes: Array<{ steps?: unknown }>; ranks?: unknown[] } } }>)[0]?.plugins.companion;
+    expect(companion?.processes[0]?.steps).toEqual(expect.objectContaining({ steps: 20 }));
+    expect(companion?.ranks?.length).toBe(1);
+  });
+
   it('fit', async () => {
     const doc = await expectJson('gpumem.fit', ['fit', '--gpus', '1', '--source', 'nvml', '--interval-ms', '15', '--steps', '3', '--json', '--', process.execPath, FIT_TRAIN, '--batch', '{batch}', '--steps', '{steps}', '--gpu', '1', '--fixed', String(2 * GiB), '--per', String(GiB)], pump.env);
     expect(doc.batch).toEqual(expect.any(Number));
@@ -137,6 +184,9 @@ describe('the --json documents of the built CLI', () => {
     }
     expect((doc.rows as Array<{ pid: number }>).map((r) => r.pid)).toContain(holder.pid);
     expectDocument('gpumem.kill', doc, 'kill --dry-run');
+    // The same process in the status document, with the host facts a live read gives (its job among them).
+    const status = await expectJson('gpumem.status', ['status', '--json'], pump.env);
+    expect((status.processes as Array<{ pid: number }>).map((p) => p.pid)).toContain(holder.pid);
     holder.kill('SIGKILL');
   });
 
@@ -192,5 +242,10 @@ describe('coverage', () => {
     const missing = DOCUMENTS.map((d) => d.kind).filter((k) => !checked.has(k) && !(k in NOT_EMITTED_HERE));
     expect(missing).toEqual([]);
     expect(Object.keys(NOT_EMITTED_HERE).filter((k) => checked.has(k))).toEqual([]);
+  });
+
+  it('every nested break met an emitted document that has a value at its path', () => {
+    const unmet = Object.entries(NESTED_BREAKS).flatMap(([kind, breaks]) => breaks.map((brk) => `${kind} ${brk.path.join('.')}`)).filter((k) => !brokenDeep.has(k));
+    expect(unmet).toEqual([]);
   });
 });

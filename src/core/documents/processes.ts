@@ -1,8 +1,8 @@
 /** The server's /api/v1/processes: the GPU processes of the newest sample, as in gpumem.status (docs/serve.md). */
 import type { Sample } from '../types.js';
 import { SERVE_SCHEMA_VERSION } from './server.js';
+import { gpuProcessSchema } from './sample-schema.js';
 import { arrayOf, integer, versioned, type DocumentEntry } from './schema.js';
-import { statusSchema } from './status.js';
 
 export const PROCESSES_KIND = 'gpumem.processes';
 
@@ -18,9 +18,7 @@ export function processesDocument(sample: Sample): ProcessesDoc {
   return { schemaVersion: SERVE_SCHEMA_VERSION, kind: PROCESSES_KIND, timeMs: sample.timeMs, processes: sample.processes };
 }
 
-const statusProperties = statusSchema.properties as { processes: ReturnType<typeof arrayOf> };
-
-export const processesSchema = versioned(SERVE_SCHEMA_VERSION, PROCESSES_KIND, { timeMs: integer, processes: statusProperties.processes });
+export const processesSchema = versioned(SERVE_SCHEMA_VERSION, PROCESSES_KIND, { timeMs: integer, processes: arrayOf(gpuProcessSchema) });
 
 export const processesEntry: DocumentEntry = {
   kind: PROCESSES_KIND, kindInDocument: PROCESSES_KIND, version: SERVE_SCHEMA_VERSION,

@@ -4,29 +4,33 @@
  */
 import { RUN_SCHEMA_VERSION, type RunReport } from '../run/report.js';
 import { runReportJson } from '../run/json.js';
-import { anyObject, arrayOf, integer, nullable, object, string, strings, versioned, type DocumentEntry } from './schema.js';
+import { accumulationPlanSchema } from './estimate.js';
+import { runReportFields } from './run-schema.js';
+import { arrayOf, boolean, integer, nullable, object, oneOf, string, strings, versioned, type DocumentEntry } from './schema.js';
 
 export { RUN_SCHEMA_VERSION, runReportJson, type RunReport };
 export const RUN_KIND = 'gpumem.run';
 
 export const runReportSchema = versioned(RUN_SCHEMA_VERSION, null, {
-  argv: strings,
-  cwd: string,
-  startedAtMs: integer,
-  durationMs: integer,
-  gpus: nullable(arrayOf()),
-  gpuReason: nullable(string),
-  env: arrayOf(object({ name: string })),
-  preflight: arrayOf(),
-  attempts: arrayOf(object({ attempt: integer, ooms: arrayOf(), peaks: arrayOf(), timeline: arrayOf() })),
-  retries: integer,
-  retryNote: nullable(string),
-  exit: object({ code: nullable(integer), signal: nullable(string) }),
-  peaks: arrayOf(object({ index: integer, peakBytes: integer })),
-  startError: nullable(string),
+  ...runReportFields,
   runId: nullable(integer),
   runFolder: nullable(string),
-  autoBatch: anyObject,
+  // AutoBatch without its GPU UUIDs: what --batch auto chose and why.
+  autoBatch: object({
+    method: oneOf(['trace', 'measured']),
+    batch: integer,
+    accum: integer,
+    maxBatch: integer,
+    exact: boolean,
+    gpus: arrayOf(integer),
+    freeBytes: integer,
+    budgetBytes: integer,
+    predictedBytes: nullable(integer),
+    effectiveBatch: nullable(integer),
+    accumulation: nullable(accumulationPlanSchema),
+    reasons: strings,
+    measuredPeakBytes: nullable(integer),
+  }),
 }, ['runId', 'runFolder', 'autoBatch']);
 
 export const runEntry: DocumentEntry = {

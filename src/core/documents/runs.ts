@@ -29,7 +29,7 @@ export const runRowSchema: JsonSchema = {
     stage: nullable(string),
     argv: strings,
     cwd: string,
-    gpus: nullable(arrayOf()),
+    gpus: nullable(arrayOf(object({ index: integer, uuid: string }, ['uuid']))),
     startedAtMs: integer,
     durationMs: nullableInt,
     status: string,

@@ -1,8 +1,10 @@
 /**
  * The small vocabulary the document schemas are written in (JSON Schema 2020-12 as plain objects), and the
  * shape of one registry entry. Schemas pin what a reader relies on: `schemaVersion`, `kind`, every top-level
- * field with its type and where `null` is allowed. They stay open to added fields (`additionalProperties` is
- * not false), because adding a field keeps a document's version (docs/output-files.md).
+ * field with its type and where `null` is allowed, and for the documents people parse most (status, diagnose,
+ * explain, estimate, fit, runs, snapshot) every nested object too, written from the TypeScript types. They stay
+ * open to added fields (`additionalProperties` is not false): adding a field keeps a document's version
+ * (docs/output-files.md), and a replayed recording's objects may carry fields a newer gpumem wrote.
  */
 export type JsonSchema = { readonly [keyword: string]: unknown };
 
@@ -12,6 +14,27 @@ export const string = { type: 'string' } as const;
 export const boolean = { type: 'boolean' } as const;
 export const anyObject = { type: 'object' } as const;
 export const strings = { type: 'array', items: string } as const;
+
+/**
+ * The members of the string-literal union T, listed: the compiler refuses a list that misses a member or names
+ * another, so an enumeration in a schema follows its type.
+ */
+export function members<T extends string>() {
+  return <const L extends readonly T[]>(list: L & ([T] extends [L[number]] ? unknown : never)): L => list;
+}
+
+/** One of the given strings (a TypeScript union of string literals); with null when `orNull`. */
+export function oneOf(values: readonly string[], orNull = false): JsonSchema {
+  return { enum: orNull ? [...values, null] : [...values] };
+}
+
+/** An object keyed by names (a GPU index, a field name) whose values all are `values`. */
+export function mapOf(values: JsonSchema): JsonSchema {
+  return { type: 'object', additionalProperties: values };
+}
+
+/** Field name → why it is null (core/types.ts `Unavailable`): any names, each a reason in words. */
+export const unavailable = mapOf(string);
 
 /** `schema` or null; a plain type becomes a type list so the schema stays readable in the OpenAPI file. */
 export function nullable(schema: JsonSchema): JsonSchema {
@@ -28,6 +51,25 @@ export function arrayOf(items: JsonSchema = anyObject): JsonSchema {
 /** An object whose listed properties are all required unless named in `optional`. */
 export function object(properties: Record<string, JsonSchema>, optional: readonly string[] = []): JsonSchema {
   return { type: 'object', required: Object.keys(properties).filter((k) => !optional.includes(k)), properties };
+}
+
+/**
+ * `schema` with no field required at any depth: for a document read back from storage (the history's run
+ * reports), where a reader tolerates what is missing but each field that is there must have its type.
+ */
+export function presentFieldsOnly(schema: JsonSchema): JsonSchema {
+  const walk = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(walk);
+    if (value === null || typeof value !== 'object') return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) {
+      if (key === 'required' && Array.isArray(v)) continue;
+      // Under `properties` the keys are field names (one may be called "required"); only their schemas change.
+      out[key] = key === 'properties' ? Object.fromEntries(Object.entries(v as object).map(([name, s]) => [name, walk(s)])) : walk(v);
+    }
+    return out;
+  };
+  return walk(schema) as JsonSchema;
 }
 
 /** A versioned document: `schemaVersion` (and `kind` where the document carries one) fixed, then its fields. */

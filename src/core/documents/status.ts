@@ -1,6 +1,7 @@
 /** `gpumem status --json` and the server's /api/v1/status: one sample (docs/status.md). */
 import type { Sample } from '../types.js';
-import { anyObject, arrayOf, integer, string, versioned, type DocumentEntry } from './schema.js';
+import { sampleProperties } from './sample-schema.js';
+import { versioned, type DocumentEntry } from './schema.js';
 
 export const STATUS_SCHEMA_VERSION = 1;
 export const STATUS_KIND = 'gpumem.status';
@@ -12,15 +13,7 @@ export function statusJson(sample: Sample): StatusDoc {
   return { schemaVersion: STATUS_SCHEMA_VERSION, kind: STATUS_KIND, ...sample };
 }
 
-const sourceSchema = { type: 'object', required: ['kind'], properties: { kind: string, detail: string } } as const;
-
-export const statusSchema = versioned(STATUS_SCHEMA_VERSION, STATUS_KIND, {
-  timeMs: integer,
-  source: sourceSchema,
-  devices: arrayOf({ type: 'object', required: ['index', 'uuid', 'name', 'memory'], properties: { index: integer, uuid: string, name: string, memory: anyObject } }),
-  processes: arrayOf({ type: 'object', required: ['pid', 'gpuUuid', 'usedBytes'], properties: { pid: integer, gpuUuid: string, usedBytes: { type: ['integer', 'null'] } } }),
-  unavailable: { type: 'object', additionalProperties: string },
-});
+export const statusSchema = versioned(STATUS_SCHEMA_VERSION, STATUS_KIND, sampleProperties);
 
 export const statusEntry: DocumentEntry = {
   kind: STATUS_KIND, kindInDocument: STATUS_KIND, version: STATUS_SCHEMA_VERSION,

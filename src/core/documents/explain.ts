@@ -93,11 +93,7 @@ export const oomEventSchema: JsonSchema = object({ ...oomEventFields, causes: ar
 export const explainSchema = versioned(OOM_SCHEMA_VERSION, null, { inputs: strings, snapshots: strings, events: arrayOf(oomEventSchema) });
 export const explainEventSchema = versioned(OOM_SCHEMA_VERSION, null, { event: oomEventSchema });
 
-export const explainEntry: DocumentEntry = {
-  kind: EXPLAIN_KIND, kindInDocument: null, version: OOM_SCHEMA_VERSION,
-  emittedBy: 'explain --json', doc: 'docs/explain.md', module: 'src/core/documents/explain.ts', schema: explainSchema,
-};
-export const explainEventEntry: DocumentEntry = {
-  kind: EXPLAIN_EVENT_KIND, kindInDocument: null, version: OOM_SCHEMA_VERSION,
-  emittedBy: 'explain --follow --json (one per line)', doc: 'docs/explain.md', module: 'src/core/documents/explain.ts', schema: explainEventSchema,
-};
+/** Where both documents of this module are described and built. */
+const HOME = { doc: 'docs/explain.md', module: 'src/core/documents/explain.ts' } as const;
+export const explainEntry: DocumentEntry = { kind: EXPLAIN_KIND, kindInDocument: null, version: OOM_SCHEMA_VERSION, emittedBy: 'explain --json', ...HOME, schema: explainSchema };
+export const explainEventEntry: DocumentEntry = { kind: EXPLAIN_EVENT_KIND, kindInDocument: null, version: OOM_SCHEMA_VERSION, emittedBy: 'explain --follow --json (one per line)', ...HOME, schema: explainEventSchema };

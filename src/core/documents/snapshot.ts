@@ -118,11 +118,7 @@ export const snapshotDiffSchema = versioned(SNAPSHOT_SCHEMA_VERSION, SNAPSHOT_DI
   sites: arrayOf(object({ site: string, bytesBefore: integer, bytesAfter: integer, deltaBytes: integer, countBefore: integer, countAfter: integer })),
 });
 
-export const snapshotEntry: DocumentEntry = {
-  kind: SNAPSHOT_KIND, kindInDocument: SNAPSHOT_KIND, version: SNAPSHOT_SCHEMA_VERSION,
-  emittedBy: 'snapshot --json FILE', doc: 'docs/snapshot.md', module: 'src/core/documents/snapshot.ts', schema: snapshotSchema,
-};
-export const snapshotDiffEntry: DocumentEntry = {
-  kind: SNAPSHOT_DIFF_KIND, kindInDocument: SNAPSHOT_DIFF_KIND, version: SNAPSHOT_SCHEMA_VERSION,
-  emittedBy: 'snapshot diff --json A B', doc: 'docs/snapshot.md', module: 'src/core/documents/snapshot.ts', schema: snapshotDiffSchema,
-};
+/** Where both documents of this module are described and built. */
+const HOME = { doc: 'docs/snapshot.md', module: 'src/core/documents/snapshot.ts' } as const;
+export const snapshotEntry: DocumentEntry = { kind: SNAPSHOT_KIND, kindInDocument: SNAPSHOT_KIND, version: SNAPSHOT_SCHEMA_VERSION, emittedBy: 'snapshot --json FILE', ...HOME, schema: snapshotSchema };
+export const snapshotDiffEntry: DocumentEntry = { kind: SNAPSHOT_DIFF_KIND, kindInDocument: SNAPSHOT_DIFF_KIND, version: SNAPSHOT_SCHEMA_VERSION, emittedBy: 'snapshot diff --json A B', ...HOME, schema: snapshotDiffSchema };

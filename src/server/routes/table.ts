@@ -42,190 +42,74 @@ const SNAPSHOT_QUERY = [
   { name: 'view', in: 'query', required: false, description: "page: the analysis as the page shows it, in text rows (gpumem.page-snapshot); otherwise gpumem snapshot --json's document", schema: { type: 'string', enum: ['page'] } },
 ];
 
+/** A route whose 200 answer is `ok`; each status in `errors` answers the error document, or the answer given with it. */
+function route(
+  method: Route['method'], path: string, summary: string, ok: RouteResponse,
+  errors: ReadonlyArray<number | readonly [number, RouteResponse]>, more: Pick<Route, 'parameters' | 'requestBody' | 'security'> = {},
+): Route {
+  const responses: Record<string, RouteResponse> = { 200: ok };
+  for (const e of errors) {
+    if (typeof e === 'number') responses[e] = ERROR;
+    else responses[e[0]] = e[1];
+  }
+  return { method, path, summary, ...more, responses };
+}
+const doc = (description: string, body: NonNullable<RouteResponse['body']>): RouteResponse => ({ description, body });
+const error = (description: string): RouteResponse => ({ description, body: 'error' });
+/** The answer of a run's route whose run or stored record may be missing. */
+const RUN_ERRORS = [404, [422, UNREADABLE]] as const;
+const SNAPSHOT_ANSWER = doc('the gpumem snapshot --json document (docs/snapshot.md), each device with `simulation` when whatIf or simulate was given, plus `source: { name, sizeBytes }`; with view=page, text rows for the page (gpumem.page-snapshot)', ['gpumem.snapshot', 'gpumem.page-snapshot']);
+
 export const ROUTES: readonly Route[] = [
-  {
-    method: 'GET', path: '/api/v1/status',
-    summary: 'The newest sample as `gpumem status --json` (docs/status.md)',
-    responses: {
-      200: { description: 'status document', body: 'gpumem.status' },
-      503: ERROR,
-    },
-  },
-  {
-    method: 'GET', path: '/api/v1/processes',
-    summary: 'GPU processes of the newest sample',
-    responses: {
-      200: { description: 'processes document', body: 'gpumem.processes' },
-      503: ERROR,
-    },
-  },
-  {
-    method: 'GET', path: '/api/v1/diagnosis',
-    summary: '`gpumem diagnose --json` over the newest samples (docs/diagnose.md)',
-    responses: {
-      200: { description: 'diagnose document', body: 'gpumem.diagnose' },
-      503: ERROR,
-    },
-  },
-  {
-    method: 'GET', path: '/api/v1/findings',
-    summary: 'Findings of the latest diagnosis',
-    responses: {
-      200: { description: 'findings document', body: 'gpumem.findings' },
-      503: ERROR,
-    },
-  },
-  {
-    method: 'GET', path: '/api/v1/live',
-    summary: "The newest samples' per-GPU numbers (the page's charts)",
-    parameters: [{ name: 'last', in: 'query', schema: { type: 'integer', minimum: 0, default: 300 } }],
-    responses: {
-      200: { description: 'live series', body: 'gpumem.live' },
-      400: ERROR,
-    },
-  },
-  {
-    method: 'GET', path: '/api/v1/runs',
-    summary: '`gpumem runs --json`',
-    parameters: [{ name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 20 } }],
-    responses: {
-      200: { description: 'runs document', body: 'gpumem.runs' },
-      400: ERROR,
-    },
-  },
-  {
-    method: 'GET', path: '/api/v1/runs/{id}',
-    summary: '`gpumem runs show ID --json`',
-    parameters: [ID],
-    responses: {
-      200: { description: 'run and its stored report', body: 'gpumem.run-detail' },
-      404: ERROR,
-      422: UNREADABLE,
-    },
-  },
-  {
-    method: 'GET', path: '/api/v1/runs/{id}/samples',
-    summary: "A run's memory timeline, peaks, OOMs, PyTorch summary and PyTorch split over time (pytorchTimeline: [{ tMs, allocatedBytes: {uuid: bytes}, reservedBytes: {uuid: bytes} }], empty for runs recorded before it was kept) per attempt",
-    parameters: [ID],
-    responses: {
-      200: { description: 'run samples', body: 'gpumem.run-samples' },
-      404: ERROR,
-      422: UNREADABLE,
-    },
-  },
-  {
-    method: 'GET', path: '/api/v1/events',
-    summary: "Server-sent events: `event: sample` with `{ live, view }` per new sample. A stream's first message also has `server` ({ hostname, readonly }) and `history` (the chart points, as /api/v1/live); later messages leave out `view.processes` and `view.findings` while they are unchanged",
-    responses: {
-      200: { description: 'event stream', text: ['text/event-stream'] },
-      503: ERROR,
-    },
-  },
-  {
-    method: 'GET', path: '/api/v1/server',
-    summary: 'Facts about this server',
-    responses: {
-      200: { description: 'server facts', body: 'gpumem.server' },
-    },
-  },
-  {
-    method: 'POST', path: '/api/v1/processes/{pid}/kill',
-    summary: 'End one GPU process through the checks of `gpumem kill PID`',
-    parameters: [{ name: 'pid', in: 'path', required: true, schema: { type: 'integer' } }],
-    security: [{ token: [] }],
-    responses: {
-      200: { description: 'the process ended; rows and outcomes as `gpumem kill --json`', body: 'gpumem.kill' },
-      400: { description: "not a process id: more than 4194304 (Linux's PID_MAX_LIMIT) or not a number (BAD_PID)", body: 'error' },
-      401: ERROR,
-      403: ERROR,
-      404: ERROR,
-      405: ERROR,
-      409: { description: 'refused or not ended; the outcomes say why', body: 'gpumem.kill' },
-    },
-  },
-  {
-    method: 'GET', path: '/metrics',
-    summary: 'Prometheus text format, or OpenMetrics when Accept asks for application/openmetrics-text (docs/serve.md lists the metrics)',
-    responses: {
-      200: { description: 'exposition', text: ['text/plain', 'application/openmetrics-text'] },
-      503: ERROR,
-    },
-  },
-  {
-    method: 'GET', path: '/api/v1/runs/{id}/snapshots',
-    summary: "The memory snapshots a run wrote on OOM (--snapshot-on-oom), with whether each can be read (a regular file inside the history's run folders)",
-    parameters: [ID],
-    responses: {
-      200: { description: '{ schemaVersion, kind: gpumem.run-snapshots, runId, snapshots: [{ index, file, name, available, sizeBytes }] }', body: 'gpumem.run-snapshots' },
-      404: ERROR,
-      422: UNREADABLE,
-    },
-  },
-  {
-    method: 'GET', path: '/api/v1/runs/{id}/snapshots/{n}',
-    summary: "A run's snapshot analysed as by gpumem snapshot --json, with allocator what-ifs",
-    parameters: [ID, { name: 'n', in: 'path', required: true, schema: { type: 'integer', minimum: 0 } }, ...SNAPSHOT_QUERY],
-    responses: {
-      200: { description: 'the gpumem snapshot --json document (docs/snapshot.md), each device with `simulation` when whatIf or simulate was given, plus `source: { name, sizeBytes }`; with view=page, text rows for the page (gpumem.page-snapshot)', body: ['gpumem.snapshot', 'gpumem.page-snapshot'] },
-      400: ERROR,
-      404: ERROR,
-      422: { description: 'a file the snapshot reader cannot take (SNAPSHOT_UNREADABLE)', body: 'error' },
-      503: { description: 'as many analyses as the server takes at once are running (BUSY, Retry-After: 5), or the analysis went over its time budget (ANALYSIS_TIMEOUT)', body: 'error' },
-    },
-  },
-  {
-    method: 'POST', path: '/api/v1/snapshots',
-    summary: "An uploaded snapshot (pickle or JSON, at most 256 MiB) analysed as by gpumem snapshot --json; read by the data-only reader, never executed; analysed in a worker thread under a time budget. Needs the token or the page's header; at most 2 uploads or analyses and 256 MiB of upload bodies at once",
-    parameters: SNAPSHOT_QUERY,
-    requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
-    security: [{ token: [] }, { page: [] }],
-    responses: {
-      200: { description: 'the gpumem snapshot --json document (docs/snapshot.md), each device with `simulation` when whatIf or simulate was given, plus `source: { name, sizeBytes }`; with view=page, text rows for the page (gpumem.page-snapshot)', body: ['gpumem.snapshot', 'gpumem.page-snapshot'] },
-      400: ERROR,
-      401: { description: 'no token and no page header, or a wrong token (TOKEN)', body: 'error' },
-      403: { description: 'the page header on a request from another site or origin (CROSS_SITE)', body: 'error' },
-      405: ERROR,
-      413: { description: 'an upload over 256 MiB (INPUT_TOO_LARGE), or an analysis over its memory bound (ANALYSIS_TOO_LARGE)', body: 'error' },
-      422: { description: 'a file the snapshot reader cannot take (SNAPSHOT_UNREADABLE); one line goes to the server log', body: 'error' },
-      503: { description: 'the server already holds as many uploads or analyses as it takes at once (BUSY, with Retry-After: 5), or the analysis went over its time budget of 60 s (ANALYSIS_TIMEOUT)', headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds, with BUSY' } }, body: 'error' },
-    },
-  },
-  {
-    method: 'GET', path: '/api/v1/page/compare',
-    summary: 'Two runs side by side, formatted for the page: peaks, durations, OOMs, PyTorch peaks, cleanup verdicts',
-    parameters: [{ name: 'a', in: 'query', required: true, schema: { type: 'integer' } }, { name: 'b', in: 'query', required: true, schema: { type: 'integer' } }],
-    responses: {
-      200: { description: '{ schemaVersion, kind: gpumem.page-compare, a, b, rows: [[label, A, B]] }', body: 'gpumem.page-compare' },
-      400: ERROR,
-      404: ERROR,
-      422: UNREADABLE,
-    },
-  },
-  {
-    method: 'GET', path: '/api/v1/page/runs',
-    summary: "The Runs page's list, formatted for the page: the newest 50 runs and the newest 20 pipelines with each stage's run",
-    responses: {
-      200: { description: 'page runs', body: 'gpumem.page-runs' },
-    },
-  },
-  {
-    method: 'GET', path: '/api/v1/page/runs/{id}/split',
-    summary: "The PyTorch split of a run at each GPU's peak; perSample is true when the run's samples also carry the split over time",
-    parameters: [ID],
-    responses: {
-      200: { description: '{ schemaVersion, kind: gpumem.page-split, runId, perSample, splits }', body: 'gpumem.page-split' },
-      404: ERROR,
-      422: UNREADABLE,
-    },
-  },
-  {
-    method: 'GET', path: '/api/v1/page/runs/{id}/steps',
-    summary: 'Step timing of a run per attempt and process that took steps, with the figures in words',
-    parameters: [ID],
-    responses: {
-      200: { description: '{ schemaVersion, kind: gpumem.page-steps, runId, steps }', body: 'gpumem.page-steps' },
-      404: ERROR,
-      422: UNREADABLE,
-    },
-  },
+  route('GET', '/api/v1/status', 'The newest sample as `gpumem status --json` (docs/status.md)', doc('status document', 'gpumem.status'), [503]),
+  route('GET', '/api/v1/processes', 'GPU processes of the newest sample', doc('processes document', 'gpumem.processes'), [503]),
+  route('GET', '/api/v1/diagnosis', '`gpumem diagnose --json` over the newest samples (docs/diagnose.md)', doc('diagnose document', 'gpumem.diagnose'), [503]),
+  route('GET', '/api/v1/findings', 'Findings of the latest diagnosis', doc('findings document', 'gpumem.findings'), [503]),
+  route('GET', '/api/v1/live', "The newest samples' per-GPU numbers (the page's charts)", doc('live series', 'gpumem.live'), [400],
+    { parameters: [{ name: 'last', in: 'query', schema: { type: 'integer', minimum: 0, default: 300 } }] }),
+  route('GET', '/api/v1/runs', '`gpumem runs --json`', doc('runs document', 'gpumem.runs'), [400],
+    { parameters: [{ name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 20 } }] }),
+  route('GET', '/api/v1/runs/{id}', '`gpumem runs show ID --json`', doc('run and its stored report', 'gpumem.run-detail'), RUN_ERRORS, { parameters: [ID] }),
+  route('GET', '/api/v1/runs/{id}/samples',
+    "A run's memory timeline, peaks, OOMs, PyTorch summary and PyTorch split over time (pytorchTimeline: [{ tMs, allocatedBytes: {uuid: bytes}, reservedBytes: {uuid: bytes} }], empty for runs recorded before it was kept) per attempt",
+    doc('run samples', 'gpumem.run-samples'), RUN_ERRORS, { parameters: [ID] }),
+  route('GET', '/api/v1/events',
+    "Server-sent events: `event: sample` with `{ live, view }` per new sample. A stream's first message also has `server` ({ hostname, readonly }) and `history` (the chart points, as /api/v1/live); later messages leave out `view.processes` and `view.findings` while they are unchanged",
+    { description: 'event stream', text: ['text/event-stream'] }, [503]),
+  route('GET', '/api/v1/server', 'Facts about this server', doc('server facts', 'gpumem.server'), []),
+  route('POST', '/api/v1/processes/{pid}/kill', 'End one GPU process through the checks of `gpumem kill PID`',
+    doc('the process ended; rows and outcomes as `gpumem kill --json`', 'gpumem.kill'),
+    [[400, error("not a process id: more than 4194304 (Linux's PID_MAX_LIMIT) or not a number (BAD_PID)")], 401, 403, 404, 405,
+      [409, doc('refused or not ended; the outcomes say why', 'gpumem.kill')]],
+    { parameters: [{ name: 'pid', in: 'path', required: true, schema: { type: 'integer' } }], security: [{ token: [] }] }),
+  route('GET', '/metrics', 'Prometheus text format, or OpenMetrics when Accept asks for application/openmetrics-text (docs/serve.md lists the metrics)',
+    { description: 'exposition', text: ['text/plain', 'application/openmetrics-text'] }, [503]),
+  route('GET', '/api/v1/runs/{id}/snapshots',
+    "The memory snapshots a run wrote on OOM (--snapshot-on-oom), with whether each can be read (a regular file inside the history's run folders)",
+    doc('{ schemaVersion, kind: gpumem.run-snapshots, runId, snapshots: [{ index, file, name, available, sizeBytes }] }', 'gpumem.run-snapshots'), RUN_ERRORS, { parameters: [ID] }),
+  route('GET', '/api/v1/runs/{id}/snapshots/{n}', "A run's snapshot analysed as by gpumem snapshot --json, with allocator what-ifs", SNAPSHOT_ANSWER,
+    [400, 404, [422, error('a file the snapshot reader cannot take (SNAPSHOT_UNREADABLE)')],
+      [503, error('as many analyses as the server takes at once are running (BUSY, Retry-After: 5), or the analysis went over its time budget (ANALYSIS_TIMEOUT)')]],
+    { parameters: [ID, { name: 'n', in: 'path', required: true, schema: { type: 'integer', minimum: 0 } }, ...SNAPSHOT_QUERY] }),
+  route('POST', '/api/v1/snapshots',
+    "An uploaded snapshot (pickle or JSON, at most 256 MiB) analysed as by gpumem snapshot --json; read by the data-only reader, never executed; analysed in a worker thread under a time budget. Needs the token or the page's header; at most 2 uploads or analyses and 256 MiB of upload bodies at once",
+    SNAPSHOT_ANSWER,
+    [400, [401, error('no token and no page header, or a wrong token (TOKEN)')], [403, error('the page header on a request from another site or origin (CROSS_SITE)')], 405,
+      [413, error('an upload over 256 MiB (INPUT_TOO_LARGE), or an analysis over its memory bound (ANALYSIS_TOO_LARGE)')],
+      [422, error('a file the snapshot reader cannot take (SNAPSHOT_UNREADABLE); one line goes to the server log')],
+      [503, { description: 'the server already holds as many uploads or analyses as it takes at once (BUSY, with Retry-After: 5), or the analysis went over its time budget of 60 s (ANALYSIS_TIMEOUT)', headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds, with BUSY' } }, body: 'error' }]],
+    {
+      parameters: SNAPSHOT_QUERY,
+      requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+      security: [{ token: [] }, { page: [] }],
+    }),
+  route('GET', '/api/v1/page/compare', 'Two runs side by side, formatted for the page: peaks, durations, OOMs, PyTorch peaks, cleanup verdicts',
+    doc('{ schemaVersion, kind: gpumem.page-compare, a, b, rows: [[label, A, B]] }', 'gpumem.page-compare'), [400, ...RUN_ERRORS],
+    { parameters: [{ name: 'a', in: 'query', required: true, schema: { type: 'integer' } }, { name: 'b', in: 'query', required: true, schema: { type: 'integer' } }] }),
+  route('GET', '/api/v1/page/runs', "The Runs page's list, formatted for the page: the newest 50 runs and the newest 20 pipelines with each stage's run",
+    doc('page runs', 'gpumem.page-runs'), []),
+  route('GET', '/api/v1/page/runs/{id}/split', "The PyTorch split of a run at each GPU's peak; perSample is true when the run's samples also carry the split over time",
+    doc('{ schemaVersion, kind: gpumem.page-split, runId, perSample, splits }', 'gpumem.page-split'), RUN_ERRORS, { parameters: [ID] }),
+  route('GET', '/api/v1/page/runs/{id}/steps', 'Step timing of a run per attempt and process that took steps, with the figures in words',
+    doc('{ schemaVersion, kind: gpumem.page-steps, runId, steps }', 'gpumem.page-steps'), RUN_ERRORS, { parameters: [ID] }),
 ];

@@ -17,6 +17,7 @@ import { readMigInstances } from './mig.js';
 import { readTotalEnergyMj } from './power.js';
 import { ListBuffer, mergeEntries, readProcessList } from './processes.js';
 import { readSmUtilization, UtilBuffer } from './process-util.js';
+import { SM_NOT_READ, SmSchedule, smDue } from './sm-schedule.js';
 import type { ProcessApiChoice } from './process-api.js';
 import { NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NO_PERMISSION, NVML_SUCCESS, nvmlReturnHint, nvmlReturnName } from './return-codes.js';
 
@@ -73,16 +74,7 @@ export interface NvmlSourceOptions extends NvmlFields {
   costClockMs?: () => number;
 }
 
-/** Said for every process's SM % when the consumer did not ask for it (NvmlFields.processSmEveryMs null). */
-export const SM_NOT_READ = 'per-process SM % not read: this command does not show it';
-
-/**
- * Whether per-process SM % read every `everyMs` is due. A tenth of the period is forgiven, so a period that is a
- * multiple of the sampling interval is read on that multiple, not one sample late because of timer jitter.
- */
-function smDue(lastMs: number | null, nowMs: number, everyMs: number): boolean {
-  return everyMs <= 0 || lastMs === null || nowMs < lastMs || nowMs - lastMs >= everyMs * 0.9;
-}
+export { SM_NOT_READ };
 
 /** The library path gpumem uses: the option, else GPUMEM_NVML_LIB, else libnvidia-ml.so.1. */
 export function resolveNvmlLibPath(options: NvmlSourceOptions = {}): string {
@@ -134,14 +126,8 @@ export class NvmlSource implements GpuSource {
   private readonly settingsEveryMs: number;
   private readonly clocks: boolean;
   private readonly energy: boolean;
-  private readonly processSmEveryMs: number | null;
-  private readonly processSmShown: ((index: number) => boolean) | null;
-  private readonly processSmShownEveryMs: number | null;
-  private readonly processSmBudget: number | null;
-  /** Mean cost of an SM % read so far, ms (null: none timed yet). */
-  private smCostMs: number | null = null;
+  private readonly sm: SmSchedule;
   private readonly nowMs: () => number;
-  private readonly costClockMs: () => number;
   private closed = false;
   private readonly sourceInfo: Sample['source'];
   /** The arrays of the previous sample (see readSampleSync). */
@@ -153,12 +139,8 @@ export class NvmlSource implements GpuSource {
     this.settingsEveryMs = options.settingsEveryMs ?? 0;
     this.clocks = options.clocks !== false;
     this.energy = options.energy !== false;
-    this.processSmEveryMs = options.processSmEveryMs === undefined ? 0 : options.processSmEveryMs;
-    this.processSmShown = options.processSmShown ?? null;
-    this.processSmShownEveryMs = options.processSmShownEveryMs ?? this.processSmEveryMs;
-    this.processSmBudget = options.processSmBudget !== undefined && options.processSmBudget > 0 ? options.processSmBudget : null;
+    this.sm = new SmSchedule(options, options.costClockMs);
     this.nowMs = options.nowMs ?? Date.now;
-    this.costClockMs = options.costClockMs ?? (() => performance.now());
     this.lib = acquireNvml(this.libPath);
     try {
       this.memoryApi = initialMemoryApi(this.lib.fns);
@@ -290,30 +272,14 @@ export class NvmlSource implements GpuSource {
 
   /** Per-process SM % when it is due (the means stay in slot.util until the next read); else the last read's. */
   private smFor(slot: DeviceSlot): string | null {
-    const shown = this.processSmShown?.(slot.index) ?? false;
-    const everyMs = shown ? this.shownSmEveryMs() : this.processSmEveryMs;
+    const everyMs = this.sm.periodMs(slot.index, () => this.slots.filter((s) => s.handle !== null && this.sm.isShown(s.index)).length);
     if (everyMs === null) return SM_NOT_READ;
     const nowMs = everyMs > 0 ? this.nowMs() : 0;
     if (!smDue(slot.smAtMs, nowMs, everyMs)) return slot.noSm;
     // A GPU that comes on screen is read at once; its first mean covers the time since the slow read before.
-    const startedMs = this.processSmBudget === null ? 0 : this.costClockMs();
-    slot.noSm = readSmUtilization(this.lib.fns.processUtilization, slot.util, slot.handle);
-    if (this.processSmBudget !== null) {
-      const costMs = Math.max(0, this.costClockMs() - startedMs);
-      // A running mean: one slow read (a page fault, a busy core) moves the period a quarter of the way.
-      this.smCostMs = this.smCostMs === null ? costMs : this.smCostMs + (costMs - this.smCostMs) / 4;
-    }
+    slot.noSm = this.sm.timed(() => readSmUtilization(this.lib.fns.processUtilization, slot.util, slot.handle));
     slot.smAtMs = nowMs;
     return slot.noSm;
-  }
-
-  /** The shown GPUs' period: processSmShownEveryMs, stretched to keep within processSmBudget. */
-  private shownSmEveryMs(): number | null {
-    const base = this.processSmShownEveryMs;
-    if (base === null || this.processSmBudget === null || this.smCostMs === null) return base;
-    let shown = 0;
-    for (const slot of this.slots) if (slot.handle !== null && this.processSmShown?.(slot.index)) shown++;
-    return Math.max(base, (shown * this.smCostMs) / this.processSmBudget);
   }
 
   /**

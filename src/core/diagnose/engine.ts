@@ -40,19 +40,24 @@ export function buildContext(input: DiagnoseInput): RuleContext {
     });
   }
   const first = samples[0] as Sample;
-  // The facts of a pid that exited during the window are the ones /proc last showed for it.
+  const views = buildProcessViews(samples, input.ancestors, input.companion);
+  // The facts of a pid that exited during the window are the ones /proc last showed for it (looked up only
+  // for the rows /proc cannot see now: most windows have none, and a window of 512 rows × 10 samples is long).
   const lastSeen = new Map<number, NonNullable<Sample['processes'][number]['host']>>();
-  for (let i = samples.length - 1; i >= 0; i--) {
-    for (const p of (samples[i] as Sample).processes) if (p.host?.visible === true && !lastSeen.has(p.pid)) lastSeen.set(p.pid, p.host);
+  const unseen = new Set(views.filter((v) => !v.visible).map((v) => v.pid));
+  for (let i = samples.length - 1; i >= 0 && unseen.size > lastSeen.size; i--) {
+    for (const p of (samples[i] as Sample).processes) {
+      if (p.host?.visible === true && unseen.has(p.pid) && !lastSeen.has(p.pid)) lastSeen.set(p.pid, p.host);
+    }
   }
-  const views = buildProcessViews(samples, input.ancestors, input.companion).map((v): ProcessView => {
+  const shown = views.map((v): ProcessView => {
     if (v.visible) return v;
     const seen = lastSeen.get(v.pid);
     if (seen) return { ...v, gone: true, user: seen.user, uid: seen.uid, ppid: seen.ppid, command: seen.cmdline?.join(' ') ?? v.command };
     return input.pidNamespace === 'host' ? { ...v, gone: true } : v;
   });
-  const trees = buildTrees(views, input.ancestors);
-  const ranked = views.map((v): ProcessView => {
+  const trees = buildTrees(shown, input.ancestors);
+  const ranked = shown.map((v): ProcessView => {
     const tree = treeOf(trees, v.pid);
     // A direct child of a launcher (a custom one too: a Python parent of several GPU processes) is one of its ranks.
     if (v.role === 'main' && tree?.launcher && v.ppid === tree.rootPid) return { ...v, role: 'rank' };

@@ -4,7 +4,6 @@
  * a CUDA context (a worker that did no GPU work).
  */
 import type { LiveCompanionProcess } from '../companion/live.js';
-import { maxOf } from '../arrays.js';
 import type { Device, GpuProcess, HostFacts, Sample } from '../types.js';
 import { commandText } from './classify.js';
 import { assignRoles } from './roles.js';
@@ -46,41 +45,74 @@ export function rowsByPid(sample: Sample): ReadonlyMap<number, readonly GpuProce
   return index;
 }
 
+/** Points of one series summed as they come: no list of points is kept (512 rows × a window of samples). */
+class UtilSeries {
+  samples = 0;
+  private total = 0;
+  private max = -Infinity;
+  private lastMs = 0;
+  /** Index and time of the first point of the trailing run of 0 % points; -1 when the latest point is not 0. */
+  private idleFrom = -1;
+  private idleFromMs = 0;
+  allZero = true;
+
+  add(timeMs: number, pct: number): void {
+    if (pct === 0) {
+      if (this.idleFrom < 0) [this.idleFrom, this.idleFromMs] = [this.samples, timeMs];
+    } else {
+      this.idleFrom = -1;
+      this.allZero = false;
+    }
+    this.samples++;
+    this.total += pct;
+    if (pct > this.max) this.max = pct;
+    this.lastMs = timeMs;
+  }
+
+  summary(basis: ProcessUtil['basis']): ProcessUtil {
+    return {
+      meanPct: this.total / this.samples,
+      maxPct: this.max,
+      samples: this.samples,
+      idleMs: this.idleFrom < 0 ? 0 : this.lastMs - this.idleFromMs,
+      idleWholeWindow: this.idleFrom === 0,
+      basis,
+    };
+  }
+}
+
+/** Each GPU's utilisation series over a window, built once per window (every row on a GPU asks for the same). */
+const deviceSeries = new WeakMap<readonly Sample[], Map<number | null, UtilSeries>>();
+function deviceUtil(gpuIndex: number | null, samples: readonly Sample[]): UtilSeries {
+  let byGpu = deviceSeries.get(samples);
+  if (!byGpu) deviceSeries.set(samples, (byGpu = new Map()));
+  let series = byGpu.get(gpuIndex);
+  if (!series) {
+    series = new UtilSeries();
+    for (const sample of samples) {
+      const pct = sample.devices.find((d) => d.index === gpuIndex)?.utilization.gpuPct;
+      if (pct !== null && pct !== undefined) series.add(sample.timeMs, pct);
+    }
+    byGpu.set(gpuIndex, series);
+  }
+  return series;
+}
+
 /**
  * Measures a process's utilization over the window. Uses the driver's per-process SM % where any sample has
  * it; otherwise, when the whole GPU reported 0% in every sample, every process on it was idle too; otherwise
  * null (unknown — never guessed).
  */
 export function measureUtil(row: GpuProcess, gpuIndex: number | null, samples: readonly Sample[]): ProcessUtil | null {
-  const perProcess: Array<{ timeMs: number; pct: number }> = [];
-  const perDevice: Array<{ timeMs: number; pct: number }> = [];
+  const own = new UtilSeries();
   for (const sample of samples) {
-    const match = rowsByPid(sample).get(row.pid)?.find((p) => sameRow(p, row));
-    if (match?.smUtilPct !== null && match?.smUtilPct !== undefined) perProcess.push({ timeMs: sample.timeMs, pct: match.smUtilPct });
-    const device = sample.devices.find((d) => d.index === gpuIndex);
-    if (device?.utilization.gpuPct !== null && device?.utilization.gpuPct !== undefined) {
-      perDevice.push({ timeMs: sample.timeMs, pct: device.utilization.gpuPct });
-    }
+    const rows = rowsByPid(sample).get(row.pid);
+    const match = rows?.length === 1 ? (sameRow(rows[0] as GpuProcess, row) ? rows[0] : undefined) : rows?.find((p) => sameRow(p, row));
+    if (match?.smUtilPct !== null && match?.smUtilPct !== undefined) own.add(sample.timeMs, match.smUtilPct);
   }
-  if (perProcess.length > 0) return summarise(perProcess, 'process');
-  if (perDevice.length > 0 && perDevice.every((p) => p.pct === 0)) return summarise(perDevice, 'device');
-  return null;
-}
-
-function summarise(points: Array<{ timeMs: number; pct: number }>, basis: ProcessUtil['basis']): ProcessUtil {
-  const last = points[points.length - 1] as { timeMs: number };
-  let firstIdle: number | null = null;
-  for (let i = points.length - 1; i >= 0 && (points[i] as { pct: number }).pct === 0; i--) firstIdle = i;
-  const idleMs = firstIdle === null ? 0 : last.timeMs - (points[firstIdle] as { timeMs: number }).timeMs;
-  const total = points.reduce((s, p) => s + p.pct, 0);
-  return {
-    meanPct: total / points.length,
-    maxPct: maxOf(points.map((p) => p.pct)),
-    samples: points.length,
-    idleMs,
-    idleWholeWindow: firstIdle === 0,
-    basis,
-  };
+  if (own.samples > 0) return own.summary('process');
+  const device = deviceUtil(gpuIndex, samples);
+  return device.samples > 0 && device.allZero ? device.summary('device') : null;
 }
 
 /** CPU ticks `row`'s process used over the window: latest reading minus the earliest of the same process. */

@@ -7,7 +7,7 @@
 import { userInfo } from 'node:os';
 import { GpumemError, type Sample } from '../../core/index.js';
 import { compareSamples, thinWindow } from '../../core/watch/index.js';
-import { diagnose, refreshOneSample, type DiagnoseReport, type OneSampleBasis } from '../../core/diagnose/index.js';
+import { diagnose, type DiagnoseReport } from '../../core/diagnose/index.js';
 import type { HostFacts } from '../../core/index.js';
 import { detectPidNamespace, LiveSampler, readAncestors, thinnedToPeriod } from '../../orchestrate/index.js';
 import { readLiveCompanion, type LiveCompanionEntry } from '../../store/index.js';
@@ -123,7 +123,6 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
   let latest: Sample | undefined;
   let drawnAtMs = -Infinity;
   let rowPids: number[] = [];
-  let oneSample: OneSampleBasis | null = null;
 
   // Times are the samples' own, so a replay's findings and redraws follow the recorded clock.
   const analyse = (sample: Sample): boolean => {
@@ -165,11 +164,8 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
       findingsAtMs = atMs;
       changedSinceFindings = false;
     }
-    // No rules here: the rows and bars need the accounting only; findings come from the window above. Rows that
-    // only moved numbers refresh the report before (core/diagnose/refresh.ts); anything else builds it whole.
-    const one = (oneSample && refreshOneSample(oneSample, sample, input)) ?? diagnose({ ...input, samples: [sample] }, []);
-    oneSample = { sample, input, report: one };
-    report = { ...one, findings };
+    // No rules here: the rows and bars need the accounting only; findings come from the window above.
+    report = { ...diagnose({ ...input, samples: [sample] }, []), findings };
     return true;
   };
 

@@ -100,6 +100,20 @@ const HOST: Schema = {
   containerId: opt('str'), nspid: opt('ints'), cudaEnv: opt('strMap'),
 };
 
+/**
+ * Host facts a source leaves out when it does not read them (CPU time and RSS: live samplers; the job: since
+ * gpumem read it): checked only when present, since absent and null say different things there.
+ */
+const LATER_HOST: Schema = { cpuTicks: opt('num'), cpuTicksAtMs: req('time'), cpuPct: opt('num'), rssBytes: opt('bytes') };
+const JOB: Schema = { slurmJobId: opt('str'), podUid: opt('str'), podName: opt('str'), podNamespace: opt('str'), runMark: opt('str') };
+
+function laterHostProblem(host: Record<string, unknown>, where: string): string | null {
+  const present = Object.fromEntries(Object.entries(LATER_HOST).filter(([name]) => host[name] !== undefined));
+  const problem = checkFields(host, present, `${where}.host`, false);
+  if (problem || host.job === undefined || host.job === null) return problem;
+  return checkNested(host, 'job', JOB, `${where}.host`, false);
+}
+
 /** Checks a nested object field: present, an object, and fitting its schema. */
 function checkNested(parent: Record<string, unknown>, name: string, schema: Schema, where: string, hasUnavailable = true): string | null {
   const value = parent[name];
@@ -127,7 +141,7 @@ export function deviceProblem(d: Record<string, unknown>, where: string): string
 /** Checks one process row in place (host facts already resolved); `where` names it, e.g. "processes[3]". */
 export function processProblem(p: Record<string, unknown>, where: string): string | null {
   p.host ??= null;
-  return checkFields(p, PROCESS, where) ?? (p.host === null ? null : checkNested(p, 'host', HOST, where));
+  return checkFields(p, PROCESS, where) ?? (p.host === null ? null : checkNested(p, 'host', HOST, where) ?? laterHostProblem(p.host as Record<string, unknown>, where));
 }
 
 /** Checks the sample's own fields in place (time and its `unavailable` map). */

@@ -16,10 +16,8 @@ def _gpumem_install():
     tracing = bool(os.environ.get("GPUMEM_ESTIMATE_TRACE"))
     if not os.environ.get("GPUMEM_COMPANION_CHANNEL") and not tracing:
         return
-    root = os.path.dirname(_gpumem_here())
     try:
-        if root not in sys.path:
-            sys.path.append(root)
+        _gpumem_import_own()
         if tracing:
             # gpumem estimate: the program runs on fake tensors, so the live companion has nothing to watch.
             _gpumem_install_tracer()
@@ -29,6 +27,24 @@ def _gpumem_install():
     except Exception as exc:
         sys.stderr.write("gpumem companion: not active (%s: %s); the program continues without it\n"
                          % (type(exc).__name__, exc))
+
+
+def _gpumem_import_own():
+    # The companion must be the one that ships with this gpumem (it speaks its protocol): a gpumem_torch
+    # installed elsewhere, or earlier on PYTHONPATH, is another version. Our folder goes first for this one
+    # import and last afterwards, so no other module name resolves differently; the program's own
+    # ``import gpumem_torch`` then gets this same package (its submodules load from its folder).
+    root = os.path.dirname(_gpumem_here())
+    sys.path.insert(0, root)
+    try:
+        import gpumem_torch
+    finally:
+        sys.path.remove(root)
+    if root not in sys.path:
+        sys.path.append(root)
+    loaded = os.path.realpath(os.path.dirname(gpumem_torch.__file__ or ""))
+    if loaded != os.path.realpath(os.path.join(root, "gpumem_torch")):
+        raise ImportError("gpumem_torch was already imported from %s" % loaded)
 
 
 def _gpumem_install_tracer():

@@ -2,7 +2,7 @@
 import os
 import unittest
 
-from helpers import HERE, Listener, of_type, run_python
+from helpers import HERE, PYTHON_DIR, Listener, of_type, run_python
 
 PROBE = ("import os, sys, torch\n"
          "print(os.environ.get('USER_SITECUSTOMIZE_RAN'), sys.modules['sitecustomize'].__file__)\n")
@@ -34,6 +34,22 @@ class SiteCustomizeTest(unittest.TestCase):
         self.assertEqual(ours.stdout, theirs.stdout)
         self.assertIn("user sitecustomize is broken", theirs.stderr)
         self.assertEqual(ours.stderr, theirs.stderr)
+
+    def test_the_companion_is_the_one_beside_gpumem_not_another_on_the_path(self):
+        listener = Listener()
+        try:
+            probe = "import torch, gpumem_torch\nprint(gpumem_torch.__file__)\n"
+            proc = run_python("v2_4", ["-c", probe], channel="unix:" + listener.path,
+                              extra_path=[os.path.join(HERE, "impostor_site")])
+            self.assertNotIn("impostor", proc.stderr)
+            self.assertEqual(os.path.realpath(proc.stdout.strip()),
+                             os.path.realpath(os.path.join(PYTHON_DIR, "gpumem_torch", "__init__.py")))
+            self.assertEqual(len(of_type(listener.messages(), "hello")), 1)
+            # Where gpumem asked for no companion the program's own import finds the other one, as before.
+            plain = run_python("v2_4", ["-c", probe], extra_path=[os.path.join(HERE, "impostor_site")])
+            self.assertIn("impostor", plain.stderr)
+        finally:
+            listener.close()
 
     def test_no_user_sitecustomize_is_fine(self):
         proc = run_python("v2_4", ["-c", "import torch; print('ok')"])

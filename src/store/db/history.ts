@@ -158,7 +158,9 @@ function parseField<T>(text: unknown, name: string, ok: (v: unknown) => v is T, 
 }
 
 const isArgv = (v: unknown): v is string[] => Array.isArray(v) && v.every((a) => typeof a === 'string');
-const isGpus = (v: unknown): v is NonNullable<RunRow['gpus']> => Array.isArray(v) && v.every((g) => typeof g === 'object' && g !== null && isInt((g as { index?: unknown }).index));
+// Both as completeRun writes them: the runs document and its readers take a GPU's UUID to be a string.
+const isGpus = (v: unknown): v is NonNullable<RunRow['gpus']> => Array.isArray(v)
+  && v.every((g) => typeof g === 'object' && g !== null && isInt((g as { index?: unknown }).index) && typeof (g as { uuid?: unknown }).uuid === 'string');
 
 /**
  * A stored row as a RunRow. A damaged row (a disk error, a hand edit, another program) does not stop the

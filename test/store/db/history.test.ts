@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseOomText } from '../../../src/core/index.js';
+import { runsDocument } from '../../../src/core/documents/runs.js';
+import { documentProblems } from '../../helpers/document-schemas.js';
 import { HISTORY_SCHEMA_VERSION, beginRun, completeRun, defaultDbPath, getRun, listRuns, openHistory, type HistoryReport } from '../../../src/store/index.js';
 
 const dirs: string[] = [];
@@ -56,6 +58,21 @@ describe('run history', () => {
     db.close();
     // Reopening does not re-run migrations.
     expect(listRuns(openHistory(path))).toHaveLength(2);
+  });
+
+  it('a GPU list without a UUID, or with one that is no string, is a damaged field, not a row the runs document rejects', () => {
+    const db = openHistory(join(tmp(), 'h.db'));
+    const id = beginRun(db, { argv: ['python', 'train.py'], cwd: '/w', startedAtMs: 1000 });
+    completeRun(db, id, report(1, 0));
+    expect(listRuns(db)[0]).toMatchObject({ gpus: [{ index: 1, uuid: 'GPU-b' }] });
+    expect(listRuns(db)[0]?.unreadable).toBeUndefined();
+    for (const stored of ['[{"index":0}]', '[{"index":0,"uuid":7}]', '[{"uuid":"GPU-b"}]']) {
+      db.prepare('UPDATE runs SET gpus_json = ? WHERE id = ?').run(stored, id);
+      const [row] = listRuns(db);
+      expect([row?.gpus, row?.unreadable]).toEqual([null, 'damaged field gpus_json']);
+      expect(documentProblems('gpumem.runs', runsDocument([row!], []))).toEqual([]);
+    }
+    db.close();
   });
 
   it('refuses a database from a newer gpumem', () => {

@@ -16,12 +16,12 @@ def _gpumem_install():
     tracing = bool(os.environ.get("GPUMEM_ESTIMATE_TRACE"))
     if not os.environ.get("GPUMEM_COMPANION_CHANNEL") and not tracing:
         return
+    if tracing:
+        # gpumem estimate: the program runs on fake tensors, so the live companion has nothing to watch.
+        _gpumem_install_tracer()
+        return
     try:
         _gpumem_import_own()
-        if tracing:
-            # gpumem estimate: the program runs on fake tensors, so the live companion has nothing to watch.
-            _gpumem_install_tracer()
-            return
         from gpumem_torch._import_hook import install_companion
         install_companion()
     except Exception as exc:
@@ -49,6 +49,7 @@ def _gpumem_import_own():
 
 def _gpumem_install_tracer():
     try:
+        _gpumem_import_own()
         from gpumem_torch.trace import install
         install()
     except Exception as exc:

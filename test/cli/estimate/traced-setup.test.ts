@@ -3,7 +3,7 @@
  * real and leave the estimate without a step): one error line naming the torch it met and why, a hint, exit 1.
  * The program imports a stand-in torch 1.13 (test/python/fake_torch_versions), which has no fake tensors.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -31,12 +31,16 @@ describe('estimate -- CMD when the tracer cannot start', () => {
     expect(r.stdout).toBe('');
   });
 
-  it('a tracer that cannot even be installed (another gpumem_torch first on the path) ends the program with one line', async () => {
+  it('a tracer that cannot even be installed (its own package broken beside the sitecustomize) ends the program with one line', async () => {
+    // A copy of gpumem's python/ folder whose gpumem_torch cannot be imported (a damaged install): another
+    // gpumem_torch earlier on the path is not used (test/python/test_sitecustomize.py), so the damage must be ours.
     const dir = mkdtempSync(join(tmpdir(), 'gpumem-broken-'));
     try {
+      mkdirSync(join(dir, '_site'));
+      copyFileSync(join(SITE, 'sitecustomize.py'), join(dir, '_site', 'sitecustomize.py'));
       mkdirSync(join(dir, 'gpumem_torch'));
       writeFileSync(join(dir, 'gpumem_torch', '__init__.py'), 'raise ImportError("a broken copy")\n');
-      const env = { PATH: process.env.PATH ?? '', PYTHONPATH: `${dir}:${SITE}`, GPUMEM_ESTIMATE_TRACE: join(dir, 'trace.ndjson') };
+      const env = { PATH: process.env.PATH ?? '', PYTHONPATH: join(dir, '_site'), GPUMEM_ESTIMATE_TRACE: join(dir, 'trace.ndjson') };
       const r = await runProcess('python3', [join(SCRIPTS, 'old_torch.py')], { env, encoding: 'utf8', timeout: 60_000 });
       expect(r.status).toBe(3);
       expect(r.stderr).toBe('gpumem estimate: the tracer could not be installed (ImportError: a broken copy)\n');

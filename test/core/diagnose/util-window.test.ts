@@ -6,17 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { measureUtil } from '../../../src/core/diagnose/index.js';
 import type { GpuProcess, Sample } from '../../../src/core/index.js';
+import { seeded } from '../../helpers/fuzz.js';
 import { device, GiB, proc, sample } from './build.js';
-
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The definition: the row's own SM % where any sample has it, else the GPU's when it was 0 % in every sample. */
 function plainly(row: GpuProcess, gpuIndex: number | null, samples: readonly Sample[]) {
@@ -46,7 +37,7 @@ function plainly(row: GpuProcess, gpuIndex: number | null, samples: readonly Sam
 
 describe('utilisation over a window', () => {
   it('equals the plain definition on 300 random windows', () => {
-    const rnd = random(11);
+    const rnd = seeded(11);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
     let byBasis = { process: 0, device: 0, none: 0 };
     for (let w = 0; w < 300; w++) {

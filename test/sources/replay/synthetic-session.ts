@@ -9,6 +9,7 @@
  * Each sample is a fresh object, as a source returns it. `edit(k, state)` changes the state before sample k.
  */
 import type { Device, GpuProcess, HostFacts, Sample } from '../../../src/core/index.js';
+import { seeded } from '../../helpers/fuzz.js';
 
 const MiB = 1024 * 1024;
 
@@ -22,17 +23,7 @@ export interface SessionShape {
   edit?: (k: number, state: Sample, random: () => number) => void;
 }
 
-/** mulberry32: a small seeded generator, so every run writes the same bytes. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seeded };
 
 export const uuidOf = (g: number): string => `GPU-5f1c2a7e-${String(g).padStart(4, '0')}-4b1e-9c3d-8a2f6e4d${String(g).padStart(4, '0')}`;
 

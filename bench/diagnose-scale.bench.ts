@@ -1,6 +1,6 @@
 /**
  * How diagnose (the analysis behind `gpumem` and `gpumem diagnose`) scales with the number of GPU processes:
- * the same synthetic window (7 samples, the example recording's process repeated with distinct pids and a
+ * the same synthetic window (7 samples, the synthetic two-H100 recording's first process repeated with distinct pids and a
  * mix of orphans and parent chains) at 2,500 and at 20,000 processes. The peer is the small size measured in
  * the same run: a ratio of time per process near 1 means linear; the old pid lookups made it about 5.
  */
@@ -9,11 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { diagnose, type Sample } from '../src/core/index.js';
 import { median, timeEach } from './timing.js';
 
-const EXAMPLE = fileURLToPath(new URL('../examples/doctor-example.ndjson', import.meta.url));
+// Two GPUs, and every line after the header a whole sample (version 1).
+const SYNTHETIC = fileURLToPath(new URL('../test/fixtures/recordings/synthetic-two-h100.ndjson', import.meta.url));
 const SAMPLES = 7;
 
 function window(processCount: number): Sample[] {
-  const base = JSON.parse(readFileSync(EXAMPLE, 'utf8').split('\n')[1] as string) as Sample;
+  const base = JSON.parse(readFileSync(SYNTHETIC, 'utf8').split('\n')[1] as string) as Sample;
   const template = base.processes[0]!;
   const processes = Array.from({ length: processCount }, (_, i) => {
     const p = structuredClone(template);

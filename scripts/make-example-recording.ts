@@ -1,7 +1,9 @@
 /**
- * Writes examples/doctor-example.ndjson, the recording `gpumem doctor` shows on a machine without an NVIDIA
- * driver. It is SYNTHETIC (no GPU was available to record one) and says so in its header. The story, with
- * H100 80GB sizes as nvidia-smi 590.48.01 reports them (81559 MiB total, 479 MiB reserved):
+ * Writes test/fixtures/recordings/synthetic-two-h100.ndjson, a SYNTHETIC recording (it says so in its header)
+ * with every kind of GPU process the diagnosis tells apart, on two GPUs at once: the tests of those rules need
+ * all of them in one file, which no real recording has. (The bundled example `gpumem doctor` shows without an
+ * NVIDIA driver, examples/doctor-example.ndjson, is a real H100 recording.) The story,
+ * with H100 80GB sizes as nvidia-smi 590.48.01 reports them (81559 MiB total, 479 MiB reserved):
  * - torchrun (pid 41200, alice) with 2 ranks, one per GPU, each with 2 DataLoader workers that touched CUDA;
  * - bob's Jupyter kernel on GPU 1, idle the whole window;
  * - an evaluation process of alice re-parented to init (its launcher died), idle;
@@ -111,7 +113,7 @@ function device(index: number, i: number): Device {
   };
 }
 
-/** The header and samples of the example recording. */
+/** The header and samples of the synthetic recording. */
 export function buildExampleRecording(): { header: RecordingHeader; samples: Sample[] } {
   const header: RecordingHeader = {
     format: RECORDING_FORMAT,
@@ -140,7 +142,7 @@ export function exampleRecordingText(): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const out = new URL('../examples/doctor-example.ndjson', import.meta.url);
+  const out = new URL('../test/fixtures/recordings/synthetic-two-h100.ndjson', import.meta.url);
   writeFileSync(out, exampleRecordingText());
   process.stdout.write(`wrote ${out.pathname}\n`);
 }

@@ -32,6 +32,8 @@ export interface Collected {
   input: DiagnoseInput;
   /** Set for a recording: its header note ("synthetic …", what was running). */
   recordingNote: string | null;
+  /** Set for a recording: when it was made (its header's createdMs). */
+  recordingCreatedMs: number | null;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -73,6 +75,7 @@ async function windowFromRecording(path: string): Promise<Collected> {
       ancestors: {},
     },
     recordingNote: header.note ?? null,
+    recordingCreatedMs: header.createdMs,
   };
 }
 
@@ -109,6 +112,7 @@ export async function collectWindow(options: CollectOptions): Promise<Collected>
       companion: Object.fromEntries(readLiveCompanion(options.source.env ?? {}, options.source.proc)),
     },
     recordingNote: null,
+    recordingCreatedMs: null,
   };
 }
 

@@ -11,6 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { expectNoEscape, expectNoHang, expectNoStackTrace, gpumem, tempDir, type CliResult } from './harness.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/doctor-example.ndjson', import.meta.url));
+/** Alice's torchrun job (launcher 41200, ranks 41210 and 41211) and bob's notebook: two users to select by. */
+const SYNTHETIC = fileURLToPath(new URL('../fixtures/recordings/synthetic-two-h100.ndjson', import.meta.url));
 const tmp = tempDir('gpumem-adv-cli-');
 afterAll(tmp.remove);
 // History and settings go to the temporary folder, never the user's own.
@@ -193,7 +195,7 @@ describe('names that do not exist', () => {
   }
 
   it('kill --user of a user in the recording still selects', async () => {
-    const r = await gpumem(['kill', '--user', 'alice', '--dry-run', '--replay', EXAMPLE], { env });
+    const r = await gpumem(['kill', '--user', 'alice', '--dry-run', '--replay', SYNTHETIC], { env });
     expect(r.stdout).toMatch(/41210/);
     expect(r.code).toBe(0);
   });

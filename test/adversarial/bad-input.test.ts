@@ -12,7 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { fakeH100, fakeNvmlEnv, writeScenario } from '../fake-nvml/scenario.js';
 import { expectNoHang, expectNoStackTrace, gpumem, tempDir } from './harness.js';
 
-const EXAMPLE = fileURLToPath(new URL('../../examples/doctor-example.ndjson', import.meta.url));
+/** Two GPUs and a version 1 layout (every line after the header a whole sample), which bigRecording copies from. */
+const SYNTHETIC = fileURLToPath(new URL('../fixtures/recordings/synthetic-two-h100.ndjson', import.meta.url));
 const PROCS = fileURLToPath(new URL('../fixtures/procs/', import.meta.url));
 const tmp = tempDir('gpumem-adv-input-');
 afterAll(tmp.remove);
@@ -27,9 +28,9 @@ function expectClean(r: Awaited<ReturnType<typeof gpumem>>, what: string, maxRss
   expect(r.peakRssBytes, `${what}: peak memory`).toBeLessThan(maxRssBytes);
 }
 
-/** A recording of one sample with `count` copies of the example's first process, all on GPU `gpu`. */
+/** A recording of one sample with `count` copies of the synthetic recording's first process, all on GPU `gpu`. */
 function bigRecording(count: number, gpu: number | 'alternate', samples = 1): string {
-  const [header, first] = readFileSync(EXAMPLE, 'utf8').split('\n') as [string, string];
+  const [header, first] = readFileSync(SYNTHETIC, 'utf8').split('\n') as [string, string];
   const sample = JSON.parse(first) as { timeMs: number; devices: Array<{ uuid: string }>; processes: Array<Record<string, unknown> & { host: Record<string, unknown> }> };
   const template = sample.processes[0]!;
   sample.processes = Array.from({ length: count }, (_, i) => {

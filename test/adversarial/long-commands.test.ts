@@ -7,13 +7,14 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { expectNoHang, expectNoStackTrace, gpumem } from './harness.js';
 
-const EXAMPLE = fileURLToPath(new URL('../../examples/doctor-example.ndjson', import.meta.url));
+/** Long command lines on GPU 1: bob's notebook kernel (38877) and alice's rank (41211). */
+const SYNTHETIC = fileURLToPath(new URL('../fixtures/recordings/synthetic-two-h100.ndjson', import.meta.url));
 
 const rowOf = (stdout: string, pid: number): string => stdout.split('\n').find((l) => new RegExp(`^\\s*${pid}\\s`).test(l)) ?? '';
 
 describe('long commands off a terminal', () => {
   it('kill --dry-run keeps the script and the end of its arguments', async () => {
-    const r = await gpumem(['kill', '--replay', EXAMPLE, '--gpu', '1', '--dry-run']);
+    const r = await gpumem(['kill', '--replay', SYNTHETIC, '--gpu', '1', '--dry-run']);
     expectNoHang(r, 'kill --dry-run');
     expectNoStackTrace(r, 'kill --dry-run');
     expect(r.code, r.stderr).toBe(0);
@@ -22,7 +23,7 @@ describe('long commands off a terminal', () => {
   });
 
   it('diagnose keeps the notebook kernel\'s connection file and the trainer\'s config, within 100 columns', async () => {
-    const r = await gpumem(['diagnose', '--replay', EXAMPLE]);
+    const r = await gpumem(['diagnose', '--replay', SYNTHETIC]);
     expectNoStackTrace(r, 'diagnose');
     expect(rowOf(r.stdout, 38877)).toMatch(/kernel +…\/python -m ipy.*….*5c1f7a\.json$/);
     expect(rowOf(r.stdout, 41211)).toMatch(/rank +…\/python -u tra.*….*vit_l16\.yaml$/);

@@ -5,6 +5,7 @@ import { LiveSampler } from '../../src/orchestrate/index.js';
 import { isReplaySource, openReplaySource, readRecording } from '../../src/sources/index.js';
 import { replayDelayMs } from '../../src/cli/commands/watch.js';
 
+/** The bundled example: 40 samples recorded on an H100 every 500 ms, at the gaps the recorder really kept. */
 const EXAMPLE = resolve(__dirname, '../../examples/doctor-example.ndjson');
 
 describe('replay pacing', () => {
@@ -19,6 +20,7 @@ describe('replay pacing', () => {
 
   it('asks for the wait after every sample with the time of the next recorded one', async () => {
     const { samples } = readRecording(EXAMPLE);
+    expect(samples).toHaveLength(40);
     const source = openReplaySource(EXAMPLE);
     expect(isReplaySource(source)).toBe(true);
     const gaps: number[] = [];
@@ -36,6 +38,10 @@ describe('replay pacing', () => {
     await sampler.stop();
     // The interval (10 s) was never waited: every gap came from the recording.
     expect(gaps).toEqual(samples.slice(1).map((s, i) => s.timeMs - samples[i]!.timeMs));
+    expect(gaps).toHaveLength(39);
+    // A real recorder's gaps: about its 500 ms interval, not all alike.
+    expect(gaps.every((g) => g >= 400 && g <= 700), gaps.join(' ')).toBe(true);
+    expect(new Set(gaps).size).toBeGreaterThan(1);
     source.close();
   });
 

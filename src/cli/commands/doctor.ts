@@ -6,12 +6,13 @@
  * It exits 1 only for a critical finding (--exit-code: for any), unlike diagnose, so `gpumem && …` goes on.
  */
 import type { Sample } from '../../core/types.js';
+import { printable } from '../../core/text.js';
 import { painter } from '../render/style.js';
 import type { CommandContext, CommandHandler } from '../context.js';
 import type { DoctorOptions } from '../options/gpus.js';
 import { reportJson } from '../diagnose/json.js';
 import { describeWindow, renderFindings } from '../diagnose/render.js';
-import { outcomeOf, runDiagnosis, SAMPLE_INTERVAL_MS } from '../diagnose/run.js';
+import { outcomeOf, runDiagnosis, SAMPLE_INTERVAL_MS, type Diagnosed } from '../diagnose/run.js';
 import { renderStatus } from '../render/status.js';
 
 const statusTable = (ctx: CommandContext<DoctorOptions>, sample: Sample): string => renderStatus(sample, { columns: ctx.stdout.columns, color: ctx.color }).trimEnd();
@@ -42,13 +43,30 @@ function earlyStatus(ctx: CommandContext<DoctorOptions>): { onSample: (sample: S
   };
 }
 
+/**
+ * What the example recording is, for doctor's first line: "synthetic" when its note says so, otherwise the GPUs it
+ * was recorded on and the day (UTC), e.g. "recorded on an NVIDIA H100 80GB HBM3 on 2026-11-27", so nobody takes
+ * its processes for their own or its numbers for made up.
+ */
+export function describeExample(collected: Diagnosed['collected']): string {
+  if (/synthetic/i.test(collected.recordingNote ?? '')) return 'synthetic';
+  const names = new Map<string, string>();
+  for (const sample of collected.input.samples) for (const d of sample.devices) names.set(d.uuid ?? `index ${d.index}`, printable(d.name ?? 'unknown GPU'));
+  const counts = new Map<string, number>();
+  for (const name of names.values()) counts.set(name, (counts.get(name) ?? 0) + 1);
+  const gpus = [...counts].map(([name, n]) => (n > 1 ? `${n}× ${name}` : `${/^(nvidia|[aeiou])/i.test(name) ? 'an' : 'a'} ${name}`));
+  const on = gpus.length > 0 ? ` on ${gpus.join(' and ')}` : '';
+  const day = collected.recordingCreatedMs === null ? '' : ` on ${new Date(collected.recordingCreatedMs).toISOString().slice(0, 10)}`;
+  return `recorded${on}${day}`;
+}
+
 export const run: CommandHandler<DoctorOptions> = async (ctx) => {
   const json = Boolean(ctx.args.options.json);
   const early = json ? null : earlyStatus(ctx);
   let diagnosed;
   try {
     // The example is for a person's screen only: a JSON document is read by scripts, which must never act on
-    // alice's synthetic torchrun as if it were this machine's, so --json without GPU access exits 3 instead.
+    // another machine's trainer and workers as if they were this one's, so --json without GPU access exits 3 instead.
     diagnosed = await runDiagnosis(ctx, !json, early?.onSample);
   } finally {
     early?.done();
@@ -61,8 +79,7 @@ export const run: CommandHandler<DoctorOptions> = async (ctx) => {
   const paint = painter(ctx.color);
   const lines: string[] = [];
   if (fallback) {
-    const synthetic = /synthetic/i.test(collected.recordingNote ?? '') ? ', synthetic' : '';
-    lines.push(paint('yellow', `No GPU access on this machine: showing the bundled example recording (examples/doctor-example.ndjson${synthetic}), not your GPUs.`));
+    lines.push(paint('yellow', `No GPU access on this machine: showing the bundled example recording (examples/doctor-example.ndjson, ${describeExample(collected)}), not your GPUs.`));
     lines.push(paint('gray', `why: ${fallback.reason}`));
   } else if (early?.printed()) {
     lines.push('', `findings: ${describeWindow(report)}`);

@@ -12,6 +12,7 @@ import { facts, hostSamples, row, sample } from './host-samples.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-recording-v2-'));
 const EXAMPLE = fileURLToPath(new URL('../../../examples/doctor-example.ndjson', import.meta.url));
+const SYNTHETIC = fileURLToPath(new URL('../../fixtures/recordings/synthetic-two-h100.ndjson', import.meta.url));
 /** Written by the version 2 writer from `hostSamples` (host facts by reference, every sample whole). */
 const V2_FIXTURE = fileURLToPath(new URL('../../fixtures/recordings/v2-host-facts.ndjson', import.meta.url));
 
@@ -92,10 +93,26 @@ describe('recording formats 1 and 2 are still read', () => {
     expect(read.map(withoutSource)).toEqual(samples.map(withoutSource));
   });
 
-  it('the bundled example is a version 1 recording and reads whole', () => {
-    const { header, samples: read } = readRecording(EXAMPLE);
+  it('the synthetic two-H100 recording is a version 1 recording and reads whole', () => {
+    const { header, samples: read } = readRecording(SYNTHETIC);
     expect(header.version).toBe(1);
     expect(read.length).toBeGreaterThan(1);
     expect(read.every((s) => s.processes.every((p) => p.host === null || Array.isArray(p.host.cmdline) || p.host.cmdline === null))).toBe(true);
+  });
+
+  it('the bundled example is a real version 2 recording: every reference resolves to the host facts it was read with', () => {
+    const { header, samples: read } = readRecording(EXAMPLE);
+    expect(header.version).toBe(2);
+    expect(read).toHaveLength(40);
+    // Every process of every sample has its host facts back (none was left a dangling reference).
+    expect(read.every((s) => s.processes.every((p) => p.host !== null && Array.isArray(p.host.cmdline)))).toBe(true);
+    const latest = read.at(-1)!;
+    const host = (pid: number) => latest.processes.find((p) => p.pid === pid)?.host;
+    expect(host(2122)?.cmdline?.slice(0, 2)).toEqual(['python3', '/home/user/gpumem-work/bench/gpu/trainer_with_workers.py']);
+    // The DataLoader workers: spawned children of the trainer (multiprocessing's spawn_main).
+    for (const worker of [2305, 2306]) {
+      expect(host(worker)?.ppid).toBe(2122);
+      expect(host(worker)?.cmdline?.join(' ')).toMatch(/from multiprocessing\.spawn import spawn_main/);
+    }
   });
 });

@@ -217,7 +217,7 @@ def _patch_grad_scaler(stack):
 
 def _autocast_init(original):
     # CUDA autocast on CPU tensors would change nothing; CPU autocast casts the same op families to 16 bits
-    # (matmuls, convolutions), and _cuda_kernels gives it CUDA's float32 list (softmax, norms, losses).
+    # (matmuls, convolutions), and _autocast gives it CUDA's policy op by op (softmax, norms, losses in float32).
     def init(self, device_type, *args, **kwargs):
         if device_type == "cuda":
             device_type = "cpu"

@@ -9,7 +9,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from ._backward_modes import keep_mode_in_backward
 from ._capability import ASSUMED, Target, capability_of, installed_release
-from ._cuda_kernels import install_cuda_autocast_policy
+from ._autocast import install_cuda_autocast_policy
 from ._devices import CudaToCpuMode, patch_torch_cuda
 from ._phases import StepState, install_hooks
 from ._recorder import Recorder

@@ -82,7 +82,7 @@ export const ESTIMATE = defineCommand<EstimateOptions>({
     ema: { type: 'boolean', description: 'keep an EMA copy of the weights on the GPU' },
     sharding: { type: 'string', value: 'S', choices: ['none', 'zero1', 'zero2', 'zero3', 'fsdp'], default: 'none', description: 'ZeRO stage or FSDP (full shard) over --num-gpus' },
     numGpus: { ...SIZE, default: 1, description: 'data-parallel GPUs that --sharding spreads states over' },
-    activationBytesPerSample: { type: 'bytes', value: 'BYTES', description: 'measured activation bytes per sample (from gpumem fit) for models without a transformer config, taken as measured on the run as given with its --freeze' },
+    activationBytesPerSample: { type: 'bytes', value: 'BYTES', description: 'measured bytes per sample (gpumem fit\'s slope of the peak) for models without a transformer config: all memory that grows with the batch, working set and allocator slack included, as measured on the run as given with its --freeze' },
     gpu: { type: 'string', value: 'GPU', description: 'budget: a GPU name (H100-80GB, A100-40GB, T4-16GB…), auto (free memory of the live GPU) or a size' },
     gpuIndex: { type: 'number', value: 'N', integer: true, min: 0, default: 0, description: 'with --gpu auto: which GPU' },
     margin: { type: 'number', value: 'PCT', min: 0, max: 100, maxExclusive: true, default: 8, noun: 'a percentage', description: 'percent of the budget kept free for estimate error' },

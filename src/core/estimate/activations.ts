@@ -21,6 +21,11 @@ export interface ActivationModel {
   layerWorkingBytesPerSample: number;
   /** How the numbers were obtained, for the report. */
   method: 'transformer' | 'measured' | 'none';
+  /**
+   * True for a measured figure: the slope of the peak per sample (gpumem fit's line), which already holds the
+   * working set and the allocator slack that grow with the batch, so none is added on top of it.
+   */
+  slopeOfPeak: boolean;
   /** Layers that save activations (from the lowest trainable one up). */
   savingLayers: number | null;
   notes: string[];
@@ -40,6 +45,7 @@ export function activationModel(model: ModelInput, setup: TrainingSetup): Activa
     outputGradBytesPerSample: 0,
     layerWorkingBytesPerSample: 0,
     method: 'none',
+    slopeOfPeak: false,
     savingLayers: null,
     notes: ['activations not estimated (no transformer config, and weights alone do not tell them): give --activation-bytes-per-sample (measure it with gpumem fit), or trace the real step on the CPU: gpumem estimate --gpu GPU -- python train.py --batch-size {batch}'],
   };
@@ -61,9 +67,10 @@ function measured(model: ModelInput, setup: TrainingSetup, perSample: number): A
     savedBytesPerSample: saved,
     outputBytesPerSample: 0,
     outputGradBytesPerSample: 0,
-    // Without layer structure, one tenth of the saved activations stands in for a block's working set.
-    layerWorkingBytesPerSample: Math.round(saved / 10),
+    // The slope of the peak already contains whatever working set is alive at the peak.
+    layerWorkingBytesPerSample: 0,
     method: 'measured',
+    slopeOfPeak: true,
     savingLayers: null,
     notes,
   };
@@ -200,6 +207,7 @@ function transformer(model: ModelInput, shape: TransformerShape, setup: Training
     outputGradBytesPerSample: outputGrad,
     layerWorkingBytesPerSample: anyTrainable ? full : 0,
     method: 'transformer',
+    slopeOfPeak: false,
     savingLayers: layersSaving,
     notes,
   };

@@ -88,8 +88,10 @@ export function phaseTotals(
     contextBytes: env.contextBytes,
     workspaceBytes: env.workspaceBytes,
   };
+  // A measured per-sample slope of the peak already includes the slack that grows with its bytes.
+  const fragmenting = (activations: number): number => (act.slopeOfPeak ? 0 : activations);
   const make = (phase: Phase, gradients: number, activations: number, transients: number): PhaseTotal => {
-    const allocatorSlackBytes = states.roundingSlackBytes + Math.round(env.fragmentation * (activations + transients));
+    const allocatorSlackBytes = states.roundingSlackBytes + Math.round(env.fragmentation * (fragmenting(activations) + transients));
     const breakdown: Breakdown = { ...base, gradientsBytes: gradients, activationsBytes: activations, transientsBytes: transients, allocatorSlackBytes };
     const totalBytes = Object.values(breakdown).reduce((a, b) => a + b, 0);
     return { phase, totalBytes, breakdown };

@@ -137,11 +137,25 @@ describe('phases, peak and max batch', () => {
     const perSample = 1024 ** 3;
     const s = setup({ activationBytesPerSample: perSample });
     const fit = findMaxBatch(model, s, zeroEnv, 10 * 1024 ** 3, 0);
-    // backward start = weights 4e6 + states 8e6 + b·(saved + a tenth for the layer working set)
-    const expected = Math.floor((10 * 1024 ** 3 - 12e6) / (perSample * 1.1));
+    // peak = weights 4e6 + states 8e6 + b·perSample: a measured slope of the peak holds its working set already
+    const expected = Math.floor((10 * 1024 ** 3 - 12e6) / perSample);
     expect(fit.maxBatch).toBe(expected);
     expect(fit.peakAtMax.totalBytes).toBeLessThanOrEqual(fit.budgetBytes);
     expect(findMaxBatch(model, s, zeroEnv, 1e6, 0).maxBatch).toBe(0);
+  });
+  it('a measured per-sample slope gets no working set and no fragmentation on top; a transformer model gets both', () => {
+    const model = modelFromParams(1_000_000, {});
+    const perSample = 3 * 1024 ** 2;
+    const env = { ...zeroEnv, fragmentation: 0.05 };
+    const e = estimateMemory(model, setup({ activationBytesPerSample: perSample, batch: 8 }), env);
+    const backward = e.phases.find((p) => p.phase === 'backward')!;
+    expect(backward.breakdown.activationsBytes).toBe(8 * perSample);
+    expect(backward.breakdown.transientsBytes).toBe(0);
+    expect(backward.breakdown.allocatorSlackBytes).toBe(e.states.roundingSlackBytes);
+    const t = estimateMemory(gpt2, setup({ batch: 2, seq: 64 }), env);
+    const tb = t.phases.find((p) => p.phase === 'backward')!;
+    expect(tb.breakdown.transientsBytes).toBeGreaterThan(0);
+    expect(tb.breakdown.allocatorSlackBytes).toBe(t.states.roundingSlackBytes + Math.round(0.05 * (tb.breakdown.activationsBytes + tb.breakdown.transientsBytes)));
   });
   it('accumulation splits an effective batch into the fewest steps, exactly when it can', () => {
     expect(planAccumulation(64, 9)).toEqual({ effectiveBatch: 64, microBatch: 8, steps: 8, realisedBatch: 64 });

@@ -4,39 +4,19 @@
  * by op name in step 2's forward and checked for the dtype and bytes CUDA gives it. CPU autocast's own result is
  * named beside each case; every one of them fails without the rule. Needs the .venv/ test environment.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseStepTrace, type StepTrace, type TraceAlloc } from '../../../src/core/estimate/index.js';
+import type { StepTrace, TraceAlloc } from '../../../src/core/estimate/index.js';
 import { requireTestPython } from '../../setup/python-venv.js';
-import { runProcess } from '../../helpers/run-process.js';
+import { traceDirect } from '../../helpers/trace-direct.js';
 import { estimate, SCRIPTS } from './traced-helpers.js';
 
-const ROOT = join(__dirname, '../../..');
 const SCRIPT = join(SCRIPTS, 'autocast_policy.py');
-
-async function trace(): Promise<StepTrace> {
-  const dir = mkdtempSync(join(tmpdir(), 'gpumem-autocast-policy-'));
-  try {
-    const out = join(dir, 'trace.ndjson');
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '',
-      PYTHONPATH: `${join(ROOT, 'python/_site')}:${join(ROOT, 'python')}`,
-      GPUMEM_ESTIMATE_TRACE: out, GPUMEM_ESTIMATE_STEPS: '2',
-    };
-    const r = await runProcess(requireTestPython(), [SCRIPT], { env, encoding: 'utf8', timeout: 120_000 });
-    expect(r.status, r.stderr).toBe(0);
-    return parseStepTrace(readFileSync(out, 'utf8'));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 describe('CUDA autocast policy while tracing (real torch, fake tensors)', () => {
   let t: StepTrace;
   beforeAll(async () => {
-    t = await trace();
+    t = await traceDirect(SCRIPT);
   }, 180_000);
   const step2 = (phase: string): TraceAlloc[] => t.events.filter((e): e is TraceAlloc => e.kind === 'alloc' && e.step === 1 && e.phase === phase);
   const of = (phase: string, op: string) => step2(phase).filter((a) => a.op === op).map((a) => [a.dtype, a.bytes]);

@@ -3,34 +3,17 @@
  * CUDA's float32 autocast list, dropout's bool mask, and an older release's softmax input and in-place
  * zero_grad (--torch-version). The tracer is run directly (no CLI build needed); needs the .venv/ test environment.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseStepTrace, type StepTrace, type TraceAlloc } from '../../../src/core/estimate/index.js';
-import { requireTestPython } from '../../setup/python-venv.js';
-import { runProcess } from '../../helpers/run-process.js';
+import type { StepTrace, TraceAlloc } from '../../../src/core/estimate/index.js';
+import { traceDirect } from '../../helpers/trace-direct.js';
 
 const ROOT = join(__dirname, '../../..');
 const SCRIPT = join(ROOT, 'test/fixtures/estimate/trace/cuda_kernels.py');
 const CHECKPOINTED = join(ROOT, 'test/fixtures/estimate/trace/checkpoint_dropout.py');
 
-async function trace(torchVersion: string | null, script = SCRIPT, args: string[] = []): Promise<StepTrace> {
-  const dir = mkdtempSync(join(tmpdir(), 'gpumem-kernels-'));
-  try {
-    const out = join(dir, 'trace.ndjson');
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '',
-      PYTHONPATH: `${join(ROOT, 'python/_site')}:${join(ROOT, 'python')}`,
-      GPUMEM_ESTIMATE_TRACE: out, GPUMEM_ESTIMATE_STEPS: '2',
-      ...(torchVersion ? { GPUMEM_ESTIMATE_TORCH_VERSION: torchVersion } : {}),
-    };
-    const r = await runProcess(requireTestPython(), [script, ...args], { env, encoding: 'utf8', timeout: 120_000 });
-    expect(r.status, r.stderr).toBe(0);
-    return parseStepTrace(readFileSync(out, 'utf8'));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+function trace(torchVersion: string | null, script = SCRIPT, args: string[] = []): Promise<StepTrace> {
+  return traceDirect(script, args, torchVersion ? { GPUMEM_ESTIMATE_TORCH_VERSION: torchVersion } : {});
 }
 
 const allocs = (t: StepTrace, step: number): TraceAlloc[] => t.events.filter((e): e is TraceAlloc => e.kind === 'alloc' && e.step === step);

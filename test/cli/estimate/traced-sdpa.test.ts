@@ -5,36 +5,19 @@
  * with dropout runs the math path, which keeps the L×L scores, probabilities and mask. Runs the tracer directly on
  * test/fixtures/estimate/trace/sdpa_step.py; needs the .venv/ test environment.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseStepTrace, type StepTrace, type TraceAlloc } from '../../../src/core/estimate/index.js';
-import { requireTestPython } from '../../setup/python-venv.js';
-import { runProcess } from '../../helpers/run-process.js';
+import type { StepTrace, TraceAlloc } from '../../../src/core/estimate/index.js';
+import { traceDirect } from '../../helpers/trace-direct.js';
 
 const ROOT = join(__dirname, '../../..');
 const SCRIPT = join(ROOT, 'test/fixtures/estimate/trace/sdpa_step.py');
 const B = 2, L = 100, H = 4, D = 40;
 
 async function trace(gpu: string, args: string[], torchVersion = '2.11'): Promise<StepTrace> {
-  const dir = mkdtempSync(join(tmpdir(), 'gpumem-sdpa-'));
-  try {
-    const out = join(dir, 'trace.ndjson');
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '',
-      PYTHONPATH: `${join(ROOT, 'python/_site')}:${join(ROOT, 'python')}`,
-      GPUMEM_ESTIMATE_TRACE: out, GPUMEM_ESTIMATE_STEPS: '2', GPUMEM_ESTIMATE_GPU_NAME: gpu,
-      GPUMEM_ESTIMATE_TORCH_VERSION: torchVersion,
-    };
-    const r = await runProcess(requireTestPython(), [SCRIPT, ...args], { env, encoding: 'utf8', timeout: 120_000 });
-    expect(r.status, r.stderr).toBe(0);
-    const t = parseStepTrace(readFileSync(out, 'utf8'));
-    expect(t.error).toBeNull();
-    return t;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const t = await traceDirect(SCRIPT, args, { GPUMEM_ESTIMATE_GPU_NAME: gpu, GPUMEM_ESTIMATE_TORCH_VERSION: torchVersion });
+  expect(t.error).toBeNull();
+  return t;
 }
 
 const step1 = (t: StepTrace): TraceAlloc[] => t.events.filter((e): e is TraceAlloc => e.kind === 'alloc' && e.step === 1);

@@ -16,6 +16,9 @@ function tracedHint(trace: StepTrace): string {
   if (/^the tracer could not start/.test(trace.error ?? '')) {
     return 'the program was stopped at its import of torch, before running untraced; the tracer is tested with torch 2.4.1 and 2.15.0 (docs/estimate.md, "Versions"): run the command with a Python environment that has such a release';
   }
+  if (/refused under CUDA autocast/.test(trace.error ?? '')) {
+    return 'the program fails the same way on a GPU: use binary_cross_entropy_with_logits (BCEWithLogitsLoss) on the logits, or compute the loss with autocast disabled on float32 inputs';
+  }
   if (/^data-dependent control flow/.test(trace.error ?? '')) {
     return 'sizes that depend on values are traced at their largest; make that branch independent of the data, or trace a step function without it (--entry)';
   }

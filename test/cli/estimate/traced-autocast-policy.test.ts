@@ -58,6 +58,7 @@ describe('CUDA autocast policy while tracing (real torch, fake tensors)', () => 
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/binary_cross_entropy is refused under CUDA autocast/);
     expect(r.stderr).toMatch(/autocast_policy\.py:24/);
+    expect(r.stderr).toMatch(/^hint: the program fails the same way on a GPU: use binary_cross_entropy_with_logits/m);
     expect(r.stderr).not.toMatch(/Traceback/);
   }, 180_000);
 });

@@ -15,6 +15,11 @@ const ROOT = join(__dirname, '../..');
 
 /** Two steps of `script args` traced; `env` adds GPUMEM_ESTIMATE_* settings (GPU name, torch version …). */
 export async function traceDirect(script: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<StepTrace> {
+  return (await traceWithStderr(script, args, env, requireTestPython())).trace;
+}
+
+/** The same with a chosen interpreter (e.g. the older torch's), returning what the program wrote to stderr too. */
+export async function traceWithStderr(script: string, args: string[], env: NodeJS.ProcessEnv, python: string): Promise<{ trace: StepTrace; stderr: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-trace-'));
   try {
     const out = join(dir, 'trace.ndjson');
@@ -23,9 +28,9 @@ export async function traceDirect(script: string, args: string[] = [], env: Node
       PYTHONPATH: `${join(ROOT, 'python/_site')}:${join(ROOT, 'python')}`,
       GPUMEM_ESTIMATE_TRACE: out, GPUMEM_ESTIMATE_STEPS: '2', ...env,
     };
-    const r = await runProcess(requireTestPython(), [script, ...args], { env: full, encoding: 'utf8', timeout: 120_000 });
+    const r = await runProcess(python, [script, ...args], { env: full, encoding: 'utf8', timeout: 120_000 });
     expect(r.status, r.stderr).toBe(0);
-    return parseStepTrace(readFileSync(out, 'utf8'));
+    return { trace: parseStepTrace(readFileSync(out, 'utf8')), stderr: r.stderr };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

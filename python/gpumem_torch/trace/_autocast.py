@@ -17,6 +17,8 @@ a release does not cast on CUDA is left as it is; the tables only say how CUDA c
 Not reproduced: CUDA caches the 16-bit copy of a leaf weight for the autocast region; the kernels added here
 (mv, addmv, addr, einsum, chain_matmul, linalg_multi_dot, convolution, RNN cells) cast per call.
 """
+import warnings
+
 import torch
 from torch.utils._pytree import tree_map
 
@@ -191,11 +193,14 @@ def _cuda_kernels():
 
 
 def install_cuda_autocast_policy(stack):
-    """Gives AutocastCPU CUDA's policy, op by op, until ``stack`` closes."""
+    """Gives AutocastCPU CUDA's policy, op by op, until ``stack`` closes (closing restores CPU's own kernels)."""
     lib = torch.library.Library("aten", "IMPL")
-    for name, kernel in _cuda_kernels():
-        lib.impl(name, kernel, "AutocastCPU")
-    for name in _CPU_ONLY:
-        if _has(name, "AutocastCPU") and not _has(name, "AutocastCUDA"):
-            lib.impl(name, torch.library.fallthrough_kernel, "AutocastCPU")
+    # Replacing CPU autocast's own kernels is the point; older torch warns about it on the program's stderr.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"(?s).*Overriding a previously registered kernel", category=UserWarning)
+        for name, kernel in _cuda_kernels():
+            lib.impl(name, kernel, "AutocastCPU")
+        for name in _CPU_ONLY:
+            if _has(name, "AutocastCPU") and not _has(name, "AutocastCUDA"):
+                lib.impl(name, torch.library.fallthrough_kernel, "AutocastCPU")
     stack.callback(lib._destroy)

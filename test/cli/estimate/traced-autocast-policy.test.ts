@@ -7,8 +7,8 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { StepTrace, TraceAlloc } from '../../../src/core/estimate/index.js';
-import { requireTestPython } from '../../setup/python-venv.js';
-import { traceDirect } from '../../helpers/trace-direct.js';
+import { requireOldTorchPython, requireTestPython } from '../../setup/python-venv.js';
+import { traceDirect, traceWithStderr } from '../../helpers/trace-direct.js';
 import { estimate, SCRIPTS } from './traced-helpers.js';
 
 const SCRIPT = join(SCRIPTS, 'autocast_policy.py');
@@ -52,6 +52,14 @@ describe('CUDA autocast policy while tracing (real torch, fake tensors)', () => 
   it('cat falls through: float32 6 × 40 from a bf16 and a float32 part, with no float32 copy of the bf16 one', () => {
     expect(line(31).map((a) => [a.op, a.dtype, a.bytes])).toEqual([['new_ones', 'float32', 3 * 40 * 4], ['cat', 'float32', 6 * 40 * 4]]);
   });
+
+  it('torch 2.4 gives the same bytes, and replacing CPU autocast\'s kernels prints nothing to the program\'s stderr', async () => {
+    const old = await traceWithStderr(SCRIPT, [], {}, requireOldTorchPython());
+    expect(old.stderr).not.toMatch(/Overriding a previously registered kernel/);
+    const ops = (x: StepTrace) => x.events.filter((e): e is TraceAlloc => e.kind === 'alloc' && e.step === 1 && e.phase === 'forward')
+      .filter((a) => ['_log_softmax', 'mv', 'grid_sampler_2d', 'norm', 'max_pool3d_with_indices', 'cat'].includes(a.op)).map((a) => [a.op, a.dtype, a.bytes]);
+    expect(ops(old.trace)).toEqual(ops(t));
+  }, 180_000);
 
   it('binary_cross_entropy under autocast ends the trace as CUDA refuses it, with the line that calls it', async () => {
     const r = await estimate(['--', requireTestPython(), SCRIPT, 'bce']);

@@ -4,7 +4,7 @@ The tracer runs ``torch.autocast("cuda")`` as CPU autocast (fake tensors live on
 different op lists (ATen ``autocast_mode.cpp``: the ``KERNEL_CUDA`` and ``KERNEL_CPU`` registrations). An op's
 outputs, and what autograd saves from them, take the dtype the op runs in, so every op gets the policy CUDA gives it:
 
-- an op CUDA casts and CPU does not, or casts differently, gets a kernel with CUDA's policy (``CUDA_POLICY``);
+- an op CUDA casts and CPU does not, or casts differently, gets a kernel with CUDA's policy (the tables below);
 - an op only CPU casts (``cross_entropy_loss``, 3-d pooling, reflection/replication padding, ``cat`` …) falls
   through, as on CUDA. A composite op then meets CUDA's policy in its parts: ``cross_entropy_loss`` calls
   ``log_softmax`` with its input's own dtype (which the float32 policy leaves alone, an explicit dtype being

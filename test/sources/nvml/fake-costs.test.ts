@@ -60,7 +60,8 @@ const STATUS_CALLS = {
   nvmlDeviceGetEnforcedPowerLimit: 1, nvmlDeviceGetComputeMode: 1, nvmlDeviceGetMigMode: 1,
   // Count, then fill: a list read for the first time has no buffer yet.
   nvmlDeviceGetComputeRunningProcesses_v3: 2, nvmlDeviceGetGraphicsRunningProcesses_v3: 1,
-  nvmlDeviceGetProcessUtilization: 2,
+  // One call: its buffer is sized before the first read.
+  nvmlDeviceGetProcessUtilization: 1,
 };
 
 describe('the fake NVML driver charges the H100\'s per-call costs', () => {

@@ -54,8 +54,8 @@ const cheap = (samples: number): Record<string, number> => ({
 });
 /** Settings read `n` times. */
 const settings = (n: number): Record<string, number> => ({ nvmlDeviceGetEnforcedPowerLimit: n, nvmlDeviceGetComputeMode: n, nvmlDeviceGetMigMode: n });
-/** Per-process SM % read `reads` times: the first read asks for the count, then fills. */
-const sm = (reads: number): Record<string, number> => (reads === 0 ? {} : { nvmlDeviceGetProcessUtilization: reads + 1 });
+/** Per-process SM % read `reads` times, one call each: the buffer is sized before the first read. */
+const sm = (reads: number): Record<string, number> => (reads === 0 ? {} : { nvmlDeviceGetProcessUtilization: reads });
 
 describe('each command makes only the NVML calls it needs', () => {
   it('default (library callers, status --json): everything, every sample', () => {
@@ -96,7 +96,7 @@ describe('each command makes only the NVML calls it needs', () => {
     // Eight GPUs on screen at 2.53 ms a read (an H100's): a read every 8 × 2.53 / 0.0005 = 40.5 s, at 0, 37, 74,
     // 111 and 148 s of 180 (a tenth of the period forgiven), not every 5 s (36 reads each).
     const calls = sampleCalls(watchFields(() => true), 180, 1000, 2.53);
-    const reads = (calls.nvmlDeviceGetProcessUtilization ?? 0) - gpus.length;
+    const reads = calls.nvmlDeviceGetProcessUtilization ?? 0;
     expect(reads).toBe(5 * gpus.length);
     // Beyond the first round (every GPU read at once when it comes on screen), the driver time stays within budget.
     expect(((reads - gpus.length) * 2.53) / 180_000).toBeLessThanOrEqual(SM_SHOWN_BUDGET);
@@ -105,7 +105,7 @@ describe('each command makes only the NVML calls it needs', () => {
     expect(sampleCalls(watchFields(() => true), 20, 1000, 2.53)).toEqual({ ...cheap(20), ...settings(1), ...sm(4) });
     // A cheap driver (10 µs a read) keeps it with all eight on screen.
     write(gpus.map((g) => gpu(g)));
-    expect((sampleCalls(watchFields(() => true), 20, 1000, 0.01).nvmlDeviceGetProcessUtilization ?? 0) - gpus.length).toBe(4 * gpus.length);
+    expect(sampleCalls(watchFields(() => true), 20, 1000, 0.01).nvmlDeviceGetProcessUtilization ?? 0).toBe(4 * gpus.length);
   });
 
   it('watch: a GPU that comes on screen is read at once, and its first mean covers the time since the slow read', () => {

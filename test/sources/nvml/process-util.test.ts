@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openNvmlSource } from '../../../src/sources/nvml/index.js';
 import { fakeH100, fakeNvmlLib, writeScenario } from '../../fake-nvml/scenario.js';
+import { countsOf, fakeCallCounter } from '../../fake-nvml/calls.js';
 import { MiB } from '../../../src/core/units.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-nvml-util-'));
@@ -83,6 +84,28 @@ describe('per-process utilization with lastSeenTimeStamp', () => {
       const s = await source.readSample();
       expect(s.processes.map((p) => [p.gpuIndex, p.pid, p.smUtilPct])).toEqual([[0, a, null], [0, b, null], [1, b, 50]]);
       expect(s.processes[0]!.unavailable.smUtilPct).toBe('no utilization sample for this pid');
+    } finally {
+      source.close();
+    }
+  });
+
+  it('reads in one call when the samples fit the buffer sized in advance, and grows it when the driver holds more', async () => {
+    const counter = fakeCallCounter(fakeNvmlLib('590'));
+    // 3000 samples on GPU 0 (more than the 1024 the buffer starts with): a's 10 % … b's 50 %, alternating.
+    const many = Array.from({ length: 3000 }, (_, i) => ({ pid: i % 2 === 0 ? a : b, timeUs: T + i, smUtilPct: i % 2 === 0 ? 10 : 50 }));
+    scenario(many, [{ pid: b, timeUs: T + 500, smUtilPct: 90 }]);
+    const source = openNvmlSource({ libPath: fakeNvmlLib('590') });
+    try {
+      counter.reset();
+      const first = await source.readSample();
+      expect(first.processes.map((p) => [p.gpuIndex, p.pid, p.smUtilPct])).toEqual([[0, a, 10], [0, b, 50], [1, b, 90]]);
+      // GPU 0: answered INSUFFICIENT_SIZE with the count, then filled; GPU 1: one call.
+      expect(countsOf(counter.read()).nvmlDeviceGetProcessUtilization).toBe(3);
+      scenario([...many, { pid: a, timeUs: T + 5000, smUtilPct: 70 }], [{ pid: b, timeUs: T + 600, smUtilPct: 30 }]);
+      counter.reset();
+      const second = await source.readSample();
+      expect(second.processes.map((p) => [p.gpuIndex, p.pid, p.smUtilPct])).toEqual([[0, a, 70], [0, b, 0], [1, b, 30]]);
+      expect(countsOf(counter.read()).nvmlDeviceGetProcessUtilization).toBe(2);
     } finally {
       source.close();
     }

@@ -119,9 +119,12 @@ function diffRows(prev: Item[], next: Item[]): RowChanges | null {
   // The very rows of the sample before (host-table.ts hands them back when the source did): nothing moved.
   if (prev === next) return out;
   let whole = 0;
-  const sameOrder = prev.length === next.length && next.every((r, i) => rowKey(r) === rowKey(prev[i]!));
+  // A row object of the sample before (host-table.ts hands back a row's encoding when the source reused the
+  // row) is the same row with the same values: neither its key nor its fields need comparing.
+  const sameOrder = prev.length === next.length && next.every((r, i) => r === prev[i] || rowKey(r) === rowKey(prev[i]!));
   if (sameOrder) {
     for (let i = 0; i < next.length; i++) {
+      if (prev[i] === next[i]) continue;
       if (!diffItem(prev[i]!, next[i]!, i, changed)) {
         (out.replaced ??= {})[i] = next[i]!;
         whole++;

@@ -98,7 +98,14 @@ export function createHostFactsEncoder(version: 2 | 3 = 3): HostFactsEncoder {
     if (last !== null && sample.processes === last.raw) return { definitions: null, sample: { ...sample, processes: last.encoded } };
     let definitions: Record<string, HostFacts> | null = null;
     const seen = new Set<number>();
-    const processes = sample.processes.map((p) => {
+    const previous = last;
+    const processes = sample.processes.map((p, i) => {
+      // The very row the previous sample had at this place (a source hands back rows whose numbers did not
+      // move): its encoding is the one made then, and its pid's definition is still known.
+      if (previous !== null && previous.raw[i] === p) {
+        if (p.host !== null) seen.add(p.pid);
+        return previous.encoded[i] as EncodedRow;
+      }
       if (p.host === null) return compact(p, null);
       seen.add(p.pid);
       let known = byPid.get(p.pid);

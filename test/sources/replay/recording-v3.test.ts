@@ -134,6 +134,31 @@ describe('recording format 3: keyframes and deltas', () => {
     expect(deltas[4]!.processes).toBeDefined();
   });
 
+  it('a source handing back unchanged rows as the same objects beside new ones writes only the new ones, and reads back exactly', () => {
+    const first = [...syntheticSession({ gpus: 2, procsPerGpu: 6, changeShare: 0, seed: 7 }, 1)][0]!;
+    // The same pid on both GPUs (one process, two rows), so a new definition for one row leaves the other row's
+    // reference to the earlier one, which still holds for that row.
+    first.processes.push({ ...first.processes[0]!, gpuIndex: 1, gpuUuid: first.devices[1]!.uuid, usedBytes: 7 * MiB });
+    const samples: Sample[] = [first];
+    for (let k = 1; k < 8; k++) {
+      const prev = samples[k - 1]!;
+      // A new array each sample (something moved); every row but the moved ones is the previous object.
+      const rows = [...prev.processes];
+      const moved = k % rows.length;
+      rows[moved] = { ...rows[moved]!, usedBytes: (rows[moved]!.usedBytes ?? 0) + MiB };
+      if (k === 3) rows[0] = { ...rows[0]!, host: { ...rows[0]!.host!, cmdline: ['python', 'renamed.py'] } };
+      if (k === 5) [rows[2], rows[3]] = [rows[3]!, rows[2]!];
+      samples.push({ ...prev, timeMs: prev.timeMs + 1000, devices: structuredClone(prev.devices), processes: rows });
+    }
+    const { path, written } = write('reused-rows.ndjson', samples);
+    expect(mismatches(path, written)).toEqual([]);
+    const deltas = readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => 'delta' in l).map((l) => (l.delta as { processes?: { changed?: Record<string, Record<string, unknown>>; replaced?: Record<string, unknown> } }).processes);
+    expect(deltas).toHaveLength(7);
+    // Sample 1 moved row 1's memory and nothing else: one changed path, at position 1.
+    expect(deltas[0]).toEqual({ changed: { usedBytes: { 1: samples[1]!.processes[1]!.usedBytes } } });
+  });
+
   it('the writer compares against what it wrote, not against objects the source changes afterwards', () => {
     const samples = [...syntheticSession({ gpus: 2, procsPerGpu: 4, changeShare: 0.5, seed: 3 }, 4)];
     const path = join(dir, 'reused.ndjson');

@@ -66,11 +66,15 @@ export function serveFields(shown: (gpuIndex: number) => boolean): NvmlFields {
 }
 
 /**
- * `gpumem record`: what a replay shows (recordings carry no clocks or energy). SM % every 30 s: a replay's
- * rows show 30-s means, and doctor on a replay gets every driver sample through them (8 GPUs read every 15 s
- * would cost 0.24 ms of driver CPU per GPU per 1-Hz sample on an H100, above the 0.2 ms a sample may).
+ * `gpumem record`: what a replay shows (recordings carry no clocks or energy). SM % every 30 s, longer where
+ * SM_SHOWN_BUDGET needs it (eight H100s: every 40 s; every 30 s they would cost 0.067 % of a core, a third of
+ * the 0.2 % a recorder may use): a replay's rows show those means, and doctor on a replay gets every driver
+ * sample through them.
  */
-export const RECORD_FIELDS: NvmlFields = { clocks: false, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: 30_000 };
+export const RECORD_FIELDS: NvmlFields = {
+  clocks: false, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS,
+  processSmEveryMs: 30_000, processSmShown: () => true, processSmShownEveryMs: 30_000, processSmBudget: SM_SHOWN_BUDGET,
+};
 
 /**
  * `gpumem run` / `pipeline` (a sample every 100 ms by default): memory and processes for peaks and cleanup,

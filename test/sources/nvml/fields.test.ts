@@ -139,6 +139,17 @@ describe('each command makes only the NVML calls it needs', () => {
     expect(sampleCalls(RECORD_FIELDS, 40, 1000)).toEqual({ ...cheap(40), ...settings(1), ...sm(2) });
   });
 
+  it('record on eight H100s: SM % within SM_SHOWN_BUDGET of a core (every 40.5 s, not every 30 s)', () => {
+    const gpus = [0, 1, 2, 3, 4, 5, 6, 7];
+    write(gpus.map((g) => gpu(g)));
+    // 2.53 ms a read: 8 × 2.53 / 0.0005 = 40.5 s; over 180 s reads at 0, 37, 74, 111, 148 s (a tenth forgiven).
+    const reads = sampleCalls(RECORD_FIELDS, 180, 1000, 2.53).nvmlDeviceGetProcessUtilization ?? 0;
+    expect(reads).toBe(5 * gpus.length);
+    expect(((reads - gpus.length) * 2.53) / 180_000).toBeLessThanOrEqual(SM_SHOWN_BUDGET);
+    // The same with a cheap driver keeps the 30-s period: reads at 0, 27, 54 … 162 s.
+    expect(sampleCalls(RECORD_FIELDS, 180, 1000, 0.01).nvmlDeviceGetProcessUtilization ?? 0).toBe(7 * gpus.length);
+  });
+
   it('run / pipeline at 10 Hz: SM % every 5 s, settings once a minute, no clocks or energy', () => {
     write([gpu(0)]);
     // 0 … 11.9 s: reads at 0, 4.5 and 9 s (a tenth of the period is forgiven for timer jitter).

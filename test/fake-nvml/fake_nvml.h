@@ -50,7 +50,7 @@ typedef struct { unsigned version; int sensorType; int temperature; } nvmlTemper
 #define FAKE_MAX_PROCS 512
 #define FAKE_MAX_MIG 8
 #define FAKE_MAX_ERRORS 64
-#define FAKE_MAX_UTIL_SAMPLES 4096
+#define FAKE_MAX_UTIL_SAMPLES 8192
 #define FAKE_UNSET (-1LL)
 
 enum { KIND_COMPUTE = 1, KIND_GRAPHICS = 2 };

@@ -13,11 +13,11 @@ const MAX_ATTEMPTS = 5;
 /** Slots are forgotten (and the map rebuilt) once this many pids have come and gone on one device. */
 const MAX_SLOTS = 4096;
 /**
- * Samples the buffer holds before the first read (32 KiB a device). A first read that fits is one call instead
+ * Samples the buffer holds before the first read (128 KiB a device). A first read that fits is one call instead
  * of asking for the count and then filling (a read costs 2.53 ms of CPU on an H100 however it answers); one that
  * does not fit is answered INSUFFICIENT_SIZE with the count, and grows the buffer as before.
  */
-const FIRST_CAPACITY = 1024;
+const FIRST_CAPACITY = 4096;
 
 /** Said for a pid when the driver had no sample newer than the previous read (NVML_ERROR_NOT_FOUND). */
 export const NO_NEW_UTIL_SAMPLE = 'no new utilization sample since the previous read';
@@ -29,6 +29,8 @@ export const NO_NEW_UTIL_SAMPLE = 'no new utilization sample since the previous 
 export class UtilBuffer {
   capacity = 0;
   buf: Buffer = Buffer.alloc(0);
+  /** The same memory as 32-bit words (the driver writes in host byte order): a read may hand back tens of thousands. */
+  words = new Uint32Array(0);
   readonly count = new Uint32Array(1);
   /** Timestamp (µs since the epoch) of the newest sample read so far; passed as lastSeenTimeStamp. */
   lastSeenUs = 0;
@@ -39,6 +41,13 @@ export class UtilBuffer {
   private read = 1;
   /** Pids given a mean in the current read. */
   private added = 0;
+
+  /** Room for `capacity` samples (Buffer.alloc memory starts at offset 0, so the word view is aligned). */
+  resize(capacity: number): void {
+    this.capacity = capacity;
+    this.buf = Buffer.alloc(capacity * PROCESS_UTIL_SAMPLE.size);
+    this.words = new Uint32Array(this.buf.buffer, this.buf.byteOffset, this.buf.length / 4);
+  }
 
   /** Starts a read: every mean of the previous one stops counting. */
   begin(): void {
@@ -121,16 +130,12 @@ export class UtilBuffer {
 export function readSmUtilization(fn: NvmlCall | null, state: UtilBuffer, handle: DeviceHandle): string | null {
   state.begin();
   if (!fn) return 'nvmlDeviceGetProcessUtilization not exported by this driver';
-  if (state.capacity === 0) {
-    state.capacity = FIRST_CAPACITY;
-    state.buf = Buffer.alloc(FIRST_CAPACITY * PROCESS_UTIL_SAMPLE.size);
-  }
+  if (state.capacity === 0) state.resize(FIRST_CAPACITY);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     state.count[0] = state.capacity;
     const rc = fn(handle, state.buf, state.count, state.lastSeenUs);
     if (rc === NVML_ERROR_INSUFFICIENT_SIZE) {
-      state.capacity = Math.max((state.count[0] as number) * 2 + 5, state.capacity * 2);
-      state.buf = Buffer.alloc(state.capacity * PROCESS_UTIL_SAMPLE.size);
+      state.resize(Math.max((state.count[0] as number) * 2 + 5, state.capacity * 2));
       continue;
     }
     if (rc === NVML_ERROR_NOT_FOUND) return `${NO_NEW_UTIL_SAMPLE} (${callReason('nvmlDeviceGetProcessUtilization', rc)})`;
@@ -145,15 +150,18 @@ export function readSmUtilization(fn: NvmlCall | null, state: UtilBuffer, handle
 /** Adds the `n` samples in the buffer newer than the last read to the means, and moves lastSeen on. */
 function addNewSamples(state: UtilBuffer, n: number): void {
   let newest = state.lastSeenUs;
-  for (let i = 0; i < n; i++) {
-    const at = i * PROCESS_UTIL_SAMPLE.size;
-    const ts = state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.timeStamp + 4) * 4294967296 + state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.timeStamp);
+  const w = state.words;
+  const stride = PROCESS_UTIL_SAMPLE.size / 4;
+  const [pidAt, tsAt, smAt] = [PROCESS_UTIL_SAMPLE.pid / 4, PROCESS_UTIL_SAMPLE.timeStamp / 4, PROCESS_UTIL_SAMPLE.smUtil / 4];
+  // Little-endian words: the low half of the 64-bit timestamp first (every platform NVML ships for).
+  for (let i = 0, at = 0; i < n; i++, at += stride) {
+    const ts = (w[at + tsAt + 1] as number) * 4294967296 + (w[at + tsAt] as number);
     // A driver that hands back an old sample anyway must not have it counted a second time.
     if (ts <= state.lastSeenUs) continue;
-    newest = Math.max(newest, ts);
-    const pct = state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.smUtil);
+    if (ts > newest) newest = ts;
+    const pct = w[at + smAt] as number;
     // Exiting (zombie) processes have been seen to report values like 37100: not a percentage, not evidence.
-    if (pct <= 100) state.add(state.buf.readUInt32LE(at + PROCESS_UTIL_SAMPLE.pid), pct);
+    if (pct <= 100) state.add(w[at + pidAt] as number, pct);
   }
   state.lastSeenUs = newest;
 }

@@ -91,8 +91,8 @@ describe('per-process utilization with lastSeenTimeStamp', () => {
 
   it('reads in one call when the samples fit the buffer sized in advance, and grows it when the driver holds more', async () => {
     const counter = fakeCallCounter(fakeNvmlLib('590'));
-    // 3000 samples on GPU 0 (more than the 1024 the buffer starts with): a's 10 % … b's 50 %, alternating.
-    const many = Array.from({ length: 3000 }, (_, i) => ({ pid: i % 2 === 0 ? a : b, timeUs: T + i, smUtilPct: i % 2 === 0 ? 10 : 50 }));
+    // 5000 samples on GPU 0 (more than the 4096 the buffer starts with): a's 10 % … b's 50 %, alternating.
+    const many = Array.from({ length: 5000 }, (_, i) => ({ pid: i % 2 === 0 ? a : b, timeUs: T + i, smUtilPct: i % 2 === 0 ? 10 : 50 }));
     scenario(many, [{ pid: b, timeUs: T + 500, smUtilPct: 90 }]);
     const source = openNvmlSource({ libPath: fakeNvmlLib('590') });
     try {

@@ -30,7 +30,7 @@ export class UtilBuffer {
   capacity = 0;
   buf: Buffer = Buffer.alloc(0);
   /** The same memory as 32-bit words (the driver writes in host byte order): a read may hand back tens of thousands. */
-  words = new Uint32Array(0);
+  words: Uint32Array = new Uint32Array(0);
   readonly count = new Uint32Array(1);
   /** Timestamp (µs since the epoch) of the newest sample read so far; passed as lastSeenTimeStamp. */
   lastSeenUs = 0;

@@ -1,0 +1,139 @@
+/**
+ * gpumem's per-sample /proc reading against a C floor, at 512 and 4096 real processes (`sleep 600`).
+ *
+ * Call pattern measured: `createHostEnricher()` with default options, as `status --json` / `status --watch
+ * --json` make it (src/sources/open.ts), called again and again on the same sample after a warm-up. For every
+ * pid it already knows, each such sample pread()s /proc/PID/stat through a descriptor held open and parses
+ * pid, comm, state, ppid, pgid, utime + stime and starttime (the start time proves the process is the one whose
+ * stable facts are cached); nothing else is read. The live views that re-read in rounds (watch, record,
+ * serve, the `status --watch` table) make this read only every few seconds, so this is the costliest steady
+ * pattern. The floor (bench/procfs_floor.c, built here with gcc -O2) holds the same files open and parses the
+ * same fields in C. Both are CPU time (user + system) per sample, measured alternately in the same run.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Sample } from '../src/core/types.js';
+import { createHostEnricher, heldFilesBudget } from '../src/sources/procfs/index.js';
+import { median } from './timing.js';
+
+const GOAL = 1.2;
+/** Sizes, with the samples per measured block (about half a second of the floor's CPU each). */
+const SIZES: Array<[pids: number, samples: number]> = [[512, 300], [4096, 40]];
+/** gpumem and the floor are measured alternately this many times; the medians are compared. */
+const REPS = 5;
+const WARMUP = 10;
+
+interface FloorResult { held: number; parsed: number; cpuNsPerRound: number; sumStartTicks: number; sumPpid: number }
+
+/** Builds the floor; null with the one line to print when gcc is missing or fails. */
+function buildFloor(dir: string): string | { missing: string } {
+  const bin = join(dir, 'procfs_floor');
+  const src = fileURLToPath(new URL('procfs_floor.c', import.meta.url));
+  const cc = spawnSync('gcc', ['-O2', '-o', bin, src], { encoding: 'utf8' });
+  if (cc.error) return { missing: `gcc not found (${(cc.error as NodeJS.ErrnoException).code}): the C floor bench/procfs_floor.c cannot be built; install gcc` };
+  if (cc.status !== 0) return { missing: `gcc -O2 bench/procfs_floor.c failed: ${cc.stderr.trim().split('\n')[0]}` };
+  return bin;
+}
+
+/** Starts `n` sleeping processes under one shell in a process group of its own; resolves with their pids. */
+function startSleepers(n: number): Promise<{ group: ChildProcess; pids: number[] }> {
+  const group = spawn('sh', ['-c', `i=0; while [ $i -lt ${n} ]; do sleep 600 & echo $!; i=$((i+1)); done; wait`], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let text = '';
+    group.on('error', reject);
+    group.on('exit', () => reject(new Error(`the shell starting ${n} sleepers exited early`)));
+    group.stdout?.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      const pids = text.split('\n').filter((l) => l !== '').map(Number);
+      if (pids.length >= n && text.endsWith('\n')) resolve({ group, pids });
+    });
+  });
+}
+
+/** A sample listing each pid once, spread over 8 GPUs, with no host facts yet (what a GPU source returns). */
+function sampleOf(pids: number[]): Sample {
+  return {
+    timeMs: 1, source: { kind: 'nvml', detail: 'bench' }, devices: [], unavailable: {},
+    processes: pids.map((pid, i) => ({ pid, gpuUuid: `GPU-${i % 8}`, gpuIndex: i % 8, gpuInstanceId: null, computeInstanceId: null, usedBytes: 1 << 20, kind: 'compute', name: null, smUtilPct: null, host: null, unavailable: {} })),
+  };
+}
+
+function runFloor(bin: string, pids: number[], rounds: number): FloorResult {
+  const out = spawnSync(bin, [String(rounds), String(WARMUP)], { input: pids.join('\n'), encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`procfs_floor failed: ${out.stderr.trim()}`);
+  return JSON.parse(out.stdout) as FloorResult;
+}
+
+const softOpenFiles = (): string => /^Max open files\s+(\S+)\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.slice(1).join(' / hard ') ?? 'unknown';
+const fmt = (ms: number): string => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
+
+async function measureSize(bin: string, n: number, samples: number): Promise<string[]> {
+  const { group, pids } = await startSleepers(n);
+  const enrich = createHostEnricher();
+  try {
+    const sample = sampleOf(pids);
+    let last = enrich(sample);
+    const held = enrich.counts.heldFiles;
+    for (let i = 0; i < WARMUP; i++) last = enrich(sample);
+    const ours: number[] = [];
+    const floor: FloorResult[] = [];
+    for (let r = 0; r < REPS; r++) {
+      const before = process.cpuUsage();
+      for (let i = 0; i < samples; i++) last = enrich(sample);
+      const used = process.cpuUsage(before);
+      ours.push((used.user + used.system) / 1000 / samples);
+      floor.push(runFloor(bin, pids, samples));
+    }
+    // Same processes, same values: every row visible, and the start ticks and parents both sides parsed agree.
+    const rows = last.processes;
+    const sumStart = rows.reduce((s, p) => s + (p.host?.startTicks ?? Number.NaN), 0);
+    const sumPpid = rows.reduce((s, p) => s + (p.host?.ppid ?? Number.NaN), 0);
+    const f = floor[floor.length - 1] as FloorResult;
+    if (f.parsed !== n || sumStart !== f.sumStartTicks || sumPpid !== f.sumPpid) {
+      throw new Error(`gpumem and the floor disagree at ${n} pids: parsed ${f.parsed}, start ticks ${sumStart} vs ${f.sumStartTicks}, ppid ${sumPpid} vs ${f.sumPpid}`);
+    }
+    const a = median(ours);
+    const b = median(floor.map((x) => x.cpuNsPerRound / 1e6));
+    const heldNote = held >= n ? `all ${n} stat files held` : `${held} of ${n} stat files held (budget ${heldFilesBudget()} = soft limit / 2 − 64); the other ${n - held} are opened, read and closed by path each sample`;
+    return [
+      `${n} pids: ${heldNote}; the floor holds ${f.held}`,
+      `  gpumem /proc per sample   CPU ${fmt(a)}  (median of ${REPS} blocks of ${samples} samples; ${((a * 1000) / n).toFixed(2)} µs per pid)`,
+      `  C floor per round         CPU ${fmt(b)}  (median of ${REPS} blocks of ${samples} rounds; ${((b * 1000) / n).toFixed(2)} µs per pid)`,
+      `  ratio gpumem / floor      ${(a / b).toFixed(2)}×  (goal ≤ ${GOAL}×) ${a / b <= GOAL ? 'met' : 'NOT met'}`,
+    ];
+  } finally {
+    enrich.close();
+    // The shell's own process group: it and the sleepers it started, nothing else.
+    try {
+      process.kill(-(group.pid as number), 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+export async function run(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'gpumem-bench-procfs-'));
+  try {
+    const bin = buildFloor(dir);
+    if (typeof bin !== 'string') {
+      process.stdout.write(`procfs: ${bin.missing}; nothing measured\n`);
+      process.exitCode = 1;
+      return;
+    }
+    process.stdout.write([
+      'call pattern: createHostEnricher() defaults (status --json, status --watch --json): every known pid\'s /proc/PID/stat re-read each sample',
+      'fields per pid and sample: pid, comm, state, ppid, pgid, utime, stime, starttime — one pread of a held /proc/PID/stat (gpumem and floor alike)',
+      `open files: soft ${softOpenFiles()} (Node raised the soft limit to the hard one at start-up); held-file budget ${heldFilesBudget()}`,
+      `load average before: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} (CPU time of a shared machine is indicative; only the ratio means much)`,
+      '',
+    ].join('\n'));
+    for (const [n, samples] of SIZES) process.stdout.write(`${(await measureSize(bin, n, samples)).join('\n')}\n`);
+    process.stdout.write(`load average after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

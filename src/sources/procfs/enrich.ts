@@ -141,12 +141,15 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
   function factsOnce(pid: number): HostFacts {
     const known = cache.get(pid);
     if (known?.seenIn === sampleNumber) return known.facts;
-    const have = uncached.get(pid);
+    const have = uncached.size > 0 ? uncached.get(pid) : undefined;
     if (have) return have;
     const facts = factsFor(pid, known);
-    const cached = cache.get(pid);
-    if (cached) cached.seenIn = sampleNumber;
-    else uncached.set(pid, facts);
+    // A known pid still itself was marked seen by factsFor; otherwise one more lookup says whether it was cached.
+    if (known?.seenIn !== sampleNumber) {
+      const cached = cache.get(pid);
+      if (cached) cached.seenIn = sampleNumber;
+      else uncached.set(pid, facts);
+    }
     return facts;
   }
 
@@ -154,7 +157,10 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     // Reading 512 stat files costs several ms a sample; a live view re-reads known processes in slow rounds,
     // and the rows on screen (the focus) in faster ones.
     const inFocus = focus?.has(pid) === true;
-    if (known && !(inFocus ? rounds.focus || (live && !known.focusRead) : rounds.off)) return known.facts;
+    if (known && !(inFocus ? rounds.focus || (live && !known.focusRead) : rounds.off)) {
+      known.seenIn = sampleNumber;
+      return known.facts;
+    }
     let stat: ProcStat | null = known ? readKnownStat(known, pid) : null;
     if (known && stat && stat.startTicks === known.startTicks && stat.state !== 'Z') {
       const f = known.facts;
@@ -162,6 +168,7 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
       // statm is a second read per pid: only for the rows someone looks at.
       const rssBytes = live && (focus === null || inFocus) ? readRss(known, pid) : (f.rssBytes ?? null);
       known.statAtMs = sampleAtMs;
+      known.seenIn = sampleNumber;
       known.focusRead ||= inFocus;
       // With slow re-reads each one is dated (a new object), so a window can tell one reading from two.
       if (restatMs > 0 || stat.state !== f.state || stat.ppid !== f.ppid || stat.cpuTicks !== f.cpuTicks || (live && (rssBytes !== f.rssBytes || cpuPct !== f.cpuPct))) {

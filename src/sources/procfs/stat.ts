@@ -4,7 +4,7 @@
  * ticks here, so a pid judged "the same process" by one is judged the same by every other.
  */
 import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
-import { parseCmdline, parseProcStat, type ProcStat } from './parse.js';
+import { parseCmdline, parseProcStatBytes, type ProcStat } from './parse.js';
 
 export interface ProcRootOptions {
   /** Default "/proc"; tests point it at a prepared tree. */
@@ -16,11 +16,11 @@ export interface ProcRootOptions {
 const statBuffer = Buffer.allocUnsafe(4096);
 
 /**
- * The text of a small /proc file read with one read into a shared buffer; throws the filesystem error
- * (ENOENT for a gone pid, EACCES under hidepid) as readFileSync would. Falls back to readFileSync for a
- * file that fills the buffer.
+ * Reads a small /proc file with one read into the shared buffer; returns the byte count (the file is in
+ * statBuffer[0, count)), or -1 when it filled the buffer. Throws the filesystem error (ENOENT for a gone pid,
+ * EACCES under hidepid) as readFileSync would.
  */
-export function readProcText(path: string): string {
+function readProcBytes(path: string): number {
   const fd = openSync(path, 'r');
   let bytes: number;
   try {
@@ -28,7 +28,17 @@ export function readProcText(path: string): string {
   } finally {
     closeSync(fd);
   }
-  return bytes < statBuffer.length ? statBuffer.toString('utf8', 0, bytes) : readFileSync(path, 'utf8');
+  return bytes < statBuffer.length ? bytes : -1;
+}
+
+/**
+ * The text of a small /proc file read with one read into a shared buffer; throws the filesystem error
+ * (ENOENT for a gone pid, EACCES under hidepid) as readFileSync would. Falls back to readFileSync for a
+ * file that fills the buffer.
+ */
+export function readProcText(path: string): string {
+  const bytes = readProcBytes(path);
+  return bytes >= 0 ? statBuffer.toString('utf8', 0, bytes) : readFileSync(path, 'utf8');
 }
 
 /**
@@ -48,20 +58,29 @@ export interface ProcFileHandle<T> {
   close(): void;
 }
 
+/**
+ * Parses the bytes a read left in `bytes[0, length)`; `previous` is this handle's last value (null at
+ * first), which a parser may reuse parts of.
+ */
+export type ProcBytesParser<T> = (bytes: Buffer, length: number, previous: T | null) => T | null;
+
 /** Opens `/proc/PID/<name>` for repeated reads parsed by `parse`; throws the filesystem error like readFileSync. */
-export function openProcFileHandle<T>(pid: number, name: string, parse: (text: string) => T | null, options: ProcRootOptions = {}): ProcFileHandle<T> {
+export function openProcFileHandle<T>(pid: number, name: string, parse: ProcBytesParser<T>, options: ProcRootOptions = {}): ProcFileHandle<T> {
   let fd: number | null = openSync(`${options.procRoot ?? '/proc'}/${pid}/${name}`, 'r');
+  let last: T | null = null;
   const close = (): void => {
     if (fd !== null) closeSync(fd);
     fd = null;
+    last = null;
   };
   return {
     read() {
       if (fd === null) return null;
       try {
         const bytes = readSync(fd, statBuffer, 0, statBuffer.length, 0);
-        const value = bytes > 0 && bytes < statBuffer.length ? parse(statBuffer.toString('utf8', 0, bytes)) : null;
+        const value = bytes > 0 && bytes < statBuffer.length ? parse(statBuffer, bytes, last) : null;
         if (value === null) close();
+        else last = value;
         return value;
       } catch {
         close();
@@ -74,13 +93,17 @@ export function openProcFileHandle<T>(pid: number, name: string, parse: (text: s
 
 /** Opens /proc/PID/stat for repeated reads; throws the filesystem error like readFileSync. */
 export function openStatHandle(pid: number, options: ProcRootOptions = {}): StatHandle {
-  return openProcFileHandle(pid, 'stat', parseProcStat, options);
+  return openProcFileHandle(pid, 'stat', parseProcStatBytes, options);
 }
 
 /** /proc/PID/stat parsed, or null when the pid is gone or unreadable. */
 export function readProcStat(pid: number, options: ProcRootOptions = {}): ProcStat | null {
   try {
-    return parseProcStat(readProcText(`${options.procRoot ?? '/proc'}/${pid}/stat`));
+    const path = `${options.procRoot ?? '/proc'}/${pid}/stat`;
+    const bytes = readProcBytes(path);
+    if (bytes >= 0) return parseProcStatBytes(statBuffer, bytes);
+    const whole = readFileSync(path);
+    return parseProcStatBytes(whole, whole.length);
   } catch {
     return null;
   }

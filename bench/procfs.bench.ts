@@ -9,10 +9,11 @@
  * serve, the `status --watch` table) make this read only every few seconds, so this is the costliest steady
  * pattern. The floor (bench/procfs_floor.c, built here with gcc -O2) holds the same files open and parses the
  * same fields in C. Both are CPU time (user + system) per sample, measured in alternating blocks in the same
- * run; the ratio is the median of the per-pair ratios.
+ * run; the ratio is the median of the per-pair ratios. A third row reads the same files from Node with no
+ * parsing at all, to show how much of the gap is Node's own cost per read.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,6 +69,24 @@ function runFloor(bin: string, pids: number[], rounds: number): FloorResult {
   return JSON.parse(out.stdout) as FloorResult;
 }
 
+/**
+ * CPU ms per round of Node reading the same files held open with fs.readSync and parsing nothing: how much of
+ * gpumem's ratio is the cost of one read through Node rather than gpumem's own work.
+ */
+function bareReads(pids: number[], rounds: number): number {
+  const fds = pids.map((pid) => openSync(`/proc/${pid}/stat`, 'r'));
+  const buffer = Buffer.allocUnsafe(4096);
+  try {
+    for (let r = 0; r < WARMUP; r++) for (const fd of fds) readSync(fd, buffer, 0, buffer.length, 0);
+    const before = process.cpuUsage();
+    for (let r = 0; r < rounds; r++) for (const fd of fds) readSync(fd, buffer, 0, buffer.length, 0);
+    const used = process.cpuUsage(before);
+    return (used.user + used.system) / 1000 / rounds;
+  } finally {
+    for (const fd of fds) closeSync(fd);
+  }
+}
+
 const softOpenFiles = (): string => /^Max open files\s+(\S+)\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.slice(1).join(' / hard ') ?? 'unknown';
 const fmt = (ms: number): string => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
 
@@ -81,12 +100,14 @@ async function measureSize(bin: string, n: number, samples: number): Promise<str
     for (let i = 0; i < WARMUP; i++) last = enrich(sample);
     const ours: number[] = [];
     const floor: FloorResult[] = [];
+    const bare: number[] = [];
     for (let r = 0; r < REPS; r++) {
       const before = process.cpuUsage();
       for (let i = 0; i < samples; i++) last = enrich(sample);
       const used = process.cpuUsage(before);
       ours.push((used.user + used.system) / 1000 / samples);
       floor.push(runFloor(bin, pids, samples));
+      bare.push(bareReads(pids, samples));
     }
     // Same processes, same values: every row visible, and the start ticks and parents both sides parsed agree.
     const rows = last.processes;
@@ -102,11 +123,13 @@ async function measureSize(bin: string, n: number, samples: number): Promise<str
     // shrugs off a block that met a burst of other work on the machine.
     const ratios = ours.map((ms, i) => ms / ((floor[i] as FloorResult).cpuNsPerRound / 1e6)).sort((x, y) => x - y);
     const ratio = median(ratios);
+    const c = median(bare);
     const heldNote = held >= n ? `all ${n} stat files held` : `${held} of ${n} stat files held (budget ${heldFilesBudget()} = soft limit / 2 − 64); the other ${n - held} are opened, read and closed by path each sample`;
     return [
       `${n} pids: ${heldNote}; the floor holds ${f.held}`,
       `  gpumem /proc per sample   CPU ${fmt(a)}  (median of ${REPS} blocks of ${samples} samples; ${((a * 1000) / n).toFixed(2)} µs per pid)`,
       `  C floor per round         CPU ${fmt(b)}  (median of ${REPS} blocks of ${samples} rounds; ${((b * 1000) / n).toFixed(2)} µs per pid)`,
+      `  Node, readSync only       CPU ${fmt(c)}  (the same held files read with no parsing: Node's own cost per read, ${(c / b).toFixed(2)}× the floor)`,
       `  ratio gpumem / floor      ${ratio.toFixed(2)}×  (median of the ${REPS} paired blocks, ${(ratios[0] as number).toFixed(2)}–${(ratios[ratios.length - 1] as number).toFixed(2)}; goal ≤ ${GOAL}×) ${ratio <= GOAL ? 'met' : 'NOT met'}`,
     ];
   } finally {

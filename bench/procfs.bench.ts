@@ -88,6 +88,7 @@ function bareReads(pids: number[], rounds: number): number {
 }
 
 const softOpenFiles = (): string => /^Max open files\s+(\S+)\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.slice(1).join(' / hard ') ?? 'unknown';
+const loadAverage = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const fmt = (ms: number): string => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
 
 async function measureSize(bin: string, n: number, samples: number): Promise<string[]> {
@@ -124,9 +125,11 @@ async function measureSize(bin: string, n: number, samples: number): Promise<str
     const ratios = ours.map((ms, i) => ms / ((floor[i] as FloorResult).cpuNsPerRound / 1e6)).sort((x, y) => x - y);
     const ratio = median(ratios);
     const c = median(bare);
+    // Read before the sleepers are killed: thousands of exiting processes would show as load for a minute.
+    const load = loadAverage();
     const heldNote = held >= n ? `all ${n} stat files held` : `${held} of ${n} stat files held (budget ${heldFilesBudget()} = soft limit / 2 − 64); the other ${n - held} are opened, read and closed by path each sample`;
     return [
-      `${n} pids: ${heldNote}; the floor holds ${f.held}`,
+      `${n} pids: ${heldNote}; the floor holds ${f.held}; load average at the end ${load}`,
       `  gpumem /proc per sample   CPU ${fmt(a)}  (median of ${REPS} blocks of ${samples} samples; ${((a * 1000) / n).toFixed(2)} µs per pid)`,
       `  C floor per round         CPU ${fmt(b)}  (median of ${REPS} blocks of ${samples} rounds; ${((b * 1000) / n).toFixed(2)} µs per pid)`,
       `  Node, readSync only       CPU ${fmt(c)}  (the same held files read with no parsing: Node's own cost per read, ${(c / b).toFixed(2)}× the floor)`,
@@ -156,11 +159,10 @@ export async function run(): Promise<void> {
       'call pattern: createHostEnricher() defaults (status --json, status --watch --json): every known pid\'s /proc/PID/stat re-read each sample',
       'fields per pid and sample: pid, comm, state, ppid, pgid, utime, stime, starttime — one pread of a held /proc/PID/stat (gpumem and floor alike)',
       `open files: soft ${softOpenFiles()} (Node raised the soft limit to the hard one at start-up); held-file budget ${heldFilesBudget()}`,
-      `load average before: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} (CPU time of a shared machine is indicative; only the ratio means much)`,
+      `load average before: ${loadAverage()} (CPU time of a shared machine is indicative; only the ratio means much)`,
       '',
     ].join('\n'));
     for (const [n, samples] of SIZES) process.stdout.write(`${(await measureSize(bin, n, samples)).join('\n')}\n`);
-    process.stdout.write(`load average after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

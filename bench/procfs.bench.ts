@@ -30,7 +30,7 @@ const WARMUP = 10;
 
 interface FloorResult { held: number; parsed: number; cpuNsPerRound: number; sumStartTicks: number; sumPpid: number }
 
-/** Builds the floor; null with the one line to print when gcc is missing or fails. */
+/** Builds the floor: its path, or the one line to print when gcc is missing or fails. */
 function buildFloor(dir: string): string | { missing: string } {
   const bin = join(dir, 'procfs_floor');
   const src = fileURLToPath(new URL('procfs_floor.c', import.meta.url));

@@ -46,6 +46,15 @@ function sameGpuRow(a: GpuProcess, b: GpuProcess): boolean {
   return true;
 }
 
+/**
+ * `p` with its host facts: a new row, never a mutation. Every field is named (the order the sources write
+ * them in) rather than spread: a literal of one shape costs a fraction of a generic copy, once per row per sample.
+ */
+function withHost(p: GpuProcess, host: HostFacts): GpuProcess {
+  return { pid: p.pid, gpuUuid: p.gpuUuid, gpuIndex: p.gpuIndex, gpuInstanceId: p.gpuInstanceId, computeInstanceId: p.computeInstanceId,
+    usedBytes: p.usedBytes, kind: p.kind, name: p.name, smUtilPct: p.smUtilPct, host, unavailable: p.unavailable };
+}
+
 /** CPU % of one core between two readings of a process's ticks, to 0.1; null when either is unknown. */
 function cpuPctBetween(ticksBefore: number | null | undefined, ticksNow: number | null, elapsedMs: number, ticksPerSec: number): number | null {
   if (ticksBefore === null || ticksBefore === undefined || ticksNow === null || !(elapsedMs > 0) || ticksNow < ticksBefore) return null;
@@ -74,6 +83,8 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
   const now = options.nowMs ?? Date.now;
   let sampleAtMs = 0;
   let sampleNumber = 0;
+  /** Cached pids met so far in this sample: when it equals the cache's size, no cached pid left the sample. */
+  let seenCount = 0;
   let focus: ReadonlySet<number> | null = null;
   // Known pids are re-read in rounds, all due ones in the same sample: a burst of reads costs a fraction of
   // the same reads spread over samples, each of which would find the kernel's and our code cold.
@@ -95,6 +106,12 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
   const dated = (): { cpuTicksAtMs?: number } => (restatMs > 0 ? { cpuTicksAtMs: sampleAtMs } : {});
   const roundDue = (periodMs: number, lastMs: number): boolean => periodMs <= 0 || sampleAtMs - lastMs >= periodMs || sampleAtMs < lastMs;
 
+  /** Whether a known pid's stat is re-read in this sample (its round is due, or it is newly in focus). */
+  const dueNow = (known: Known, inFocus: boolean): boolean => (inFocus ? rounds.focus || (live && !known.focusRead) : rounds.off);
+  const prefetchDue = (known: Known, pid: number): void => {
+    if (known.stat !== null && dueNow(known, focus?.has(pid) === true)) known.stat.prefetch(sampleNumber);
+  };
+
   const forgetUnseen = (known: Known, pid: number): void => {
     if (known.seenIn !== sampleNumber) forget(pid);
   };
@@ -105,6 +122,7 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
   let previousOut: readonly GpuProcess[] = [];
   const enrich = (sample: Sample): Sample => {
     sampleNumber++;
+    seenCount = 0;
     sampleAtMs = now();
     focus = options.focusPids?.() ?? null;
     rounds.off = roundDue(restatMs, rounds.offAtMs);
@@ -112,6 +130,8 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     if (rounds.off) rounds.offAtMs = sampleAtMs;
     if (rounds.focus) rounds.focusAtMs = sampleAtMs;
     if (uncached.size > 0) uncached.clear();
+    // Every held stat due in this sample is read first, all together, and parsed as its row comes.
+    if (rounds.off || rounds.focus) cache.forEach(prefetchDue);
     let allSame = reuseRows && sample.processes.length === previousOut.length;
     const rows = sample.processes;
     const processes = allSame ? scratch : new Array<GpuProcess>(rows.length);
@@ -124,11 +144,12 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
       if (reuseRows && before !== undefined && before.host === host && (previousIn[i] === p || sameGpuRow(previousIn[i] as GpuProcess, p))) processes[i] = before;
       else {
         allSame = false;
-        processes[i] = { ...p, host };
+        processes[i] = withHost(p, host);
       }
     }
-    // forEach, not for…of over entries: no [pid, known] pair made per pid per sample.
-    cache.forEach(forgetUnseen);
+    // Only when some cached pid was not in this sample; forEach, not for…of over entries: no [pid, known]
+    // pair made per pid.
+    if (seenCount !== cache.size) cache.forEach(forgetUnseen);
     if (!reuseRows) return { ...sample, processes };
     // Every row as before: the previous array itself, so unchanged samples share one. Otherwise the rows were
     // written into the scratch array, which becomes this sample's (a fresh scratch is made for the next one).
@@ -141,12 +162,18 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
   function factsOnce(pid: number): HostFacts {
     const known = cache.get(pid);
     if (known?.seenIn === sampleNumber) return known.facts;
-    const have = uncached.get(pid);
+    const have = uncached.size > 0 ? uncached.get(pid) : undefined;
     if (have) return have;
     const facts = factsFor(pid, known);
-    const cached = cache.get(pid);
-    if (cached) cached.seenIn = sampleNumber;
-    else uncached.set(pid, facts);
+    // A known pid still itself was marked seen by factsFor; otherwise one more lookup says whether it was cached.
+    if (known?.seenIn === sampleNumber) seenCount++;
+    else {
+      const cached = cache.get(pid);
+      if (cached) {
+        cached.seenIn = sampleNumber;
+        seenCount++;
+      } else uncached.set(pid, facts);
+    }
     return facts;
   }
 
@@ -154,7 +181,10 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     // Reading 512 stat files costs several ms a sample; a live view re-reads known processes in slow rounds,
     // and the rows on screen (the focus) in faster ones.
     const inFocus = focus?.has(pid) === true;
-    if (known && !(inFocus ? rounds.focus || (live && !known.focusRead) : rounds.off)) return known.facts;
+    if (known && !dueNow(known, inFocus)) {
+      known.seenIn = sampleNumber;
+      return known.facts;
+    }
     let stat: ProcStat | null = known ? readKnownStat(known, pid) : null;
     if (known && stat && stat.startTicks === known.startTicks && stat.state !== 'Z') {
       const f = known.facts;
@@ -162,6 +192,7 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
       // statm is a second read per pid: only for the rows someone looks at.
       const rssBytes = live && (focus === null || inFocus) ? readRss(known, pid) : (f.rssBytes ?? null);
       known.statAtMs = sampleAtMs;
+      known.seenIn = sampleNumber;
       known.focusRead ||= inFocus;
       // With slow re-reads each one is dated (a new object), so a window can tell one reading from two.
       if (restatMs > 0 || stat.state !== f.state || stat.ppid !== f.ppid || stat.cpuTicks !== f.cpuTicks || (live && (rssBytes !== f.rssBytes || cpuPct !== f.cpuPct))) {
@@ -209,7 +240,7 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
    * through one opened now if there is room, else by path. Null when it cannot be read.
    */
   function readKnownStat(known: Known, pid: number): ProcStat | null {
-    if (known.stat) return known.stat.read();
+    if (known.stat) return known.stat.read(sampleNumber);
     if (held < maxHeld) {
       try {
         known.stat = openStatHandle(pid, options);

@@ -125,8 +125,8 @@ export function readPageBytes(options: ProcOptions = {}): number {
 /** A held /proc/PID/statm giving the resident set size in bytes (× page size) at each read, null once gone. */
 export function openRssHandle(pid: number, options: ProcOptions = {}): ProcFileHandle<number> {
   const pageBytes = readPageBytes(options);
-  return openProcFileHandle(pid, 'statm', (text) => {
-    const pages = parseStatmResidentPages(text);
+  return openProcFileHandle(pid, 'statm', (bytes, length) => {
+    const pages = parseStatmResidentPages(bytes.toString('utf8', 0, length));
     return pages === null ? null : pages * pageBytes;
   }, options);
 }

@@ -3,7 +3,7 @@ export { readHostFacts, readBootTimeMs, userName, userNameExists, reasonFor, typ
 export { readProcStat, readStartTicks, readProcTable, readProcText, readCmdline, readEnviron, listPids, childrenByParent, descendantsOf, type ProcRootOptions } from './stat.js';
 export { createHostEnricher, enrichSample, type HostEnricher } from './enrich.js';
 export { heldFilesBudget } from './fd-budget.js';
-export { parseProcStat, parseStatmResidentPages, parseContainerId, parseCudaEnv, parseCmdline, parsePasswd, parseBootTimeSec, statusNumbers, type ProcStat } from './parse.js';
+export { parseProcStat, parseProcStatBytes, parseStatmResidentPages, parseContainerId, parseCudaEnv, parseCmdline, parsePasswd, parseBootTimeSec, statusNumbers, type ProcStat } from './parse.js';
 export { parseJobFacts, parseRunMark } from './job.js';
 export { detectContainer, type ContainerProbeOptions } from './container.js';
 export { readNvidiaDeviceFds, testDevicePrefixProblem, type DeviceFds, type DeviceFdOptions } from './device-fds.js';

@@ -18,23 +18,59 @@ export interface ProcStat {
   cpuTicks: number | null;
 }
 
-const STATES = new Set(['R', 'S', 'D', 'Z', 'T', 't', 'X', 'I', 'W', 'P', 'K']);
+/** The one-letter states by character code (a state token of any other letter or length is unknown). */
+const STATE_BY_CODE: ReadonlyArray<ProcessState | undefined> = (() => {
+  const table: Array<ProcessState | undefined> = new Array(128).fill(undefined);
+  for (const c of 'RSDZTtXIWPK') table[c.charCodeAt(0)] = c as ProcessState;
+  return table;
+})();
 
 /** Whitespace as /\s/ knows it in ASCII: a stat line is separated by single spaces, but be lenient. */
 const isSpace = (c: number): boolean => c === 32 || (c >= 9 && c <= 13);
 
+/** The decimal integer (optionally negative, as the kernel prints a signed field) in bytes[from, to); NaN if it is not one. */
+function intIn(bytes: Uint8Array, from: number, to: number): number {
+  const negative = from < to && bytes[from] === 45;
+  let i = negative ? from + 1 : from;
+  if (i >= to) return Number.NaN;
+  let value = 0;
+  for (; i < to; i++) {
+    const digit = (bytes[i] as number) - 48;
+    if (digit < 0 || digit > 9) return Number.NaN;
+    value = value * 10 + digit;
+  }
+  return negative ? -value : value;
+}
+
+/** `previous` when its comm is the ASCII text of bytes[from, to) (a comm rarely changes), else null. */
+function sameAsciiComm(bytes: Uint8Array, from: number, to: number, previous: string): boolean {
+  if (previous.length !== to - from) return false;
+  for (let i = 0; i < previous.length; i++) if (previous.charCodeAt(i) !== bytes[from + i] || previous.charCodeAt(i) >= 128) return false;
+  return true;
+}
+
 /**
- * Parses /proc/PID/stat. The comm sits in parentheses and may itself contain ") (", so the fields after it
- * are read from the *last* ")". Only fields 3–5, 14–15 and 22 are read, scanning without splitting the ~50 fields
- * (this runs for every GPU process on every sample). Returns null when the text is not a stat line.
+ * Parses /proc/PID/stat from the bytes a read left in `bytes[0, length)`. The comm sits in parentheses and may
+ * itself contain ") (", so the fields after it are read from the *last* ")". Only fields 3–5, 14–15 and 22 are
+ * read, straight from the bytes without decoding the line or splitting the ~50 fields (this runs for every GPU
+ * process on every sample); the numeric fields are decimal integers, as the kernel writes them. The comm is
+ * decoded as UTF-8, or taken from `previous` when it is the same ASCII text; when every field equals
+ * `previous`'s, `previous` itself is returned. Returns null when the bytes are not a stat line.
  */
-export function parseProcStat(text: string): ProcStat | null {
-  const open = text.indexOf('(');
-  const close = text.lastIndexOf(')');
-  if (open < 0 || close < open) return null;
-  const pid = Number(text.slice(0, open).trim());
+export function parseProcStatBytes(bytes: Buffer, length: number, previous: ProcStat | null = null): ProcStat | null {
+  const end = Math.min(length, bytes.length);
+  // The "(" is a few bytes in: a loop. The last ")" is ~300 bytes back from the end: Buffer's memrchr.
+  let open = 0;
+  while (open < end && bytes[open] !== 40) open++;
+  const close = end > 0 ? bytes.lastIndexOf(41, end - 1) : -1;
+  if (open >= end || close <= open) return null;
+  let pidFrom = 0;
+  let pidTo = open;
+  while (pidFrom < pidTo && isSpace(bytes[pidFrom] as number)) pidFrom++;
+  while (pidTo > pidFrom && isSpace(bytes[pidTo - 1] as number)) pidTo--;
+  const pid = intIn(bytes, pidFrom, pidTo);
   // field n of the line is token n - 2 after the ")" (state is field 3).
-  let state = '';
+  let state: ProcessState | null = null;
   let ppid = Number.NaN;
   let pgid = Number.NaN;
   let startTicks = Number.NaN;
@@ -42,23 +78,34 @@ export function parseProcStat(text: string): ProcStat | null {
   let stime = Number.NaN;
   let field = 2;
   let i = close + 1;
-  while (i < text.length && field < 22) {
-    while (i < text.length && isSpace(text.charCodeAt(i))) i++;
-    if (i >= text.length) break;
+  while (i < end && field < 22) {
+    while (i < end && isSpace(bytes[i] as number)) i++;
+    if (i >= end) break;
     const from = i;
-    while (i < text.length && !isSpace(text.charCodeAt(i))) i++;
+    while (i < end && !isSpace(bytes[i] as number)) i++;
     field++;
-    if (field === 3) state = text.slice(from, i);
-    else if (field === 4) ppid = Number(text.slice(from, i));
-    else if (field === 5) pgid = Number(text.slice(from, i));
-    else if (field === 14) utime = Number(text.slice(from, i));
-    else if (field === 15) stime = Number(text.slice(from, i));
-    else if (field === 22) startTicks = Number(text.slice(from, i));
+    if (field === 3) state = i - from === 1 ? (STATE_BY_CODE[bytes[from] as number] ?? null) : null;
+    else if (field === 4) ppid = intIn(bytes, from, i);
+    else if (field === 5) pgid = intIn(bytes, from, i);
+    else if (field === 14) utime = intIn(bytes, from, i);
+    else if (field === 15) stime = intIn(bytes, from, i);
+    else if (field === 22) startTicks = intIn(bytes, from, i);
   }
   if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isInteger(pgid) || !Number.isSafeInteger(startTicks)) return null;
   const cpu = utime + stime;
   const cpuTicks = Number.isSafeInteger(cpu) && cpu >= 0 ? cpu : null;
-  return { pid, comm: text.slice(open + 1, close), state: STATES.has(state) ? (state as ProcessState) : null, ppid, pgid, startTicks, cpuTicks };
+  const sameComm = previous !== null && sameAsciiComm(bytes, open + 1, close, previous.comm);
+  // Nothing changed (a process that sleeps): the previous object itself, so a steady sample allocates nothing.
+  if (sameComm && previous.pid === pid && previous.state === state && previous.ppid === ppid && previous.pgid === pgid
+    && previous.startTicks === startTicks && previous.cpuTicks === cpuTicks) return previous;
+  const comm = sameComm ? previous.comm : bytes.toString('utf8', open + 1, close);
+  return { pid, comm, state, ppid, pgid, startTicks, cpuTicks };
+}
+
+/** parseProcStatBytes on the text of a stat line (a line already read as a string, and the tests). */
+export function parseProcStat(text: string): ProcStat | null {
+  const bytes = Buffer.from(text, 'utf8');
+  return parseProcStatBytes(bytes, bytes.length);
 }
 
 /**

@@ -7,6 +7,8 @@
  * driver's CPU those calls cost by the table, and the process's CPU as % of one core (/proc/PID/stat, every
  * thread) over the span; the steady rows measure watch, record and serve past their first 90 s. The one-shot
  * commands' calls come from bench/fake-costs.ts's injected-clock run.
+ * Each gpumem command runs as a person starts it: the executable, whose launcher line starts Node with the
+ * flags that command gets (src/cli/bin.ts).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -110,18 +112,18 @@ export async function run(): Promise<void> {
     const node = process.execPath;
     const steadyWarmMs = Number(process.env.GPUMEM_BENCH_SAMPLING_STEADY_WARM_MS ?? 90_000);
     const consumers: Consumer[] = [
-      { name: 'watch, 1 Hz', argv: [node, BIN, 'watch', '--interval', '1000'], targetPct: 0.2, tty: true, warmMs: 8000 },
-      { name: 'record, 1 Hz', argv: [node, BIN, 'record', '--out', join(fleet.dir, 'rec.ndjson'), '--interval', '1000'], targetPct: 0.2, warmMs: 5000 },
-      { name: 'serve, no page, no scrape', argv: [node, BIN, 'serve', '--port', '0', '--db', join(fleet.dir, 'runs.db')], targetPct: 0.1, warmMs: 12_000, spanTimes: 4 },
+      { name: 'watch, 1 Hz', argv: [BIN, 'watch', '--interval', '1000'], targetPct: 0.2, tty: true, warmMs: 8000 },
+      { name: 'record, 1 Hz', argv: [BIN, 'record', '--out', join(fleet.dir, 'rec.ndjson'), '--interval', '1000'], targetPct: 0.2, warmMs: 5000 },
+      { name: 'serve, no page, no scrape', argv: [BIN, 'serve', '--port', '0', '--db', join(fleet.dir, 'runs.db')], targetPct: 0.1, warmMs: 12_000, spanTimes: 4 },
       // The same three as they run for hours: past V8's first minute and a half of optimising compilation and heap
       // shrinking, which happen once (GPUMEM_BENCH_SAMPLING_STEADY_WARM_MS=0 leaves these rows out).
       ...(steadyWarmMs > 0 ? [
-        { name: 'watch, 1 Hz, steady', argv: [node, BIN, 'watch', '--interval', '1000'], targetPct: 0.2, tty: true, warmMs: steadyWarmMs, spanTimes: 2 },
-        { name: 'record, 1 Hz, steady', argv: [node, BIN, 'record', '--out', join(fleet.dir, 'rec-steady.ndjson'), '--interval', '1000'], targetPct: 0.2, warmMs: steadyWarmMs, spanTimes: 2 },
-        { name: 'serve, no page, steady', argv: [node, BIN, 'serve', '--port', '0', '--db', join(fleet.dir, 'runs-steady.db')], targetPct: 0.1, warmMs: steadyWarmMs, spanTimes: 4 },
+        { name: 'watch, 1 Hz, steady', argv: [BIN, 'watch', '--interval', '1000'], targetPct: 0.2, tty: true, warmMs: steadyWarmMs, spanTimes: 2 },
+        { name: 'record, 1 Hz, steady', argv: [BIN, 'record', '--out', join(fleet.dir, 'rec-steady.ndjson'), '--interval', '1000'], targetPct: 0.2, warmMs: steadyWarmMs, spanTimes: 2 },
+        { name: 'serve, no page, steady', argv: [BIN, 'serve', '--port', '0', '--db', join(fleet.dir, 'runs-steady.db')], targetPct: 0.1, warmMs: steadyWarmMs, spanTimes: 4 },
       ] : []),
-      { name: 'status --watch, 1 Hz', argv: [node, BIN, 'status', '--watch', '--interval', '1000'], targetPct: null, warmMs: 5000 },
-      { name: 'run, default 10 Hz', argv: [node, BIN, 'run', '--gpus', '0', '--', 'sleep', '600'], targetPct: null, warmMs: 5000 },
+      { name: 'status --watch, 1 Hz', argv: [BIN, 'status', '--watch', '--interval', '1000'], targetPct: null, warmMs: 5000 },
+      { name: 'run, default 10 Hz', argv: [BIN, 'run', '--gpus', '0', '--', 'sleep', '600'], targetPct: null, warmMs: 5000 },
     ];
     process.stdout.write(`fake driver: ${GPUS} GPUs × ${PROCS_PER_GPU} processes (real pids), per-call CPU of an H100 (GPUMEM_FAKE_NVML_COSTS=${env.GPUMEM_FAKE_NVML_COSTS}); ${spanMs / 1000} s measured after each command's warm-up (steady rows: ${steadyWarmMs / 1000} s warm-up, two to four times the span)\n`);
     process.stdout.write(`load average at the start: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} (CPU figures on a loaded machine are upper bounds; calls are exact)\n`);

@@ -60,6 +60,8 @@ async function oneSize(gpus: number, procs: number, rounds: number): Promise<str
       { label: 'python3 -c pass', argv: ['python3', '-c', 'pass'] },
       { label: 'gpumem status --json', argv: [node, BIN, 'status', '--json', '--source', 'nvml'], env },
       { label: 'gpumem status', argv: [node, BIN, 'status', '--source', 'nvml'], env },
+      // As a person runs it: the executable, whose launcher line starts Node (with the flags it gives status).
+      { label: 'gpumem status --json, exe', argv: [BIN, 'status', '--json', '--source', 'nvml'], env },
     ];
     const baseline = process.env.GPUMEM_BENCH_BASELINE;
     if (baseline) cases.push({ label: 'baseline status --json', argv: [node, baseline, 'status', '--json', '--source', 'nvml'], env });
@@ -75,8 +77,10 @@ async function oneSize(gpus: number, procs: number, rounds: number): Promise<str
     const goal = gpus === 1 ? `  (goal ≤ ${GOAL_BEYOND_NODE_MS} ms: ${json.wallMs - node0.wallMs <= GOAL_BEYOND_NODE_MS ? 'met' : 'not met'})` : '';
     lines.push(`  gpumem status --json beyond node -e 0: wall ${(json.wallMs - node0.wallMs).toFixed(1)} ms, CPU ${(json.cpuMs - node0.cpuMs).toFixed(1)} ms${goal}`);
     lines.push(`    of which the fake driver's charged calls: ${charged.toFixed(1)} ms CPU (nvmlInit 20 ms assumed, the rest measured on the H100)`);
+    const exe = t.get('gpumem status --json, exe') as Timed;
     for (const peer of ['nvitop -1', 'gpustat']) {
       lines.push(`  gpumem status --json / ${peer}: ${ratio(json, t.get(peer))};  gpumem status / ${peer}: ${ratio(table, t.get(peer))}  (< 1: gpumem ahead)`);
+      lines.push(`  the executable's status --json / ${peer}: ${ratio(exe, t.get(peer))}`);
     }
     const base = t.get('baseline status --json');
     if (base) lines.push(`  this build / baseline, status --json: ${ratio(json, base)}`);

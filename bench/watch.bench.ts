@@ -4,6 +4,8 @@
  * --watch` and, when they can be installed, nvitop and gpustat loading the same fake library through
  * LD_LIBRARY_PATH. CPU is the process's user + system time from /proc/PID/stat over a measured span after a
  * warm-up, as a percentage of one core. The fake driver charges each call its H100 CPU time (bench/fake-costs.ts).
+ * Each gpumem command runs as a person starts it: the executable, whose launcher line starts Node with the
+ * flags that command gets (src/cli/bin.ts).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -84,30 +86,30 @@ export async function run(): Promise<void> {
     const loadAtStart = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
     const rows: Array<[string, number | string]> = [];
     const node = process.execPath;
-    rows.push(['gpumem watch, 1 Hz', await measure([node, BIN, 'watch', '--interval', '1000'], env, 4000, spanMs)]);
+    rows.push(['gpumem watch, 1 Hz', await measure([BIN, 'watch', '--interval', '1000'], env, 4000, spanMs)]);
     // A view kept open beside training: after the start-up (JIT compilation of the sampling, drawing and findings
     // code, V8 shrinking its heap), over a longer span because a tick is 0.01 s of CPU.
     const steadyWarmMs = Number(process.env.GPUMEM_BENCH_WATCH_STEADY_WARM_MS ?? 150_000);
-    if (steadyWarmMs > 0) rows.push([`gpumem watch, 1 Hz, steady (after ${steadyWarmMs / 1000} s)`, await measure([node, BIN, 'watch', '--interval', '1000'], env, steadyWarmMs, 3 * spanMs)]);
-    rows.push(['gpumem status --watch, 1 Hz', await measure([node, BIN, 'status', '--watch', '--interval', '1000'], env, 4000, spanMs)]);
-    rows.push(['gpumem watch, 1 Hz, numbers changing each second', await changing(1, () => measure([node, BIN, 'watch', '--interval', '1000'], env, 4000, spanMs))]);
+    if (steadyWarmMs > 0) rows.push([`gpumem watch, 1 Hz, steady (after ${steadyWarmMs / 1000} s)`, await measure([BIN, 'watch', '--interval', '1000'], env, steadyWarmMs, 3 * spanMs)]);
+    rows.push(['gpumem status --watch, 1 Hz', await measure([BIN, 'status', '--watch', '--interval', '1000'], env, 4000, spanMs)]);
+    rows.push(['gpumem watch, 1 Hz, numbers changing each second', await changing(1, () => measure([BIN, 'watch', '--interval', '1000'], env, 4000, spanMs))]);
     // The same past its first minute and a half: V8 compiles the sampling, analysis and drawing code with its
     // optimising compiler for about a minute (tens of functions every 10 s, then a few), on threads of its own.
     const changingWarmMs = Number(process.env.GPUMEM_BENCH_WATCH_CHANGING_WARM_MS ?? 90_000);
-    if (changingWarmMs > 0) rows.push([`gpumem watch, 1 Hz, changing, steady (after ${changingWarmMs / 1000} s)`, await changing(1, () => measure([node, BIN, 'watch', '--interval', '1000'], env, changingWarmMs, 3 * spanMs))]);
-    rows.push(['gpumem watch, 10 Hz', await measure([node, BIN, 'watch', '--interval', '100'], env, 4000, spanMs / 2)]);
-    rows.push(['gpumem watch, 10 Hz, numbers changing 10×/s', await changing(10, () => measure([node, BIN, 'watch', '--interval', '100'], env, 4000, spanMs / 2))]);
+    if (changingWarmMs > 0) rows.push([`gpumem watch, 1 Hz, changing, steady (after ${changingWarmMs / 1000} s)`, await changing(1, () => measure([BIN, 'watch', '--interval', '1000'], env, changingWarmMs, 3 * spanMs))]);
+    rows.push(['gpumem watch, 10 Hz', await measure([BIN, 'watch', '--interval', '100'], env, 4000, spanMs / 2)]);
+    rows.push(['gpumem watch, 10 Hz, numbers changing 10×/s', await changing(10, () => measure([BIN, 'watch', '--interval', '100'], env, 4000, spanMs / 2))]);
     // GPUMEM_BENCH_WATCH_BASELINE=<another build's dist/cli/bin.js> measures that build's watch in the same run.
     const baseline = process.env.GPUMEM_BENCH_WATCH_BASELINE;
     if (baseline) {
-      rows.push(['baseline watch, 1 Hz', await measure([node, baseline, 'watch', '--interval', '1000'], env, 4000, spanMs)]);
-      rows.push(['baseline watch, 10 Hz', await measure([node, baseline, 'watch', '--interval', '100'], env, 4000, spanMs / 2)]);
-      rows.push(['baseline watch, 10 Hz, changing 10×/s', await changing(10, () => measure([node, baseline, 'watch', '--interval', '100'], env, 4000, spanMs / 2))]);
+      rows.push(['baseline watch, 1 Hz', await measure([baseline, 'watch', '--interval', '1000'], env, 4000, spanMs)]);
+      rows.push(['baseline watch, 10 Hz', await measure([baseline, 'watch', '--interval', '100'], env, 4000, spanMs / 2)]);
+      rows.push(['baseline watch, 10 Hz, changing 10×/s', await changing(10, () => measure([baseline, 'watch', '--interval', '100'], env, 4000, spanMs / 2))]);
     }
     // The floor: an idle Node process whose only work is a timer at the same rate (what any Node tool pays).
     rows.push(['floor: idle node, 1 s timer', await measure([node, '-e', 'setInterval(() => {}, 1000)'], env, 2000, spanMs)]);
     rows.push(['floor: idle node, 100 ms timer', await measure([node, '-e', 'setInterval(() => {}, 100)'], env, 2000, spanMs / 2)]);
-    rows.push(['gpumem status --watch, 10 Hz', await measure([node, BIN, 'status', '--watch', '--interval', '100'], env, 4000, spanMs / 2)]);
+    rows.push(['gpumem status --watch, 10 Hz', await measure([BIN, 'status', '--watch', '--interval', '100'], env, 4000, spanMs / 2)]);
     const py = join(PEER_VENV, 'bin');
     if (existsSync(join(py, 'nvitop'))) rows.push(['nvitop, 1 Hz (--interval 1), changing', await changing(1, () => measure([join(py, 'nvitop'), '--interval', '1'], env, 6000, spanMs))]);
     else rows.push(['nvitop', `not installed in ${PEER_VENV}`]);

@@ -32,7 +32,7 @@ export async function startFleet(name: string, gpus: number, procsPerGpu: number
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (let i = 0; i < gpus * procsPerGpu; i++) sleepers.push(spawn('sleep', ['120'], { stdio: 'ignore' }));
+    for (let i = 0; i < gpus * procsPerGpu; i++) sleepers.push(spawn('sleep', ['3600'], { stdio: 'ignore' }));
     const pids = sleepers.map((c) => c.pid as number);
     const scenario = join(dir, 'scenario.txt');
     writeScenario(scenario, {

@@ -34,7 +34,7 @@ export async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-bench-status-'));
   const sleepers: ChildProcess[] = [];
   try {
-    for (let i = 0; i < GPUS * PROCS_PER_GPU; i++) sleepers.push(spawn('sleep', ['120'], { stdio: 'ignore' }));
+    for (let i = 0; i < GPUS * PROCS_PER_GPU; i++) sleepers.push(spawn('sleep', ['3600'], { stdio: 'ignore' }));
     const pids = sleepers.map((c) => c.pid as number);
     const devices: FakeDevice[] = Array.from({ length: GPUS }, (_, g) =>
       fakeH100(g, {

@@ -57,7 +57,7 @@ export async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-bench-watch-'));
   const sleepers: ChildProcess[] = [];
   try {
-    for (let i = 0; i < GPUS * PROCS_PER_GPU; i++) sleepers.push(spawn('sleep', ['600'], { stdio: 'ignore' }));
+    for (let i = 0; i < GPUS * PROCS_PER_GPU; i++) sleepers.push(spawn('sleep', ['3600'], { stdio: 'ignore' }));
     const pids = sleepers.map((c) => c.pid as number);
     // `step` > 0 changes utilisation and one process's memory on every GPU, as training does.
     const devicesAt = (step: number): FakeDevice[] => Array.from({ length: GPUS }, (_, g) =>

@@ -91,6 +91,11 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
   const rounds = { offAtMs: -Infinity, focusAtMs: -Infinity, off: true, focus: true };
   // Facts of pids that could not be cached (gone, hidden), for the other rows of the same pid in this sample.
   const uncached = new Map<number, HostFacts>();
+  // Pids /proc does not show (NVML lists the host's pids, which a container cannot see): looked for again at
+  // the next round of re-reads, not every sample, which would try every file of each every second. With no
+  // rounds (restatMs 0) every sample looks. A pid that exits and is reused within a round by a process that
+  // holds a GPU shows as not visible until that round.
+  const hidden = new Map<number, HostFacts>();
   const forget = (pid: number): void => {
     const known = cache.get(pid);
     if (known?.stat) {
@@ -130,6 +135,7 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     if (rounds.off) rounds.offAtMs = sampleAtMs;
     if (rounds.focus) rounds.focusAtMs = sampleAtMs;
     if (uncached.size > 0) uncached.clear();
+    if (rounds.off && hidden.size > 0) hidden.clear();
     // Every held stat due in this sample is read first, all together, and parsed as its row comes.
     if (rounds.off || rounds.focus) cache.forEach(prefetchDue);
     let allSame = reuseRows && sample.processes.length === previousOut.length;
@@ -164,6 +170,11 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     if (known?.seenIn === sampleNumber) return known.facts;
     const have = uncached.size > 0 ? uncached.get(pid) : undefined;
     if (have) return have;
+    const stillHidden = known === undefined && hidden.size > 0 ? hidden.get(pid) : undefined;
+    if (stillHidden) {
+      uncached.set(pid, stillHidden);
+      return stillHidden;
+    }
     const facts = factsFor(pid, known);
     // A known pid still itself was marked seen by factsFor; otherwise one more lookup says whether it was cached.
     if (known?.seenIn === sampleNumber) seenCount++;
@@ -172,7 +183,10 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
       if (cached) {
         cached.seenIn = sampleNumber;
         seenCount++;
-      } else uncached.set(pid, facts);
+      } else {
+        uncached.set(pid, facts);
+        if (!facts.visible && restatMs > 0) hidden.set(pid, facts);
+      }
     }
     return facts;
   }

@@ -67,4 +67,43 @@ describe('host enricher, steady samples', () => {
       enrich.close();
     }
   });
+
+  it('a pid /proc does not show is looked for again at the next round, not every sample', () => {
+    // NVML lists a pid this /proc does not have (a container sees the host's pids); later it appears.
+    const root = mkdtempSync(join(tmpdir(), 'gpumem-enrich-hidden-'));
+    writeFileSync(join(root, 'stat'), 'cpu 1 2 3\nbtime 1700000000\n');
+    let nowMs = 1_000_000;
+    const enrich = createHostEnricher({ procRoot: root, restatEveryMs: 5000, reuseRows: true, nowMs: () => nowMs });
+    try {
+      const first = enrich(sampleOf(77));
+      expect(first.processes[0]!.host!.visible).toBe(false);
+      mkdirSync(join(root, '77'));
+      writeFileSync(join(root, '77', 'stat'), '77 (python) S 1 77 77 0 -1 0 0 0 0 0 5 0 0 0 20 0 1 0 40000 0 0\n');
+      writeFileSync(join(root, '77', 'status'), 'Uid:\t4321\t4321\t4321\t4321\nNSpid:\t77\n');
+      writeFileSync(join(root, '77', 'cmdline'), 'python\0train.py\0');
+      // Within the round: the same facts and the same rows, nothing tried again.
+      nowMs += 2000;
+      const within = enrich(sampleOf(77));
+      expect(within.processes[0]!.host).toBe(first.processes[0]!.host);
+      expect(within.processes).toBe(first.processes);
+      // The next round finds it.
+      nowMs += 3000;
+      const next = enrich(sampleOf(77)).processes[0]!.host!;
+      expect([next.visible, next.cmdline, next.startTicks]).toEqual([true, ['python', 'train.py'], 40_000]);
+    } finally {
+      enrich.close();
+    }
+    // Without rounds (status --json, every sample re-read) every sample looks.
+    const root2 = mkdtempSync(join(tmpdir(), 'gpumem-enrich-hidden-'));
+    writeFileSync(join(root2, 'stat'), 'cpu 1 2 3\nbtime 1700000000\n');
+    const every = createHostEnricher({ procRoot: root2 });
+    try {
+      expect(every(sampleOf(78)).processes[0]!.host!.visible).toBe(false);
+      mkdirSync(join(root2, '78'));
+      writeFileSync(join(root2, '78', 'stat'), '78 (python) S 1 78 78 0 -1 0 0 0 0 0 5 0 0 0 20 0 1 0 40000 0 0\n');
+      expect(every(sampleOf(78)).processes[0]!.host!.visible).toBe(true);
+    } finally {
+      every.close();
+    }
+  });
 });

@@ -6,9 +6,10 @@
  * The two lines above are read by the shell and by JavaScript alike: the shell runs /bin/true, then starts
  * Node with its inspector aimed at an address no host owns (signal-guard.ts says why); JavaScript sees a
  * comment. The commands that keep sampling for hours (watch, record, serve, status, run, pipeline) get V8's
- * garbage collector on the main thread alone: their heaps are a few MB, and waking V8's helper threads for
- * each small collection cost more than the collection (watch at 1 Hz over 8 × 64 processes with numbers
- * changing: 0.70–0.88 % of a core instead of 1.27–1.30 %, docs/watch.md). V8 takes such flags only at start.
+ * garbage collector on the main thread alone: their heaps are a few MB, and V8's helper threads, woken for
+ * each small collection, used as much CPU as the main thread (docs/watch.md has the runs: a mean of 1.04 %
+ * of a core against 1.28 % for watch with numbers changing, within one run's noise). V8 takes such flags
+ * only at start.
  * The signal guard is installed before anything else is loaded; the commands come in by a dynamic import after it.
  */
 // Straight to the file, not through supervise/index.ts: nothing else may load before the guard is in place.

@@ -46,6 +46,14 @@ export const DIAGNOSIS_FIELDS: NvmlFields = { clocks: false, energy: false, sett
 export const SM_SHOWN_BUDGET = 0.0005;
 
 /**
+ * What the slow SM % reads of a server with no page open may cost: 0.01 % of a core, a tenth of the 0.1 % an
+ * idle server may use. Only a diagnosis (the API's, or the one behind /metrics' job-ended marks) reads them;
+ * eight H100s are then read every 200 s (each mean covers the whole time since the read before), one every
+ * minute.
+ */
+export const SM_IDLE_BUDGET = 0.0001;
+
+/**
  * `gpumem watch`: SM % of the GPUs whose rows are on screen every 5 s whatever the interval (a 5-s mean; one
  * GPU read every 2 s, nvitop's refresh, would alone cost 0.13 % of a core on an H100 against the 0.2 % the
  * whole view may use at 1 Hz), longer where SM_SHOWN_BUDGET needs it; the others once a minute for the
@@ -58,11 +66,14 @@ export function watchFields(shown: (gpuIndex: number) => boolean): NvmlFields {
 /**
  * `gpumem serve`: clocks for /metrics (they cost microseconds); energy only when /metrics is scraped
  * (GpuSource.readTotalEnergyMj), not every sample; SM % every 5 s while a page is open (`shown` is true for every GPU
- * then, longer where SM_SHOWN_BUDGET needs it), once a minute otherwise (/metrics exports no per-process SM %; the
- * API's diagnosis uses it).
+ * then, longer where SM_SHOWN_BUDGET needs it), once a minute otherwise, longer where SM_IDLE_BUDGET needs it
+ * (/metrics exports no per-process SM %; the API's diagnosis uses it).
  */
 export function serveFields(shown: (gpuIndex: number) => boolean): NvmlFields {
-  return { clocks: true, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: SM_UNSHOWN_EVERY_MS, processSmShown: shown, processSmShownEveryMs: 5000, processSmBudget: SM_SHOWN_BUDGET };
+  return {
+    clocks: true, energy: false, settingsEveryMs: LIVE_SETTINGS_EVERY_MS, processSmEveryMs: SM_UNSHOWN_EVERY_MS, processSmShown: shown,
+    processSmShownEveryMs: 5000, processSmBudget: SM_SHOWN_BUDGET, processSmUnshownBudget: SM_IDLE_BUDGET,
+  };
 }
 
 /**

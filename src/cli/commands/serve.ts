@@ -20,6 +20,13 @@ import { decideExposure, TOKEN_FORM } from './serve-exposure.js';
  * leaves the GPU is forgotten at once; ending one re-reads /proc itself.
  */
 const RESTAT_EVERY_MS = 10_000;
+/**
+ * With no page open nothing shows them, so the round waits this long (three samples at the default idle
+ * interval): 512 stat reads every idle sample were half of an idle server's CPU. A /metrics scrape or an API
+ * diagnosis meanwhile reads a window (six idle samples, 50 s) that still holds two rounds, so "used no CPU"
+ * stays measured there; a page opening brings the quick round back at its first sample.
+ */
+const IDLE_RESTAT_EVERY_MS = 30_000;
 
 export const run: CommandHandler<ServeOptions> = async (ctx) => {
   const o = ctx.args.options;
@@ -40,7 +47,7 @@ export const run: CommandHandler<ServeOptions> = async (ctx) => {
   const procRoot = o.procRoot === undefined ? {} : { procRoot: o.procRoot };
   // Per-process SM % is drawn only by an open page: every GPU's then, none otherwise (see serveFields).
   let pageOpen = (): boolean => false;
-  const source = await openSource({ ...sourceOptionsFromContext(ctx, serveFields(() => pageOpen())), proc: { restatEveryMs: RESTAT_EVERY_MS, ...procRoot } });
+  const source = await openSource({ ...sourceOptionsFromContext(ctx, serveFields(() => pageOpen())), proc: { restatEveryMs: () => (pageOpen() ? RESTAT_EVERY_MS : IDLE_RESTAT_EVERY_MS), ...procRoot } });
   const sampler = new LiveSampler(source, {
     intervalMs,
     // Full samples only for the diagnosis window; the charts keep compact points (ServerState).

@@ -8,11 +8,14 @@ import type { NvmlFields } from './source.js';
 /** Said for every process's SM % when the consumer did not ask for it (NvmlFields.processSmEveryMs null). */
 export const SM_NOT_READ = 'per-process SM % not read: this command does not show it';
 
+const positive = (share: number | undefined): number | null => (share !== undefined && share > 0 ? share : null);
+
 export class SmSchedule {
   private readonly everyMs: number | null;
   private readonly shown: ((index: number) => boolean) | null;
   private readonly shownEveryMs: number | null;
   private readonly budget: number | null;
+  private readonly unshownBudget: number | null;
   /** Mean cost of a read so far, ms (null: none timed yet). */
   private costMs: number | null = null;
 
@@ -20,18 +23,20 @@ export class SmSchedule {
     this.everyMs = fields.processSmEveryMs === undefined ? 0 : fields.processSmEveryMs;
     this.shown = fields.processSmShown ?? null;
     this.shownEveryMs = fields.processSmShownEveryMs ?? this.everyMs;
-    this.budget = fields.processSmBudget !== undefined && fields.processSmBudget > 0 ? fields.processSmBudget : null;
+    this.budget = positive(fields.processSmBudget);
+    this.unshownBudget = positive(fields.processSmUnshownBudget);
   }
 
   /**
-   * The period of device `index` now, ms (0: every sample; null: never read). `shownCount` counts the readable
-   * devices on screen; it is asked only when a budget may stretch the period.
+   * The period of device `index` now, ms (0: every sample; null: never read). `count(shown)` counts the
+   * readable devices on screen (or off it); it is asked only when a budget may stretch the period.
    */
-  periodMs(index: number, shownCount: () => number): number | null {
-    if (!(this.shown?.(index) ?? false)) return this.everyMs;
-    const base = this.shownEveryMs;
-    if (base === null || this.budget === null || this.costMs === null) return base;
-    return Math.max(base, (shownCount() * this.costMs) / this.budget);
+  periodMs(index: number, count: (shown: boolean) => number): number | null {
+    const shown = this.shown?.(index) ?? false;
+    const base = shown ? this.shownEveryMs : this.everyMs;
+    const budget = shown ? this.budget : this.unshownBudget;
+    if (base === null || budget === null || this.costMs === null) return base;
+    return Math.max(base, (count(shown) * this.costMs) / budget);
   }
 
   /** Whether device `index` counts as on screen. */
@@ -41,7 +46,7 @@ export class SmSchedule {
 
   /** Runs one read, timing it when a budget needs its cost. */
   timed<T>(read: () => T): T {
-    if (this.budget === null) return read();
+    if (this.budget === null && this.unshownBudget === null) return read();
     const startedMs = this.costClockMs();
     const out = read();
     const costMs = Math.max(0, this.costClockMs() - startedMs);

@@ -63,6 +63,11 @@ export interface NvmlFields {
    * are read every 40 s at 0.05 %, one every 5 s. Default: no budget.
    */
   processSmBudget?: number;
+  /**
+   * The same for the GPUs not shown (their processSmEveryMs period): a command whose slow reads serve only a
+   * diagnosis nobody may ask for (serve with no page open) bounds them too. Default: no budget.
+   */
+  processSmUnshownBudget?: number;
 }
 
 export interface NvmlSourceOptions extends NvmlFields {
@@ -272,7 +277,7 @@ export class NvmlSource implements GpuSource {
 
   /** Per-process SM % when it is due (the means stay in slot.util until the next read); else the last read's. */
   private smFor(slot: DeviceSlot): string | null {
-    const everyMs = this.sm.periodMs(slot.index, () => this.slots.filter((s) => s.handle !== null && this.sm.isShown(s.index)).length);
+    const everyMs = this.sm.periodMs(slot.index, (shown) => this.slots.filter((s) => s.handle !== null && this.sm.isShown(s.index) === shown).length);
     if (everyMs === null) return SM_NOT_READ;
     const nowMs = everyMs > 0 ? this.nowMs() : 0;
     if (!smDue(slot.smAtMs, nowMs, everyMs)) return slot.noSm;

@@ -75,8 +75,11 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
   // /proc/PID/stat and statm descriptors kept open between samples (one stat per GPU process, one statm per
   // row on screen). Past the budget a pid's stat is read by path each sample; its stable facts stay cached.
   const maxHeld = options.maxHeldFiles ?? heldFilesBudget();
-  const restatMs = options.restatEveryMs ?? 0;
-  const focusMs = options.focusRestatEveryMs ?? restatMs;
+  const period = options.restatEveryMs;
+  const periodNow = (): number => (typeof period === 'function' ? Math.max(1, period()) : (period ?? 0));
+  // Asked again at each sample (a function may answer differently); 0 only when no period was given at all.
+  let restatMs = periodNow();
+  let focusMs = options.focusRestatEveryMs ?? restatMs;
   const ticksPerSec = options.clockTicksPerSec ?? 100;
   const live = options.liveUsage === true;
   const reuseRows = options.reuseRows === true;
@@ -130,6 +133,10 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     seenCount = 0;
     sampleAtMs = now();
     focus = options.focusPids?.() ?? null;
+    if (typeof period === 'function') {
+      restatMs = periodNow();
+      focusMs = options.focusRestatEveryMs ?? restatMs;
+    }
     rounds.off = roundDue(restatMs, rounds.offAtMs);
     rounds.focus = roundDue(focusMs, rounds.focusAtMs);
     if (rounds.off) rounds.offAtMs = sampleAtMs;

@@ -19,9 +19,11 @@ export interface ProcOptions extends ProcRootOptions {
    * ticks) re-read at most this often instead of every sample, every known pid in the same round (a burst of
    * reads costs less than the same reads spread thin); each reading is dated (cpuTicksAtMs). Its stable facts
    * stay keyed by start ticks; a pid that leaves the sample is forgotten at once. Never used where a decision
-   * is taken on the facts (kill re-reads /proc itself). Default: every sample.
+   * is taken on the facts (kill re-reads /proc itself). Default: every sample. A function is asked once per
+   * sample, so a command can re-read slowly while nothing shows the facts (serve with no page open) and
+   * quickly again once something does; its answer is taken as at least 1 ms.
    */
-  restatEveryMs?: number;
+  restatEveryMs?: number | (() => number);
   /**
    * Live views only: the pids whose /proc/PID/stat is re-read at `focusRestatEveryMs` instead of
    * `restatEveryMs` (the rows a person has on screen, whose CPU % and state must be fresh). Asked once per sample.

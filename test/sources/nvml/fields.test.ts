@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openNvmlSource, SM_NOT_READ, type NvmlFields, type NvmlSource } from '../../../src/sources/nvml/index.js';
-import { DIAGNOSIS_FIELDS, RECORD_FIELDS, serveFields, SM_SHOWN_BUDGET, statusFields, SUPERVISE_FIELDS, watchFields } from '../../../src/cli/nvml-fields.js';
+import { DIAGNOSIS_FIELDS, RECORD_FIELDS, serveFields, SM_IDLE_BUDGET, SM_SHOWN_BUDGET, statusFields, SUPERVISE_FIELDS, watchFields } from '../../../src/cli/nvml-fields.js';
 import { countsOf, fakeCallCounter } from '../../fake-nvml/calls.js';
 import { fakeH100, fakeNvmlLib, writeScenario, type FakeDevice } from '../../fake-nvml/scenario.js';
 import { GiB } from '../../../src/core/units.js';
@@ -165,6 +165,20 @@ describe('each command makes only the NVML calls it needs', () => {
     const energy = source!.readTotalEnergyMj();
     expect([...energy]).toEqual([[0, 1_234_567_890], [1, 1_234_567_890]]);
     expect(countsOf(counter.read())).toEqual({ nvmlDeviceGetTotalEnergyConsumption: 2 });
+  });
+
+  it('serve with no page open on eight H100s: the slow SM % reads cost at most SM_IDLE_BUDGET of a core', () => {
+    const gpus = [0, 1, 2, 3, 4, 5, 6, 7];
+    write(gpus.map((g) => gpu(g)));
+    // 2.53 ms a read: 8 × 2.53 / 0.0001 = 202.4 s; samples every 10 s over 900 s read at 0, 190, 380, 570 and
+    // 760 s (a tenth of the period forgiven), not once a minute (15 reads each).
+    const reads = sampleCalls(serveFields(() => false), 90, 10_000, 2.53).nvmlDeviceGetProcessUtilization ?? 0;
+    expect(reads).toBe(5 * gpus.length);
+    expect(((reads - gpus.length) * 2.53) / 900_000).toBeLessThanOrEqual(SM_IDLE_BUDGET);
+    // A cheap driver (10 µs a read) keeps the minute: 0, 60 … 840 s.
+    expect(sampleCalls(serveFields(() => false), 90, 10_000, 0.01).nvmlDeviceGetProcessUtilization ?? 0).toBe(15 * gpus.length);
+    // With a page open every GPU is shown: read at once, then on the shown budget's period (40.5 s at this cost).
+    expect(sampleCalls(serveFields(() => true), 10, 1000, 2.53).nvmlDeviceGetProcessUtilization ?? 0).toBe(gpus.length);
   });
 
   it('serve with a page open (1 s): SM % of every GPU every 5 s', () => {

@@ -36,4 +36,36 @@ describe('host enricher with restatEveryMs', () => {
       child.kill('SIGCONT');
     }
   });
+
+  it('asks a period given as a function at every sample: slow while nobody looks, quick again once someone does', async () => {
+    const pid = child.pid!;
+    await until(() => readProcStat(pid)?.state === 'S', 'the child to sleep');
+    let clockMs = 2_000_000;
+    let looking = false;
+    const enrich = createHostEnricher({ restatEveryMs: () => (looking ? 1000 : 30_000), nowMs: () => clockMs });
+    try {
+      const first = enrich(sampleOf(pid)).processes[0]!.host!;
+      expect(first.cpuTicksAtMs).toBe(2_000_000);
+      child.kill('SIGSTOP');
+      await until(() => readProcStat(pid)?.state === 'T', 'the child to stop');
+      // Ten seconds on with nobody looking: within the slow period, the same facts object, nothing re-read.
+      clockMs += 10_000;
+      expect(enrich(sampleOf(pid)).processes[0]!.host).toBe(first);
+      // Someone looks: the quick period has long passed since the last round, so this sample re-reads.
+      looking = true;
+      clockMs += 1;
+      const seen = enrich(sampleOf(pid)).processes[0]!.host!;
+      expect(seen.state).toBe('T');
+      expect(seen.cpuTicksAtMs).toBe(2_010_001);
+      // Looking away again: the next round waits for the slow period.
+      looking = false;
+      clockMs += 5000;
+      expect(enrich(sampleOf(pid)).processes[0]!.host).toBe(seen);
+      clockMs += 25_000;
+      expect(enrich(sampleOf(pid)).processes[0]!.host!.cpuTicksAtMs).toBe(2_040_001);
+    } finally {
+      enrich.close();
+      child.kill('SIGCONT');
+    }
+  });
 });

@@ -10,13 +10,14 @@ import { RECORD_FIELDS } from '../nvml-fields.js';
 import { refuseOutputOverInputs } from '../output-file.js';
 
 /**
- * A known process's state, parent and CPU ticks are re-read from /proc in a round every 5 s, not every
- * sample: 512 stat reads a second were most of a 1 Hz recording's own CPU. Each reading is dated
- * (`cpuTicksAtMs`), so a replay tells one reading from two and says "CPU use unknown", never "idle", over a
- * stretch shorter than a round; a process that leaves the GPU is forgotten at once. Between rounds a steady
- * machine's rows are the previous sample's objects, and the encoder hands back their encoded form.
+ * A known process's state, parent and CPU ticks are re-read from /proc in a round every 15 s, not every
+ * sample: 512 stat reads a second were most of a 1 Hz recording's own CPU, and a round every 5 s (each one
+ * dates, and so re-encodes, every row) still was. Each reading is dated (`cpuTicksAtMs`), so a replay tells
+ * one reading from two and says "CPU use unknown", never "idle", over a stretch shorter than a round (watch's
+ * 65-s findings window holds four); a process that leaves the GPU is forgotten at once. Between rounds a
+ * steady machine's rows are the previous sample's objects, and the encoder hands back their encoded form.
  */
-const RESTAT_EVERY_MS = 5000;
+const RESTAT_EVERY_MS = 15_000;
 
 export const run: CommandHandler<RecordOptions> = async (ctx) => {
   const o = ctx.args.options;

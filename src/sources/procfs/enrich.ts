@@ -128,6 +128,9 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
   const scratch: GpuProcess[] = [];
   let previousIn: readonly GpuProcess[] = [];
   let previousOut: readonly GpuProcess[] = [];
+  let previousFocus: ReadonlySet<number> | null = null;
+  /** Whether the previous sample had a pid whose facts are read afresh every sample (not cached, not hidden). */
+  let rereadEach = false;
   const enrich = (sample: Sample): Sample => {
     sampleNumber++;
     seenCount = 0;
@@ -141,6 +144,13 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
     rounds.focus = roundDue(focusMs, rounds.focusAtMs);
     if (rounds.off) rounds.offAtMs = sampleAtMs;
     if (rounds.focus) rounds.focusAtMs = sampleAtMs;
+    // The very rows of the previous sample, no round due, the same focus, and no pid read afresh every sample
+    // (a zombie, a pid gone since): every row would come out as before, so the previous output is it.
+    if (reuseRows && sample.processes === previousIn && !rounds.off && !rounds.focus && focus === previousFocus && !rereadEach) {
+      return { ...sample, processes: previousOut as GpuProcess[] };
+    }
+    previousFocus = focus;
+    rereadEach = false;
     if (uncached.size > 0) uncached.clear();
     if (rounds.off && hidden.size > 0) hidden.clear();
     // Every held stat due in this sample is read first, all together, and parsed as its row comes.
@@ -193,6 +203,7 @@ export function createHostEnricher(options: ProcOptions = {}): HostEnricher {
       } else {
         uncached.set(pid, facts);
         if (!facts.visible && restatMs > 0) hidden.set(pid, facts);
+        else rereadEach = true;
       }
     }
     return facts;

@@ -94,6 +94,12 @@ function rowKey(r: Item): string {
   return `${r.pid as number}/${(r.gpuUuid as string | undefined) ?? ''}/${(r.gpuIndex as number | undefined) ?? ''}/${(r.gpuInstanceId as number | undefined) ?? ''}/${(r.computeInstanceId as number | undefined) ?? ''}`;
 }
 
+/** Whether two rows have the same key (rowKey) without building it. */
+function sameRowKey(a: Item, b: Item): boolean {
+  return a.pid === b.pid && (a.gpuUuid ?? '') === (b.gpuUuid ?? '') && (a.gpuIndex ?? '') === (b.gpuIndex ?? '')
+    && (a.gpuInstanceId ?? '') === (b.gpuInstanceId ?? '') && (a.computeInstanceId ?? '') === (b.computeInstanceId ?? '');
+}
+
 /** The devices' changes, or null when their number changed or most of them were replaced. */
 function diffDevices(prev: Item[], next: Item[]): ItemChanges | null {
   if (prev.length !== next.length) return null;
@@ -121,7 +127,7 @@ function diffRows(prev: Item[], next: Item[]): RowChanges | null {
   let whole = 0;
   // A row object of the sample before (host-table.ts hands back a row's encoding when the source reused the
   // row) is the same row with the same values: neither its key nor its fields need comparing.
-  const sameOrder = prev.length === next.length && next.every((r, i) => r === prev[i] || rowKey(r) === rowKey(prev[i]!));
+  const sameOrder = prev.length === next.length && next.every((r, i) => r === prev[i] || sameRowKey(r, prev[i]!));
   if (sameOrder) {
     for (let i = 0; i < next.length; i++) {
       if (prev[i] === next[i]) continue;

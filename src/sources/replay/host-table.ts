@@ -49,6 +49,41 @@ function compact(row: Row, host: HostRef | null): EncodedRow {
   return out as EncodedRow;
 }
 
+/**
+ * Whether `next` is the row `was` (the previous sample's at the same place) with only its host facts re-read:
+ * every other field the same value, maps (`unavailable`) equal in content to the copy `before` wrote, no field
+ * added or taken away. A /proc round dates every row's facts; this lets such a row keep its encoding.
+ */
+function sameButHost(was: Row, next: Row, before: EncodedRow): boolean {
+  const a = was as unknown as Record<string, unknown>;
+  const b = next as unknown as Record<string, unknown>;
+  const written = before as unknown as Record<string, unknown>;
+  let count = 0;
+  for (const key in b) {
+    count++;
+    if (key === 'host') continue;
+    const value = b[key];
+    if (isObject(value)) {
+      if (!sameFlatMap(value, written[key])) return false;
+    } else if (value !== a[key] || !(key in a)) return false;
+  }
+  for (const _ in a) count--;
+  return count === 0;
+}
+
+/** Equal maps of primitive values (a row's `unavailable` reasons), compared without building text. */
+function sameFlatMap(a: Record<string, unknown>, b: unknown): boolean {
+  if (!isObject(b)) return false;
+  let count = 0;
+  for (const key in a) {
+    count++;
+    const value = a[key];
+    if (isObject(value) || value !== b[key]) return false;
+  }
+  for (const _ in b) count--;
+  return count === 0;
+}
+
 /** Turns samples into v2 lines: the definitions new in this sample (or null) and the sample by reference. */
 export type HostFactsEncoder = (sample: Sample) => { definitions: Record<string, HostFacts> | null; sample: EncodedSample };
 
@@ -94,6 +129,13 @@ export function createHostFactsEncoder(version: 2 | 3 = 3): HostFactsEncoder {
   // A source that hands out the previous sample's very row array (nothing in it moved: rows are never changed
   // once handed out) gets the previous encoded rows back: no definition, reference or copy to make.
   let last: { raw: Sample['processes']; encoded: EncodedRow[] } | null = null;
+  const referenceOf = (known: { id: number; facts: HostFacts }, host: HostFacts): HostRef => {
+    const ref: Record<string, unknown> = { ref: known.id };
+    for (const name of volatile) {
+      if (version === 3 ? name in host : host[name] !== known.facts[name]) ref[name] = host[name];
+    }
+    return ref as HostRef;
+  };
   return (sample) => {
     if (last !== null && sample.processes === last.raw) return { definitions: null, sample: { ...sample, processes: last.encoded } };
     let definitions: Record<string, HostFacts> | null = null;
@@ -109,6 +151,14 @@ export function createHostFactsEncoder(version: 2 | 3 = 3): HostFactsEncoder {
       if (p.host === null) return compact(p, null);
       seen.add(p.pid);
       let known = byPid.get(p.pid);
+      // The same row with its facts re-read (a /proc round): the encoding made then with a new reference, so
+      // the delta finds every other field the same object and compares only the volatile facts.
+      const was = previous?.raw[i];
+      const before = previous?.encoded[i];
+      if (known !== undefined && was !== undefined && before?.host !== undefined && was.pid === p.pid && sameButHost(was, p, before)
+        && sameDefinition(p.host, known.facts, volatile)) {
+        return { ...before, host: referenceOf(known, p.host) };
+      }
       // The key (a JSON text of the facts) only when the cheap comparison cannot vouch for the definition.
       const key = known && sameDefinition(p.host, known.facts, volatile) ? known.key : definitionKey(p.host, volatile);
       if (known?.key !== key) {
@@ -116,11 +166,7 @@ export function createHostFactsEncoder(version: 2 | 3 = 3): HostFactsEncoder {
         byPid.set(p.pid, known);
         (definitions ??= {})[known.id] = p.host;
       }
-      const ref: Record<string, unknown> = { ref: known.id };
-      for (const name of volatile) {
-        if (version === 3 ? name in p.host : p.host[name] !== known.facts[name]) ref[name] = p.host[name];
-      }
-      return compact(p, ref as HostRef);
+      return compact(p, referenceOf(known, p.host));
     });
     for (const pid of byPid.keys()) if (!seen.has(pid)) byPid.delete(pid);
     last = { raw: sample.processes, encoded: processes };

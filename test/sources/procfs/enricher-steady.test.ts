@@ -106,4 +106,34 @@ describe('host enricher, steady samples', () => {
       every.close();
     }
   });
+
+  it('the very rows of the previous sample between rounds come back as they were, in the new sample', () => {
+    const root = mkdtempSync(join(tmpdir(), 'gpumem-enrich-same-'));
+    writeFileSync(join(root, 'stat'), 'cpu 1 2 3\nbtime 1700000000\n');
+    const proc = (pid: number, state: string, cpu: number): void => {
+      mkdirSync(join(root, String(pid)), { recursive: true });
+      writeFileSync(join(root, String(pid), 'stat'), `${pid} (python) ${state} 1 ${pid} ${pid} 0 -1 0 0 0 0 0 ${cpu} 0 0 0 20 0 1 0 40000 0 0\n`);
+      writeFileSync(join(root, String(pid), 'status'), `Uid:\t4321\t4321\t4321\t4321\nNSpid:\t${pid}\n`);
+      writeFileSync(join(root, String(pid), 'cmdline'), 'python\0train.py\0');
+    };
+    proc(61, 'S', 5);
+    let nowMs = 1_000_000;
+    const enrich = createHostEnricher({ procRoot: root, restatEveryMs: 5000, reuseRows: true, nowMs: () => nowMs });
+    try {
+      const input = sampleOf(61);
+      const first = enrich(input);
+      // The process turns busy; NVML hands the same rows again within the round: the same rows, nothing read.
+      proc(61, 'R', 9);
+      nowMs += 1000;
+      // (The enricher returns them without walking the rows; what it returns must be what the walk gave.)
+      const same = enrich({ ...input, timeMs: 2 });
+      expect(same.processes).toBe(first.processes);
+      expect(same.timeMs).toBe(2);
+      // The round reads it.
+      nowMs += 4000;
+      expect(enrich({ ...input, timeMs: 3 }).processes[0]!.host!).toMatchObject({ state: 'R', cpuTicks: 9, cpuTicksAtMs: 1_005_000 });
+    } finally {
+      enrich.close();
+    }
+  });
 });

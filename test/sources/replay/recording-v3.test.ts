@@ -159,6 +159,47 @@ describe('recording format 3: keyframes and deltas', () => {
     expect(deltas[0]).toEqual({ changed: { usedBytes: { 1: samples[1]!.processes[1]!.usedBytes } } });
   });
 
+  it('a /proc round (every row a new object whose facts were only re-dated) writes the dates alone, and reads back exactly', () => {
+    const first = [...syntheticSession({ gpus: 2, procsPerGpu: 6, changeShare: 0, seed: 11 }, 1)][0]!;
+    first.processes = first.processes.map((p) => ({ ...p, host: { ...p.host!, cpuTicksAtMs: 1000 }, unavailable: { smUtilPct: 'no sample' } }));
+    // Each sample is written as it is made (a source changing a map in place changes it before the next write).
+    const path = join(dir, 'round.ndjson');
+    const w = createRecordingWriter(path, { createdMs: 1_700_000_000_000 });
+    const samples: Sample[] = [first];
+    const written: Sample[] = [structuredClone(first)];
+    w.write(first);
+    for (let k = 1; k < 6; k++) {
+      const prev = samples[k - 1]!;
+      const rows = prev.processes.map((p, i) => {
+        // A round: each row a new object with the same fields and its facts re-dated; row 2 also used CPU.
+        const host = { ...p.host!, cpuTicksAtMs: 1000 + 5000 * k, ...(i === 2 ? { cpuTicks: (p.host!.cpuTicks ?? 0) + 7 } : {}) };
+        return { ...p, host };
+      });
+      // A source that changed a row's reasons in place (it must not, but the writer does not count on it).
+      if (k === 3) rows[4] = { ...rows[4]!, unavailable: Object.assign(rows[4]!.unavailable, { smUtilPct: 'not read' }) };
+      if (k === 4) rows[5] = { ...rows[5]!, usedBytes: (rows[5]!.usedBytes ?? 0) + MiB };
+      const sample = { ...prev, timeMs: prev.timeMs + 1000, processes: rows };
+      samples.push(sample);
+      written.push(structuredClone(sample));
+      w.write(sample);
+    }
+    w.close();
+    expect(mismatches(path, written)).toEqual([]);
+    const lines = readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    // No definition after the first: the command lines, environments and cgroups are not written again.
+    expect(lines.filter((l) => 'hostFacts' in l)).toHaveLength(1);
+    const rowsOf = (d: Record<string, unknown>) => (d.delta as { processes: { changed: Record<string, unknown>; replaced?: unknown } }).processes;
+    const deltas = lines.filter((l) => 'delta' in l).map(rowsOf);
+    // The first round: every row's date, and row 2's ticks with its date; nothing else about any row.
+    expect(deltas[0]).toEqual({ changed: {
+      'host.cpuTicksAtMs': Object.fromEntries([0, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((i) => [i, 6000])),
+      'host.cpuTicks,host.cpuTicksAtMs': { 2: [samples[1]!.processes[2]!.host!.cpuTicks, 6000] },
+    } });
+    // The map changed in place is seen (the written copy is compared, not the source's object), as is row 5's memory.
+    expect(deltas[2]!.changed['host.cpuTicksAtMs,unavailable']).toEqual({ 4: [16_000, { smUtilPct: 'not read' }] });
+    expect(deltas[3]!.changed['usedBytes,host.cpuTicksAtMs']).toEqual({ 5: [samples[4]!.processes[5]!.usedBytes, 21_000] });
+  });
+
   it('the writer compares against what it wrote, not against objects the source changes afterwards', () => {
     const samples = [...syntheticSession({ gpus: 2, procsPerGpu: 4, changeShare: 0.5, seed: 3 }, 4)];
     const path = join(dir, 'reused.ndjson');

@@ -19,6 +19,7 @@ import { isReplaySource, openSource } from '../../sources/index.js';
 import { testDevicePrefix } from './kill.js';
 import { killFromView } from '../watch/kill-action.js';
 import { orderRows, selectablePids, type ProcessRow } from '../watch/process-panel.js';
+import { FindingsPace } from '../watch/findings-pace.js';
 import { initialState, onKey, splitKeys, type WatchState } from '../watch/state.js';
 import { takeTerminal } from '../watch/terminal.js';
 import { renderFrame } from '../watch/view.js';
@@ -30,18 +31,6 @@ import { renderFrame } from '../watch/view.js';
  */
 const FINDINGS_SPAN_MS = 65_000;
 const FINDINGS_SAMPLES = 10;
-/**
- * The windowed diagnosis costs about 6× a one-sample one (8 GPUs × 64 pids: ~11 ms against ~2 ms), so the
- * findings line is refreshed this often while numbers change; rows and bars come from a one-sample
- * accounting (no rules) of every sample whose numbers changed.
- */
-const FINDINGS_EVERY_MS = 5000;
-/**
- * While no number changes, findings are refreshed this rarely: the line shows titles and fixes, which quote no
- * duration, so only new /proc readings (a round every RESTAT_EVERY_MS) can change it, e.g. "CPU use unknown"
- * becoming "idle" once the window holds two readings.
- */
-const FINDINGS_UNCHANGED_EVERY_MS = 120_000;
 /** A sample equal to the one on screen redraws only this often: for the ages and the sparklines. */
 const REDRAW_UNCHANGED_EVERY_MS = 10_000;
 /**
@@ -114,6 +103,7 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
   let report: DiagnoseReport | null = null;
   let findings: DiagnoseReport['findings'] = [];
   let findingsAtMs = -Infinity;
+  const findingsPace = new FindingsPace();
   let changedSinceFindings = true;
   /** Time of the newest sample whose numbers moved (see compareSamples). */
   let changedAtMs = Infinity;
@@ -137,7 +127,7 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
       changedAtMs = atMs;
     }
     const backwards = atMs < findingsAtMs || atMs < drawnAtMs;
-    const findingsDue = backwards || atMs - findingsAtMs >= (changedSinceFindings ? FINDINGS_EVERY_MS : FINDINGS_UNCHANGED_EVERY_MS);
+    const findingsDue = backwards || atMs - findingsAtMs >= findingsPace.periodMs(changedSinceFindings, recording ? state.speed : 1);
     const redrawDue = backwards || compared === 'shown' || compared === 'numbers' || atMs - drawnAtMs >= REDRAW_UNCHANGED_EVERY_MS;
     // Skip work nobody would see: equal numbers change nothing on screen but ages and sparklines.
     if (!changed && !findingsDue && !redrawDue) return false;
@@ -160,7 +150,7 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
       // and the CPU ticks between the oldest and newest /proc readings are those of the whole window): the
       // steady state's refresh reads two samples, not ten. Only the sample counts quoted in evidence differ.
       const still = window.length > 2 && (window[0] as Sample).timeMs >= changedAtMs;
-      findings = diagnose({ ...input, samples: still ? [window[0] as Sample, window[window.length - 1] as Sample] : window }).findings;
+      findings = findingsPace.timed(() => diagnose({ ...input, samples: still ? [window[0] as Sample, window[window.length - 1] as Sample] : window }).findings);
       findingsAtMs = atMs;
       changedSinceFindings = false;
     }

@@ -7,7 +7,7 @@
 import { userInfo } from 'node:os';
 import { GpumemError, type Sample } from '../../core/index.js';
 import { compareSamples, thinWindow } from '../../core/watch/index.js';
-import { diagnose, type DiagnoseReport } from '../../core/diagnose/index.js';
+import { diagnose, patchReport, sameAncestors, type DiagnoseReport } from '../../core/diagnose/index.js';
 import type { HostFacts } from '../../core/index.js';
 import { detectPidNamespace, LiveSampler, readAncestors, thinnedToPeriod } from '../../orchestrate/index.js';
 import { readLiveCompanion, type LiveCompanionEntry } from '../../store/index.js';
@@ -101,6 +101,8 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
   let ancestors: Record<number, HostFacts> = {};
   let ancestorsAtMs = -Infinity;
   let report: DiagnoseReport | null = null;
+  /** The sample and inputs `report` was built or last patched from. */
+  let reportBasis: { sample: Sample; ancestors: Record<number, HostFacts>; companion: Record<number, LiveCompanionEntry> } | null = null;
   let findings: DiagnoseReport['findings'] = [];
   let findingsAtMs = -Infinity;
   const findingsPace = new FindingsPace();
@@ -134,14 +136,17 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
     drawnAtMs = atMs;
     // A supervised run's PyTorch split moves without NVML's numbers moving: re-read it at each redraw.
     if (!changed && !findingsDue && !supervised) return true;
+    // Inputs equal to the previous ones stay the same objects: the report can then be patched, not rebuilt.
     if (live && atMs - ancestorsAtMs >= ANCESTORS_EVERY_MS) {
-      ancestors = readAncestors(sample);
+      const read = readAncestors(sample);
+      if (!sameAncestors(ancestors, read)) ancestors = read;
       ancestorsAtMs = atMs;
     }
     if (live && (atMs - companionAtMs >= COMPANION_EVERY_MS || atMs < companionAtMs)) {
-      companion = Object.fromEntries(readLiveCompanion(ctx.env));
+      const read = readLiveCompanion(ctx.env);
+      if (read.size > 0 || supervised) companion = Object.fromEntries(read);
       companionAtMs = atMs;
-      supervised = Object.keys(companion).length > 0;
+      supervised = read.size > 0;
     }
     const input = { viewer, pidNamespace, ancestors, companion };
     if (findingsDue) {
@@ -154,8 +159,13 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
       findingsAtMs = atMs;
       changedSinceFindings = false;
     }
-    // No rules here: the rows and bars need the accounting only; findings come from the window above.
-    report = { ...diagnose({ ...input, samples: [sample] }, []), findings };
+    // No rules here: the rows and bars need the accounting only; findings come from the window above. Where
+    // only memory moved since the report (rows growing, nothing starting or ending), only what moved is redone.
+    const basis = reportBasis;
+    const patched = basis !== null && report !== null && basis.ancestors === ancestors && basis.companion === companion
+      ? patchReport(report, basis.sample, sample, companion) : null;
+    report = { ...(patched ?? diagnose({ ...input, samples: [sample] }, [])), findings };
+    reportBasis = { sample, ancestors, companion };
     return true;
   };
 
@@ -204,7 +214,7 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
       const at = recording.seek(shown + effect.samples);
       // The history restarts at the new place: sparklines and trends never mix two stretches of the recording.
       sampler.clear();
-      [latest, report] = [undefined, null];
+      [latest, report, reportBasis] = [undefined, null, null];
       state = { ...state, message: `sample ${at + 1} of ${recording.sampleCount}` };
       if (state.paused) void sampler.sampleNow();
       else if (ended) {

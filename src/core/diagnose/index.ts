@@ -3,6 +3,7 @@ export { diagnose, buildContext, DIAGNOSE_SCHEMA_VERSION } from './engine.js';
 export type { DiagnoseReport } from './engine.js';
 export { accountDevice, PYTORCH_SPLIT_UNKNOWN } from './accounting.js';
 export { buildTrees, userTotals } from './trees.js';
+export { patchReport, sameAncestors } from './patch.js';
 export { buildProcessViews, measureUtil, rowsByPid } from './process-view.js';
 export { parseCudaVisibleDevices, allowedGpuIndexes } from './cuda-visible.js';
 export { isKernelCommand, isPythonCommand, launcherName } from './classify.js';

@@ -130,6 +130,11 @@ function cpuTicksInWindow(row: GpuProcess, samples: readonly Sample[]): number |
   return null;
 }
 
+/** Only a worker is known to need nothing but its context; a small main process is a small job. */
+export function contextOnlyOf(role: ProcessView['role'], usedBytes: number | null, util: ProcessUtil | null): boolean {
+  return role === 'worker' && usedBytes !== null && usedBytes > 0 && (util === null || util.maxPct === 0);
+}
+
 /** The rank a rank's environment names (RANK, else LOCAL_RANK), as a number; null when it names none. */
 function rankNumber(host: HostFacts | null): number | null {
   const text = host?.cudaEnv?.RANK ?? host?.cudaEnv?.LOCAL_RANK;
@@ -154,8 +159,7 @@ export function buildProcessViews(
     const usedBytes = row.usedBytes;
     const ppid = host?.ppid ?? null;
     const role = roles.get(row.pid) ?? 'main';
-    // Only a worker is known to need nothing but its context; a small main process is a small job.
-    const contextOnly = role === 'worker' && usedBytes !== null && usedBytes > 0 && (util === null || util.maxPct === 0);
+    const contextOnly = contextOnlyOf(role, usedBytes, util);
     return {
       row,
       pid: row.pid,

@@ -13,7 +13,22 @@ export function painter(enabled: boolean): (color: Color, text: string) => strin
 
 /** Display width of text without ANSI escapes (no wide-character support needed for our output). */
 export function visibleLength(text: string): number {
-  return text.replace(/\u001b\[[0-9;]*m/g, '').length;
+  let at = text.indexOf('\u001b');
+  // Most cells hold no colour: nothing to take out (this runs for every cell of a live view's every frame).
+  if (at < 0) return text.length;
+  let hidden = 0;
+  while (at >= 0) {
+    // An SGR sequence: ESC [ digits or semicolons m. Anything else is counted as text.
+    let end = at + 1;
+    if (text.charCodeAt(end) === 0x5b) {
+      end++;
+      for (let c = text.charCodeAt(end); (c >= 0x30 && c <= 0x39) || c === 0x3b; c = text.charCodeAt(end)) end++;
+      if (text.charCodeAt(end) === 0x6d) hidden += end + 1 - at;
+      else end = at + 1;
+    }
+    at = text.indexOf('\u001b', end === at + 1 ? at + 1 : end + 1);
+  }
+  return text.length - hidden;
 }
 
 /** Cuts plain text to `width` characters, marking the cut with "…". */

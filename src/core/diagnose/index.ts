@@ -4,7 +4,7 @@ export type { DiagnoseReport } from './engine.js';
 export { accountDevice, PYTORCH_SPLIT_UNKNOWN } from './accounting.js';
 export { buildTrees, userTotals } from './trees.js';
 export { patchReport, sameAncestors } from './patch.js';
-export { buildProcessViews, measureUtil, rowsByPid } from './process-view.js';
+export { buildProcessViews, findRow, measureUtil, rowOnGpu } from './process-view.js';
 export { parseCudaVisibleDevices, allowedGpuIndexes } from './cuda-visible.js';
 export { isKernelCommand, isPythonCommand, launcherName } from './classify.js';
 export { RULES, RULES as DIAGNOSE_RULES } from './rules/index.js';

@@ -9,8 +9,7 @@ import type { Device, GpuProcess, HostFacts, Sample } from '../types.js';
 import { accountDevice } from './accounting.js';
 import type { DiagnoseReport } from './engine.js';
 import { contextOnlyOf, measureUtil } from './process-view.js';
-import { userTotals } from './trees.js';
-import type { ProcessTree, ProcessView } from './types.js';
+import type { DeviceAccounting, ProcessTree, ProcessView, UserTotal } from './types.js';
 
 function sameList(a: readonly string[] | null, b: readonly string[] | null): boolean {
   if (a === b) return true;
@@ -64,9 +63,83 @@ function sameDeviceButMemory(a: Device, b: Device): boolean {
 
 const utilClass = (pct: number | null): number => (pct === null ? 0 : pct === 0 ? 1 : 2);
 
-/** `tree` with `deltaBytes` more on GPU `key`: a new object (reports are never changed). */
-function movedTree(tree: ProcessTree, key: string, deltaBytes: number): ProcessTree {
-  return { ...tree, bytesByGpu: { ...tree.bytesByGpu, [key]: (tree.bytesByGpu[key] ?? 0) + deltaBytes }, totalBytes: tree.totalBytes + deltaBytes };
+/**
+ * The trees of a report with some members' memory moved: each moved tree a new object, re-sorted only when a
+ * move broke the order (largest first, then by root pid, as buildTrees sorts). Which tree a pid is in is
+ * looked up once per set of trees and carried to the patched list, whose trees are the same.
+ */
+class TreeTotals {
+  private out: ProcessTree[] | null = null;
+  private readonly at: Map<number, number>;
+  private readonly moved = new Set<number>();
+
+  constructor(private readonly trees: readonly ProcessTree[]) {
+    this.at = placesOfPids(trees);
+  }
+
+  /** Adds `deltaBytes` to the tree of `pid` on GPU `key`; false when no tree lists the pid. */
+  move(pid: number, key: string, deltaBytes: number): boolean {
+    const at = this.at.get(pid);
+    if (at === undefined) return false;
+    this.out ??= this.trees.slice();
+    const tree = this.out[at] as ProcessTree;
+    this.out[at] = { ...tree, bytesByGpu: { ...tree.bytesByGpu, [key]: (tree.bytesByGpu[key] ?? 0) + deltaBytes }, totalBytes: tree.totalBytes + deltaBytes };
+    this.moved.add(at);
+    return true;
+  }
+
+  result(): ProcessTree[] {
+    if (this.out === null) return this.trees as ProcessTree[];
+    const out = this.out;
+    const inOrder = (i: number): boolean => i <= 0 || i >= out.length || treeOrder(out[i - 1] as ProcessTree, out[i] as ProcessTree) < 0;
+    if ([...this.moved].every((i) => inOrder(i) && inOrder(i + 1))) {
+      treePlaces.set(out, this.at);
+      return out;
+    }
+    return out.sort(treeOrder);
+  }
+}
+
+const treeOrder = (a: ProcessTree, b: ProcessTree): number => b.totalBytes - a.totalBytes || a.rootPid - b.rootPid;
+
+/** The place of each pid's tree in a list of trees (the first that lists it, as treeOf finds). */
+const treePlaces = new WeakMap<readonly ProcessTree[], Map<number, number>>();
+function placesOfPids(trees: readonly ProcessTree[]): Map<number, number> {
+  let at = treePlaces.get(trees);
+  if (at) return at;
+  at = new Map();
+  for (let i = 0; i < trees.length; i++) for (const pid of (trees[i] as ProcessTree).pids) if (!at.has(pid)) at.set(pid, i);
+  treePlaces.set(trees, at);
+  return at;
+}
+
+/** Users' totals with some memory moved, as userTotals orders them (largest first, then by name). */
+class UserTotals {
+  private out: UserTotal[] | null = null;
+
+  constructor(private readonly users: readonly UserTotal[]) {}
+
+  /** Adds `deltaBytes` to `user`'s total on GPU `key`; false when no total is that user's. */
+  move(user: string, key: string, deltaBytes: number): boolean {
+    this.out ??= this.users.slice();
+    const at = this.out.findIndex((u) => u.user === user);
+    if (at < 0) return false;
+    const t = this.out[at] as UserTotal;
+    this.out[at] = { ...t, bytesByGpu: { ...t.bytesByGpu, [key]: (t.bytesByGpu[key] ?? 0) + deltaBytes }, totalBytes: t.totalBytes + deltaBytes };
+    return true;
+  }
+
+  result(): UserTotal[] {
+    return this.out === null ? (this.users as UserTotal[]) : this.out.sort((a, b) => b.totalBytes - a.totalBytes || a.user.localeCompare(b.user));
+  }
+}
+
+/** A GPU's accounting with its used memory and its rows' memory moved (no PyTorch split to follow). */
+function movedAccounting(acc: DeviceAccounting, device: Device, visibleDelta: number, hiddenDelta: number): DeviceAccounting {
+  const used = device.memory.usedBytes;
+  const visibleBytes = acc.visibleBytes + visibleDelta;
+  const notVisibleBytes = acc.notVisibleBytes + hiddenDelta;
+  return { ...acc, usedBytes: used, freeBytes: device.memory.freeBytes, visibleBytes, notVisibleBytes, residualBytes: used === null ? null : used - visibleBytes - notVisibleBytes };
 }
 
 /**
@@ -102,17 +175,20 @@ export function patchReport(
     if (a !== b && utilClass(a.utilization.gpuPct) !== utilClass(b.utilization.gpuPct)) utilMoved.add(b.index);
   }
   if (utilMoved.size > 0) {
+    const listed = new Set(moved);
     report.processes.forEach((v, i) => {
-      if (v.gpuIndex !== null && utilMoved.has(v.gpuIndex) && (next.processes[i] as GpuProcess).smUtilPct === null && !moved?.includes(i)) (moved ??= []).push(i);
+      if (v.gpuIndex !== null && utilMoved.has(v.gpuIndex) && (next.processes[i] as GpuProcess).smUtilPct === null && !listed.has(i)) (moved ??= []).push(i);
     });
   }
   const devicesMoved = next.devices.some((d, i) => d !== built.devices[i]);
   if (moved === null && !devicesMoved) return { ...report, timeMs: next.timeMs, window: { samples: 1, firstMs: next.timeMs, lastMs: next.timeMs, spanMs: 0 } };
 
   const processes = report.processes.slice();
-  let trees = report.trees;
-  let treesMoved = false;
-  const gpus = new Set<number | null>();
+  const trees = new TreeTotals(report.trees);
+  const users = new UserTotals(report.users);
+  /** Bytes that moved per GPU, visible here and not. */
+  const visibleDelta = new Map<number | null, number>();
+  const hiddenDelta = new Map<number | null, number>();
   const window = [next];
   for (const i of moved ?? []) {
     const old = report.processes[i] as ProcessView;
@@ -123,16 +199,20 @@ export function patchReport(
     processes[i] = { ...old, row, usedBytes: row.usedBytes, util, ageMs, contextOnly: contextOnlyOf(old.role, row.usedBytes, util) };
     const delta = (row.usedBytes ?? 0) - (old.usedBytes ?? 0);
     if (delta === 0) continue;
-    gpus.add(old.gpuIndex);
-    const at = trees.findIndex((t) => t.pids.includes(old.pid));
-    if (at < 0) return null;
-    if (!treesMoved) [trees, treesMoved] = [trees.slice(), true];
-    trees[at] = movedTree(trees[at] as ProcessTree, old.gpuIndex === null ? '?' : String(old.gpuIndex), delta);
+    const byGpu = old.visible ? visibleDelta : hiddenDelta;
+    byGpu.set(old.gpuIndex, (byGpu.get(old.gpuIndex) ?? 0) + delta);
+    const key = old.gpuIndex === null ? '?' : String(old.gpuIndex);
+    if (!trees.move(old.pid, key, delta) || !users.move(old.user ?? (old.uid !== null ? `uid ${old.uid}` : 'unknown user'), key, delta)) return null;
   }
-  if (treesMoved) trees = trees.sort((a, b) => b.totalBytes - a.totalBytes || a.rootPid - b.rootPid);
+  // PyTorch's split of a supervised process follows its memory: such a GPU is accounted again whole.
+  const supervised = Object.keys(companion).length > 0;
   const accounting = report.accounting.map((acc, i) => {
     const device = next.devices[i] as Device;
-    return device === built.devices[i] && !gpus.has(device.index) ? acc : accountDevice(device, processes, companion);
+    const dVisible = visibleDelta.get(device.index) ?? 0;
+    const dHidden = hiddenDelta.get(device.index) ?? 0;
+    if (device === built.devices[i] && dVisible === 0 && dHidden === 0) return acc;
+    if (supervised) return accountDevice(device, processes, companion);
+    return movedAccounting(acc, device, dVisible, dHidden);
   });
   return {
     ...report,
@@ -141,7 +221,7 @@ export function patchReport(
     devices: [...next.devices],
     accounting,
     processes,
-    trees,
-    users: treesMoved ? userTotals(processes) : report.users,
+    trees: trees.result(),
+    users: users.result(),
   };
 }

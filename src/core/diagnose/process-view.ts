@@ -25,24 +25,70 @@ function sameRow(a: GpuProcess, b: GpuProcess): boolean {
   return a.gpuIndex === b.gpuIndex;
 }
 
+/** Where each pid's rows are in a list of rows (one place for most pids, several for a pid on several GPUs). */
+type PidPlaces = ReadonlyMap<number, number | readonly number[]>;
+
 /**
- * The rows of a sample by pid, built once per list of rows (samples never change, and a live sampler hands
- * the same list to every sample in which nothing moved): looking each process up by scanning was quadratic.
- * Shared with the live view's series over its history.
+ * The places of a sample's rows by pid, built once per list of rows (samples never change, and a live sampler
+ * hands the same list to every sample in which nothing moved): looking each process up by scanning was
+ * quadratic. A list with the pids of the previous one in the same order shares its index: a live history of
+ * ten minutes in which memory moved every second keeps one index, not one per sample.
  */
-const pidIndex = new WeakMap<readonly GpuProcess[], Map<number, GpuProcess[]>>();
-export function rowsByPid(sample: Sample): ReadonlyMap<number, readonly GpuProcess[]> {
-  let index = pidIndex.get(sample.processes);
-  if (!index) {
-    index = new Map<number, GpuProcess[]>();
-    for (const p of sample.processes) {
-      const list = index.get(p.pid);
-      if (list) list.push(p);
-      else index.set(p.pid, [p]);
+const pidIndex = new WeakMap<readonly GpuProcess[], PidPlaces>();
+let lastIndexed: { rows: readonly GpuProcess[]; places: PidPlaces } | null = null;
+
+function samePids(a: readonly GpuProcess[], b: readonly GpuProcess[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if ((a[i] as GpuProcess).pid !== (b[i] as GpuProcess).pid) return false;
+  return true;
+}
+
+function placesOf(rows: readonly GpuProcess[]): PidPlaces {
+  let places = pidIndex.get(rows);
+  if (places) return places;
+  if (lastIndexed !== null && samePids(lastIndexed.rows, rows)) places = lastIndexed.places;
+  else {
+    const built = new Map<number, number | number[]>();
+    for (let i = 0; i < rows.length; i++) {
+      const pid = (rows[i] as GpuProcess).pid;
+      const at = built.get(pid);
+      built.set(pid, at === undefined ? i : typeof at === 'number' ? [at, i] : (at.push(i), at));
     }
-    pidIndex.set(sample.processes, index);
+    places = built;
   }
-  return index;
+  pidIndex.set(rows, places);
+  lastIndexed = { rows, places };
+  return places;
+}
+
+/** The first row of `pid` in `sample` for which `match` holds (any row of it without `match`). */
+export function findRow(sample: Sample, pid: number, match?: (row: GpuProcess) => boolean): GpuProcess | undefined {
+  const at = placesOf(sample.processes).get(pid);
+  if (at === undefined) return undefined;
+  if (typeof at === 'number') {
+    const row = sample.processes[at] as GpuProcess;
+    return match === undefined || match(row) ? row : undefined;
+  }
+  for (const i of at) {
+    const row = sample.processes[i] as GpuProcess;
+    if (match === undefined || match(row)) return row;
+  }
+  return undefined;
+}
+
+/** The row of `pid` on GPU `gpuIndex` (any GPU when null) in `sample`, found through the per-sample index. */
+export function rowOnGpu(sample: Sample, pid: number, gpuIndex: number | null): GpuProcess | undefined {
+  const at = placesOf(sample.processes).get(pid);
+  if (at === undefined) return undefined;
+  if (typeof at === 'number') {
+    const row = sample.processes[at] as GpuProcess;
+    return gpuIndex === null || row.gpuIndex === gpuIndex ? row : undefined;
+  }
+  for (const i of at) {
+    const row = sample.processes[i] as GpuProcess;
+    if (gpuIndex === null || row.gpuIndex === gpuIndex) return row;
+  }
+  return undefined;
 }
 
 /** Points of one series summed as they come: no list of points is kept (512 rows × a window of samples). */
@@ -105,9 +151,9 @@ function deviceUtil(gpuIndex: number | null, samples: readonly Sample[]): UtilSe
  */
 export function measureUtil(row: GpuProcess, gpuIndex: number | null, samples: readonly Sample[]): ProcessUtil | null {
   const own = new UtilSeries();
+  const same = (p: GpuProcess): boolean => sameRow(p, row);
   for (const sample of samples) {
-    const rows = rowsByPid(sample).get(row.pid);
-    const match = rows?.length === 1 ? (sameRow(rows[0] as GpuProcess, row) ? rows[0] : undefined) : rows?.find((p) => sameRow(p, row));
+    const match = findRow(sample, row.pid, same);
     if (match?.smUtilPct !== null && match?.smUtilPct !== undefined) own.add(sample.timeMs, match.smUtilPct);
   }
   if (own.samples > 0) return own.summary('process');
@@ -121,7 +167,7 @@ function cpuTicksInWindow(row: GpuProcess, samples: readonly Sample[]): number |
   const now = row.host?.cpuTicks;
   if (!Number.isSafeInteger(now) || samples.length < 2) return null;
   for (const sample of samples) {
-    const host = rowsByPid(sample).get(row.pid)?.[0]?.host;
+    const host = findRow(sample, row.pid)?.host;
     if (!Number.isSafeInteger(host?.cpuTicks) || host?.startTicks !== row.host?.startTicks) continue;
     // One reading carried through the window (a live view re-reads slowly) measures nothing.
     if (host?.cpuTicksAtMs !== undefined && host.cpuTicksAtMs === row.host?.cpuTicksAtMs) return null;

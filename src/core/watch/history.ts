@@ -1,10 +1,10 @@
 /** Series over the live sampler's history: a device's used memory, a process's memory, and its trend. */
 import type { Device, GpuProcess, Sample } from '../types.js';
-import { rowsByPid } from '../diagnose/index.js';
+import { rowOnGpu } from '../diagnose/index.js';
 
 /** The row of `pid` on GPU `gpuIndex` (any GPU when null) in `sample`, found through the per-sample index. */
 export function rowOf(sample: Sample, pid: number, gpuIndex: number | null): GpuProcess | undefined {
-  return rowsByPid(sample).get(pid)?.find((p) => gpuIndex === null || p.gpuIndex === gpuIndex);
+  return rowOnGpu(sample, pid, gpuIndex);
 }
 
 /** GPU `gpuIndex` of a sample: devices are listed by index, so look there first (this runs per GPU per sample drawn). */

@@ -3,8 +3,9 @@
  * which script runs with which arguments, and where (`file:line (function)`) memory was allocated. Cutting
  * the end used to leave only the interpreter's path in kill and diagnose, and only directories in snapshot.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cutCommand, cutMiddle, tableFitted } from '../../../src/cli/render/style.js';
+import { cutCommand, cutMiddle, tableFitted, visibleLength } from '../../../src/cli/render/style.js';
 import { renderSnapshotText } from '../../../src/cli/render/snapshot-text.js';
 import { reportOf } from '../../core/snapshot/fixtures.js';
 
@@ -49,5 +50,24 @@ describe('snapshot text', () => {
     const row = text.split('\n').find((l) => l.includes('…') && l.includes('model.py'));
     expect(row, text).toMatch(/…[^ ]*model\.py:57 \(forward\)$/);
     expect(row!.length).toBeLessThanOrEqual(80);
+  });
+});
+
+describe('visibleLength', () => {
+  /** What it replaces: the colour codes taken out with a regular expression, then counted. */
+  const byRegex = (text: string): number => text.replace(/\u001b\[[0-9;]*m/g, '').length;
+
+  it('counts text without colour codes, whatever the codes, near-codes and stray escapes', () => {
+    expect(visibleLength('plain')).toBe(5);
+    expect(visibleLength('\u001b[31mred\u001b[0m')).toBe(3);
+    expect(visibleLength('\u001b[mx\u001b[1;2;33mz')).toBe(2);
+    // Not colour codes: an escape alone, a bracket without its m, a letter inside.
+    expect(visibleLength('\u001b')).toBe(1);
+    expect(visibleLength('\u001b[12')).toBe(4);
+    expect(visibleLength('\u001b[1xm')).toBe(5);
+    fc.assert(fc.property(fc.array(fc.constantFrom('\u001b', '[', 'm', '1', ';', 'a', ' ', '█'), { maxLength: 40 }), (parts) => {
+      const text = parts.join('');
+      expect(visibleLength(text)).toBe(byRegex(text));
+    }), { numRuns: 3000 });
   });
 });

@@ -7,7 +7,8 @@
  * its command. The last test proves the socket check finds an inspector where one opens.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sleep, until, world, type World } from './supervise-helpers.js';
@@ -261,8 +262,27 @@ describe('SIGUSR1 never opens a debugger', () => {
     expect(launcher.startsWith('//bin/true; ')).toBe(true);
     // Every way the shell may start Node aims the inspector nowhere.
     const starts = launcher.match(/exec node [^"]*"\$0" "\$@"/g) ?? [];
-    expect(starts).toHaveLength(2);
+    expect(starts).toHaveLength(3);
     for (const start of starts) expect(start).toMatch(/--inspect-port=192\.0\.2\.1:9229 "\$0" "\$@"$/);
+  });
+
+  it('the shell picks the flags by command: watch a larger interrupt budget, the other long-running ones the one-thread collector only', () => {
+    // A stand-in `node` first on PATH prints what the shell would have started.
+    const dir = mkdtempSync(join(tmpdir(), 'gpumem-launcher-'));
+    try {
+      writeFileSync(join(dir, 'node'), '#!/bin/sh\necho "$@"\n', { mode: 0o755 });
+      const started = (...args: string[]): string => {
+        const r = spawnSync('sh', [BIN, ...args], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` } });
+        return r.stdout.trim();
+      };
+      const inspector = '--inspect-port=192.0.2.1:9229';
+      expect(started('watch', '--interval', '1000')).toBe(`--single-threaded-gc --interrupt-budget=540672 ${inspector} ${BIN} watch --interval 1000`);
+      for (const command of ['record', 'serve', 'status', 'run', 'pipeline']) expect(started(command, '-x')).toBe(`--single-threaded-gc ${inspector} ${BIN} ${command} -x`);
+      expect(started('explain', '-')).toBe(`${inspector} ${BIN} explain -`);
+      expect(started()).toBe(`${inspector} ${BIN}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a long-running command started through the executable runs with the garbage collector on the main thread; a one-off analysis does not', async () => {

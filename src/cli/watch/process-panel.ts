@@ -74,35 +74,59 @@ function depthFirst(members: readonly ProcessView[], baseDepth: number): Process
  * parent, siblings by memory) or flat by the sort key.
  */
 export function orderRows(report: DiagnoseReport, state: WatchState): ProcessRow[] {
-  const views = report.processes.filter((v) => matchesFilter(v, state.filter));
+  // Without a filter every view is shown: no copy of 512 views for every report.
+  const views = state.filter === '' ? report.processes : report.processes.filter((v) => matchesFilter(v, state.filter));
   if (state.sort !== 'memory') return [...views].sort(COMPARE[state.sort]).map((view) => row(view, 0));
   const rows: ProcessRow[] = [];
   const placed = new Set<ProcessView>();
-  const viewsByPid = new Map<number, ProcessView[]>();
+  // Most pids have one row (a view); a pid on several GPUs has a list.
+  const viewsByPid = new Map<number, ProcessView | ProcessView[]>();
   for (const v of views) {
-    const list = viewsByPid.get(v.pid);
-    if (list) list.push(v);
-    else viewsByPid.set(v.pid, [v]);
+    const have = viewsByPid.get(v.pid);
+    if (have === undefined) viewsByPid.set(v.pid, v);
+    else if (Array.isArray(have)) have.push(v);
+    else viewsByPid.set(v.pid, [have, v]);
   }
-  const trees = [...report.trees].sort((a, b) => b.totalBytes - a.totalBytes || a.rootPid - b.rootPid);
+  // A report's trees come largest first (buildTrees and patchReport keep that order); sorted again only if not.
+  const trees = inTreeOrder(report.trees) ? report.trees : [...report.trees].sort(byTreeSize);
   for (const tree of trees) {
-    const members: ProcessView[] = [];
-    for (const pid of tree.pids) for (const v of viewsByPid.get(pid) ?? []) if (!placed.has(v)) members.push(v);
-    if (members.length === 0) continue;
-    if (tree.launcher) rows.push({ view: null, pid: tree.rootPid, depth: 0, launcher: tree });
+    const depth = tree.launcher ? 1 : 0;
     // A lone process (most trees on a shared node) needs no walk: 512 walks were most of the ordering's cost.
-    if (members.length === 1) {
-      placed.add(members[0] as ProcessView);
-      rows.push(row(members[0] as ProcessView, tree.launcher ? 1 : 0));
+    const only = tree.pids.length === 1 ? viewsByPid.get(tree.pids[0] as number) : undefined;
+    if (only !== undefined && !Array.isArray(only)) {
+      if (placed.has(only)) continue;
+      if (tree.launcher) rows.push({ view: null, pid: tree.rootPid, depth: 0, launcher: tree });
+      placed.add(only);
+      rows.push(row(only, depth));
       continue;
     }
-    for (const r of depthFirst(members, tree.launcher ? 1 : 0)) {
+    const members: ProcessView[] = [];
+    for (const pid of tree.pids) {
+      const have = viewsByPid.get(pid);
+      if (have === undefined) continue;
+      for (const v of Array.isArray(have) ? have : [have]) if (!placed.has(v)) members.push(v);
+    }
+    if (members.length === 0) continue;
+    if (tree.launcher) rows.push({ view: null, pid: tree.rootPid, depth: 0, launcher: tree });
+    if (members.length === 1) {
+      placed.add(members[0] as ProcessView);
+      rows.push(row(members[0] as ProcessView, depth));
+      continue;
+    }
+    for (const r of depthFirst(members, depth)) {
       placed.add(r.view as ProcessView);
       rows.push(r);
     }
   }
-  for (const v of views.filter((x) => !placed.has(x)).sort(byMemory)) rows.push(row(v, 0));
+  if (placed.size < views.length) for (const v of views.filter((x) => !placed.has(x)).sort(byMemory)) rows.push(row(v, 0));
   return rows;
+}
+
+const byTreeSize = (a: ProcessTree, b: ProcessTree): number => b.totalBytes - a.totalBytes || a.rootPid - b.rootPid;
+
+function inTreeOrder(trees: readonly ProcessTree[]): boolean {
+  for (let i = 1; i < trees.length; i++) if (byTreeSize(trees[i - 1] as ProcessTree, trees[i] as ProcessTree) > 0) return false;
+  return true;
 }
 
 /** The pids a person can select (launcher lines hold no GPU memory: nothing to open or end there). */

@@ -16,16 +16,17 @@ describe('findings pace', () => {
     expect([pace.periodMs(true), pace.periodMs(false)]).toEqual([FINDINGS_EVERY_MS, FINDINGS_UNCHANGED_EVERY_MS]);
     run();
     run();
-    // 0.4 ms a run at 0.1 % of a core: 400 ms, under the 5-s floor.
+    // 0.4 ms a run at 0.03 % of a core: 1.3 s, under the 5-s floor.
+    expect(0.4 / FINDINGS_BUDGET).toBeLessThan(FINDINGS_EVERY_MS);
     expect([pace.periodMs(true), pace.periodMs(false)]).toEqual([FINDINGS_EVERY_MS, FINDINGS_UNCHANGED_EVERY_MS]);
   });
 
   it('stretches to cost / budget when runs are expensive, in the samples\' time at a replay\'s speed', () => {
     const { pace, run } = paceWith([15]);
     run();
-    // 15 ms at 0.1 %: every 15 s of the clock; a replay at 4× plays 60 s of samples in that time.
-    expect(pace.periodMs(true)).toBeCloseTo(15_000, 6);
-    expect(pace.periodMs(true, 4)).toBeCloseTo(60_000, 6);
+    // 15 ms at 0.03 %: every 50 s of the clock; a replay at 4× plays 200 s of samples in that time.
+    expect(pace.periodMs(true)).toBeCloseTo(50_000, 6);
+    expect(pace.periodMs(true, 4)).toBeCloseTo(200_000, 6);
     expect(pace.periodMs(false)).toBe(FINDINGS_UNCHANGED_EVERY_MS);
     // What the runs cost stays within the budget: one run per period.
     expect(15 / pace.periodMs(true)).toBeLessThanOrEqual(FINDINGS_BUDGET + 1e-12);
@@ -35,11 +36,11 @@ describe('findings pace', () => {
     const { pace, run } = paceWith([8, 8, 40, 8]);
     run();
     run();
-    expect(pace.periodMs(true)).toBeCloseTo(8000, 6);
+    expect(pace.periodMs(true)).toBeCloseTo(8 / FINDINGS_BUDGET, 6);
     run();
-    expect(pace.periodMs(true)).toBeCloseTo(16_000, 6);
+    expect(pace.periodMs(true)).toBeCloseTo(16 / FINDINGS_BUDGET, 6);
     run();
-    expect(pace.periodMs(true)).toBeCloseTo(14_000, 6);
+    expect(pace.periodMs(true)).toBeCloseTo(14 / FINDINGS_BUDGET, 6);
   });
 
   it('hands back what the run returned, and lets an error through', () => {

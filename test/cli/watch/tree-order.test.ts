@@ -45,3 +45,21 @@ describe('watch: each rank with its number and GPU', () => {
     expect(line(103)).not.toContain('[rank');
   });
 });
+
+describe('watch: the order of the rows follows the memory of the trees', () => {
+  it('orders by size whatever order a report lists its trees in, a process on two GPUs under its one tree, a filter keeping the order', () => {
+    const s = sample(5_000_000, [device(0, 30 * GiB), device(1, 30 * GiB)], [
+      proc(201, 0, 1 * GiB, { ppid: 1 }),
+      proc(202, 1, 5 * GiB, { ppid: 1, cmd: ['python', 'big.py'] }),
+      proc(202, 0, 5 * GiB, { ppid: 1, cmd: ['python', 'big.py'] }),
+      proc(203, 1, 3 * GiB, { ppid: 1 }),
+    ]);
+    const report = diagnose({ samples: [s], viewer: null, pidNamespace: 'host', ancestors: {} }, []);
+    const want = [[202, 1], [202, 0], [203, 1], [201, 0]];
+    const order = (r: typeof report, filter = '') => orderRows(r, { ...initialState(false), filter }).map((x) => [x.pid, x.view?.gpuIndex]);
+    expect(order(report)).toEqual(want);
+    // The same trees listed smallest first (a report assembled elsewhere): the rows are still largest first.
+    expect(order({ ...report, trees: [...report.trees].reverse() })).toEqual(want);
+    expect(order(report, 'gpu1')).toEqual([[202, 1], [203, 1]]);
+  });
+});

@@ -14,10 +14,12 @@ import { dirname } from 'node:path';
 export function privateDirProblem(dir: string, uid: number): string | null {
   let st;
   try {
-    st = lstatSync(dir);
+    // A folder that does not exist is the common case of a live view asking every second: no error built for it.
+    st = lstatSync(dir, { throwIfNoEntry: false });
   } catch (error) {
     return `${dir} cannot be inspected (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
   }
+  if (st === undefined) return `${dir} cannot be inspected (ENOENT)`;
   if (st.isSymbolicLink()) return `${dir} is a symbolic link`;
   if (!st.isDirectory()) return `${dir} is not a directory`;
   if (st.uid !== uid) return `${dir} belongs to uid ${st.uid}, not to uid ${uid}`;

@@ -13,6 +13,9 @@ import { DEFAULT_KEYFRAMES, RECORDING_VERSION, readRecording } from '../../../sr
 import { createRecordingWriter, type RecordingWriterOptions } from '../../../src/store/recording/index.js';
 import { device, hostFacts, processRow, seeded, syntheticSession, type SessionShape } from './synthetic-session.js';
 
+/** The tests that write and read back hundreds of thousands of rows: 9–12 s alone, twice that beside the whole suite. */
+const HEAVY_MS = 60_000;
+
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-recording-v3-'));
 const MiB = 1024 * 1024;
 
@@ -118,7 +121,7 @@ describe('recording format 3: keyframes and deltas', () => {
     const { path, written, keyframes } = write('many-rows.ndjson', samples);
     expect(keyframes).toBe(1);
     expect(mismatches(path, written)).toEqual([]);
-  });
+  }, HEAVY_MS);
 
   it('a source handing out the previous sample\'s very rows (a steady machine) writes deltas with no row in them, and reads back exactly', () => {
     const session = [...syntheticSession({ gpus: 2, procsPerGpu: 8, changeShare: 0.3, seed: 5 }, 6)];
@@ -247,7 +250,7 @@ describe('recording size', () => {
     const r = perHour({ gpus: 8, procsPerGpu: 64, changeShare: 0.1, seed: 11 }, 300);
     expect(r.mb, say(r)).toBeLessThanOrEqual(10);
     expect(mismatches(r.path, r.written)).toEqual([]);
-  });
+  }, HEAVY_MS);
 
   it('8 GPUs × 64 processes with every process busy on the CPU: the CPU ticks of all 512 move each second', () => {
     const r = perHour({ gpus: 8, procsPerGpu: 64, changeShare: 0.1, seed: 11, busyCpu: true }, 120);
@@ -257,7 +260,7 @@ describe('recording size', () => {
   it('8 GPUs × 512 processes grows with the rows that change, not with the rows there are', () => {
     const r = perHour({ gpus: 8, procsPerGpu: 512, changeShare: 0.1, seed: 13 }, 60);
     expect(r.mb, say(r)).toBeLessThanOrEqual(55);
-  });
+  }, HEAVY_MS);
 });
 
 describe('a recorder killed mid-write', () => {

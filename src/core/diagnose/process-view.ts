@@ -76,6 +76,21 @@ export function findRow(sample: Sample, pid: number, match?: (row: GpuProcess) =
   return undefined;
 }
 
+/** The row of `sample` that is `row`'s process on `row`'s GPU (sameRow), looked up without a callback per call. */
+function sameRowIn(sample: Sample, row: GpuProcess): GpuProcess | undefined {
+  const at = placesOf(sample.processes).get(row.pid);
+  if (at === undefined) return undefined;
+  if (typeof at === 'number') {
+    const found = sample.processes[at] as GpuProcess;
+    return sameRow(found, row) ? found : undefined;
+  }
+  for (const i of at) {
+    const found = sample.processes[i] as GpuProcess;
+    if (sameRow(found, row)) return found;
+  }
+  return undefined;
+}
+
 /** The row of `pid` on GPU `gpuIndex` (any GPU when null) in `sample`, found through the per-sample index. */
 export function rowOnGpu(sample: Sample, pid: number, gpuIndex: number | null): GpuProcess | undefined {
   const at = placesOf(sample.processes).get(pid);
@@ -151,9 +166,8 @@ function deviceUtil(gpuIndex: number | null, samples: readonly Sample[]): UtilSe
  */
 export function measureUtil(row: GpuProcess, gpuIndex: number | null, samples: readonly Sample[]): ProcessUtil | null {
   const own = new UtilSeries();
-  const same = (p: GpuProcess): boolean => sameRow(p, row);
   for (const sample of samples) {
-    const match = findRow(sample, row.pid, same);
+    const match = sameRowIn(sample, row);
     if (match?.smUtilPct !== null && match?.smUtilPct !== undefined) own.add(sample.timeMs, match.smUtilPct);
   }
   if (own.samples > 0) return own.summary('process');

@@ -12,7 +12,7 @@ import { GpumemError, isGpumemError } from '../core/errors.js';
 // Each module itself rather than the sources/ and store/ doors, which would load every source's parsers, the
 // run history's SQLite and more before doctor's first screen (docs/status.md, "Start-up").
 import { openSource, type OpenSourceOptions } from '../sources/open.js';
-import { detectContainer, readHostFacts, type ProcOptions } from '../sources/procfs/index.js';
+import { detectContainer, refreshHostFacts, type ProcOptions } from '../sources/procfs/index.js';
 import { readLiveCompanion } from '../store/live/index.js';
 
 export interface CollectOptions {
@@ -44,8 +44,12 @@ export function detectPidNamespace(procRoot = '/proc'): PidNamespace {
   return inContainer === true ? 'container' : inContainer === false ? 'host' : 'unknown';
 }
 
-/** /proc facts of the parents of every GPU process in the latest sample, and of pid 1, where visible. */
-export function readAncestors(latest: Sample, proc: ProcOptions = {}): Record<number, HostFacts> {
+/**
+ * /proc facts of the parents of every GPU process in the latest sample, and of pid 1, where visible. Given the
+ * previous answer, a parent already in it costs one stat file (host-facts.ts refreshHostFacts), and the previous
+ * answer itself comes back when no parent came, went or changed.
+ */
+export function readAncestors(latest: Sample, proc: ProcOptions = {}, previous?: Readonly<Record<number, HostFacts>>): Record<number, HostFacts> {
   const gpuPids = new Set(latest.processes.map((p) => p.pid));
   const wanted = new Set<number>([1]);
   for (const p of latest.processes) {
@@ -53,11 +57,18 @@ export function readAncestors(latest: Sample, proc: ProcOptions = {}): Record<nu
     if (ppid !== null && ppid !== undefined && ppid > 0 && !gpuPids.has(ppid)) wanted.add(ppid);
   }
   const out: Record<number, HostFacts> = {};
+  let same = previous !== undefined;
+  let count = 0;
   for (const pid of wanted) {
-    const facts = readHostFacts(pid, proc);
-    if (facts.visible && facts.cmdline) out[pid] = facts;
+    const before = previous?.[pid];
+    const facts = refreshHostFacts(pid, before, proc);
+    if (facts.visible && facts.cmdline) {
+      out[pid] = facts;
+      count++;
+    }
+    if (facts !== before) same = false;
   }
-  return out;
+  return same && previous !== undefined && count === Object.keys(previous).length ? (previous as Record<number, HostFacts>) : out;
 }
 
 async function windowFromRecording(path: string): Promise<Collected> {

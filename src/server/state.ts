@@ -67,6 +67,8 @@ export class ServerState {
   private readonly diagnosisMs: number;
   private readonly diagnosisUnchangedMs: number;
   private report: { value: DiagnoseReport; atMs: number; readings: number; companion: string } | null = null;
+  /** The launchers' facts last read: a launcher read again costs one stat file while it lives (readAncestors). */
+  private ancestors: Record<number, HostFacts> | undefined;
   /** Counts samples whose readings differ from the sample before (sameReadings). */
   private readings = 0;
   private previous: Sample | undefined;
@@ -171,7 +173,9 @@ export class ServerState {
 
   /** The /proc facts of the sample's GPU processes' parents (launchers); none for a recording. */
   ancestorsOf(sample: Sample): Record<number, HostFacts> {
-    return sample.source.kind === 'replay' ? {} : readAncestors(sample, this.options.proc);
+    if (sample.source.kind === 'replay') return {};
+    this.ancestors = readAncestors(sample, this.options.proc, this.ancestors);
+    return this.ancestors;
   }
 
   /**
@@ -190,7 +194,7 @@ export class ServerState {
       samples,
       viewer: live ? { uid: info.uid, user: info.username } : null,
       pidNamespace: live ? detectPidNamespace(this.options.proc?.procRoot) : 'unknown',
-      ancestors: live ? readAncestors(latest, this.options.proc) : {},
+      ancestors: live ? this.ancestorsOf(latest) : {},
       companion: Object.fromEntries(companion.map((c) => [c.pid, c])),
     });
     this.report = { value, atMs: this.now(), readings: this.readings, companion: JSON.stringify(companion) };

@@ -138,7 +138,7 @@ export const run: CommandHandler<WatchOptions> = async (ctx) => {
     if (!changed && !findingsDue && !supervised) return true;
     // Inputs equal to the previous ones stay the same objects: the report can then be patched, not rebuilt.
     if (live && atMs - ancestorsAtMs >= ANCESTORS_EVERY_MS) {
-      const read = readAncestors(sample);
+      const read = readAncestors(sample, {}, ancestors);
       if (!sameAncestors(ancestors, read)) ancestors = read;
       ancestorsAtMs = atMs;
     }

@@ -5,7 +5,7 @@
  */
 import { formatBytes, formatPercent, printable, type Device, type Sample } from '../../core/index.js';
 import type { DiagnoseReport } from '../../core/diagnose/index.js';
-import { deviceUsedSeries, memorySegments, sparkline, type MemorySegments } from '../../core/watch/index.js';
+import { deviceUsedSeries, memorySegmentsByGpu, sparkline, type MemorySegments } from '../../core/watch/index.js';
 import type { Color } from '../render/style.js';
 
 type Paint = (color: Color, text: string) => string;
@@ -61,9 +61,9 @@ function facts(d: Device): string {
 /** Lines of the device panel; `compact` puts each GPU on one line. */
 export function devicePanel(sample: Sample, history: readonly Sample[], report: DiagnoseReport, viewerUid: number | null, columns: number, compact: boolean, paint: Paint, color: boolean): string[] {
   const lines: string[] = [];
+  const segments = memorySegmentsByGpu(report.accounting, report.processes, viewerUid);
   for (const d of sample.devices) {
-    const acc = report.accounting.find((a) => a.gpuIndex === d.index);
-    const seg = acc ? memorySegments(acc, report.processes, viewerUid) : null;
+    const seg = segments.get(d.index) ?? null;
     const status = d.status === 'ok' ? '' : ` ${paint('red', `[${d.status}]`)}`;
     const head = `${paint('bold', `[${d.index}]`)}${status}`;
     if (compact) {

@@ -1,4 +1,4 @@
 /** core/watch: pure pieces of the live view — memory bar segments, history series, trends, sparklines. */
-export { memorySegments, type MemorySegments } from './segments.js';
+export { memorySegments, memorySegmentsByGpu, type MemorySegments } from './segments.js';
 export { deviceUsedSeries, deviceUtilSeries, processSeries, processTrend, processUsedSeries, rowOf, thinWindow, trendOf, sparkline, type Trend } from './history.js';
 export { compareSamples, sameSampleLayout, sameSampleNumbers } from './compare.js';

@@ -192,3 +192,18 @@ export function readHostFacts(pid: number, options: ProcOptions = {}): HostFacts
   if (!stat) return invisibleFacts(NOT_HERE);
   return { visible: true, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks, ...readStableFacts(pid, stat, options) };
 }
+
+/**
+ * readHostFacts for a pid read before: one stat file (state, parent, CPU ticks), and status, cmdline, exe,
+ * cgroup and environ again only when the pid's start ticks differ from `previous` (another process under the
+ * pid) or there is none. `previous` itself comes back when nothing in it changed, so a caller comparing by
+ * reference sees "unchanged" without looking inside.
+ */
+export function refreshHostFacts(pid: number, previous: HostFacts | undefined, options: ProcOptions = {}): HostFacts {
+  if (previous === undefined || !previous.visible || previous.startTicks === null) return readHostFacts(pid, options);
+  const raw = tryRead(() => readProcText(`${root(options)}/${pid}/stat`));
+  const stat = raw.ok ? parseProcStat(raw.value) : null;
+  if (stat === null || stat.startTicks !== previous.startTicks) return readHostFacts(pid, options);
+  if (previous.state === stat.state && previous.ppid === stat.ppid && previous.cpuTicks === stat.cpuTicks) return previous;
+  return { ...previous, state: stat.state, ppid: stat.ppid, cpuTicks: stat.cpuTicks };
+}

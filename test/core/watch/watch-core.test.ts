@@ -1,7 +1,7 @@
 /** Memory bar segments, series, trends and sparklines of the live view. */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { memorySegments, sparkline, trendOf } from '../../../src/core/watch/index.js';
+import { memorySegments, memorySegmentsByGpu, sparkline, trendOf, type MemorySegments } from '../../../src/core/watch/index.js';
 import type { DeviceAccounting, ProcessView } from '../../../src/core/diagnose/index.js';
 import { GiB, MiB } from '../../../src/core/units.js';
 
@@ -30,6 +30,43 @@ describe('memorySegments', () => {
     const s = memorySegments(acc({ usedBytes: 8 * GiB, residualBytes: 0 }), [view(1, 1000, 3 * GiB), view(2, 2000, 5 * GiB)], null);
     expect(s.mineBytes).toBe(8 * GiB);
     expect(s.othersBytes).toBe(0);
+  });
+});
+
+describe('memorySegmentsByGpu', () => {
+  /** The rule written out per GPU, one filter over every view for each: what the panel did before. */
+  function reference(a: DeviceAccounting, views: readonly ProcessView[], viewerUid: number | null): MemorySegments {
+    const split = (pid: number): number => a.pytorch.filter((s) => s.pid === pid).reduce((sum, s) => (sum > 0 ? sum : (s.allocatedBytes ?? 0) + (s.cachedBytes ?? 0)), 0);
+    const mineOrOthers = views.filter((v) => v.gpuIndex === a.gpuIndex && v.visible && v.usedBytes !== null).map((v) => ({ v, rest: Math.max(0, (v.usedBytes as number) - split(v.pid)) }));
+    return {
+      pytorchAllocatedBytes: a.pytorch.reduce((sum, s) => sum + (s.allocatedBytes ?? 0), 0),
+      pytorchCachedBytes: a.pytorch.reduce((sum, s) => sum + (s.cachedBytes ?? 0), 0),
+      mineBytes: mineOrOthers.filter(({ v }) => !(viewerUid !== null && v.uid !== null && v.uid !== viewerUid)).reduce((sum, x) => sum + x.rest, 0),
+      othersBytes: mineOrOthers.filter(({ v }) => viewerUid !== null && v.uid !== null && v.uid !== viewerUid).reduce((sum, x) => sum + x.rest, 0),
+      notVisibleBytes: a.notVisibleBytes,
+      unattributedBytes: Math.max(0, a.residualBytes ?? 0),
+      reservedBytes: a.reservedBytes ?? 0,
+      totalBytes: a.totalBytes,
+    };
+  }
+
+  it('gives every GPU what the one-GPU rule gives it, in one pass over the rows', () => {
+    const viewArb = fc.record({
+      pid: fc.integer({ min: 1, max: 12 }), uid: fc.option(fc.constantFrom(1000, 2000), { nil: null }),
+      usedBytes: fc.option(fc.integer({ min: 0, max: 4096 }).map((n) => n * MiB), { nil: null }),
+      visible: fc.boolean(), gpuIndex: fc.option(fc.integer({ min: 0, max: 3 }), { nil: null }),
+    }).map((v) => v as unknown as ProcessView);
+    const splitArb = fc.record({ pid: fc.integer({ min: 1, max: 12 }), allocatedBytes: fc.option(fc.integer({ min: 0, max: 2048 }).map((n) => n * MiB), { nil: null }), cachedBytes: fc.option(fc.integer({ min: 0, max: 512 }).map((n) => n * MiB), { nil: null }) });
+    fc.assert(fc.property(fc.array(viewArb, { maxLength: 40 }), fc.array(fc.uniqueArray(splitArb, { selector: (s) => s.pid, maxLength: 3 }), { minLength: 3, maxLength: 3 }), fc.option(fc.constantFrom(1000, 2000), { nil: null }), (views, splits, viewer) => {
+      const accounting = splits.map((pytorch, gpuIndex) => acc({ gpuIndex, residualBytes: gpuIndex - 1, notVisibleBytes: gpuIndex * MiB, pytorch: pytorch.map((s) => ({ ...s, gpuUuid: `GPU-${gpuIndex}` })) as unknown as DeviceAccounting['pytorch'] }));
+      const all = memorySegmentsByGpu(accounting, views, viewer);
+      // GPU 3 has rows but no accounting: nothing for it.
+      expect([...all.keys()]).toEqual([0, 1, 2]);
+      for (const a of accounting) {
+        expect(all.get(a.gpuIndex)).toEqual(reference(a, views, viewer));
+        expect(memorySegments(a, views, viewer)).toEqual(reference(a, views, viewer));
+      }
+    }), { numRuns: 300 });
   });
 });
 

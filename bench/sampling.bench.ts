@@ -125,11 +125,16 @@ export async function run(): Promise<void> {
       { name: 'status --watch, 1 Hz', argv: [BIN, 'status', '--watch', '--interval', '1000'], targetPct: null, warmMs: 5000 },
       { name: 'run, default 10 Hz', argv: [BIN, 'run', '--gpus', '0', '--', 'sleep', '600'], targetPct: null, warmMs: 5000 },
     ];
+    // GPUMEM_BENCH_SAMPLING_ONLY='watch, 1 Hz, steady;record, 1 Hz, steady' (parts of row names, ';' between
+    // them) runs only those rows: a long warm-up (GPUMEM_BENCH_SAMPLING_STEADY_WARM_MS=600000) without the others.
+    const only = (process.env.GPUMEM_BENCH_SAMPLING_ONLY ?? '').split(';').map((w) => w.trim()).filter((w) => w !== '');
+    const chosen = only.length === 0 ? consumers : consumers.filter((c) => only.some((w) => c.name.includes(w)));
+    if (chosen.length === 0) throw new Error(`GPUMEM_BENCH_SAMPLING_ONLY=${only.join(';')} names no row (rows: ${consumers.map((c) => c.name).join('; ')})`);
     process.stdout.write(`fake driver: ${GPUS} GPUs × ${PROCS_PER_GPU} processes (real pids), per-call CPU of an H100 (GPUMEM_FAKE_NVML_COSTS=${env.GPUMEM_FAKE_NVML_COSTS}); ${spanMs / 1000} s measured after each command's warm-up (steady rows: ${steadyWarmMs / 1000} s warm-up, two to four times the span)\n`);
     process.stdout.write(`load average at the start: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} (CPU figures on a loaded machine are upper bounds; calls are exact)\n`);
     const rows: string[] = [];
     let n = 0;
-    for (const c of consumers) {
+    for (const c of chosen) {
       const m = await measure(c, env, fleet.dir, spanMs * (c.spanTimes ?? 1), ++n);
       if (typeof m === 'string') {
         rows.push(`${c.name.padEnd(28)} ${m}`);

@@ -96,3 +96,61 @@ describe('the fake NVML driver charges the H100\'s per-call costs', () => {
     expect(r.stderr).toContain('nvmlInit_v2 failed');
   });
 });
+
+/**
+ * Run in a child (its own copy of the fake's counters): init with costs on, then re-read a changed scenario of 16
+ * GPUs × 512 processes through one memory call (the fake parses the file again: its own work) followed by four
+ * 2.53-ms calls. Prints the process's CPU over those five calls and the fake's counters.
+ */
+const CREDIT_PROBE = `
+import koffi from 'koffi';
+import { copyFileSync, renameSync } from 'node:fs';
+const [lib, scenario, big] = process.argv.slice(1);
+const nvml = koffi.load(lib);
+const init = nvml.func('nvmlInit_v2', 'int', []);
+const handle = nvml.func('nvmlDeviceGetHandleByIndex_v2', 'int', ['uint', '_Out_ void **']);
+const memory = nvml.func('nvmlDeviceGetMemoryInfo_v2', 'int', ['void *', 'void *']);
+const smUtil = nvml.func('nvmlDeviceGetProcessUtilization', 'int', ['void *', 'void *', '_Inout_ uint *', 'uint64']);
+const json = nvml.func('fakeNvmlCallsJson', 'int', ['void *', 'uint']);
+const counters = () => { const b = Buffer.alloc(json(null, 0) + 1); json(b, b.length); return JSON.parse(b.toString('utf8', 0, b.length - 1)); };
+if (init() !== 0) throw new Error('init');
+const h = [null]; handle(0, h);
+const mem = Buffer.alloc(48); mem.writeUInt32LE(0x02000028, 0);
+memory(h[0], mem);
+const before = counters().own;
+copyFileSync(big, scenario + '.tmp'); renameSync(scenario + '.tmp', scenario);
+const t0 = process.cpuUsage();
+memory(h[0], mem);
+for (let i = 0; i < 4; i++) smUtil(h[0], null, [0], 0);
+const used = process.cpuUsage(t0);
+const after = counters();
+console.log(JSON.stringify({ cpuNs: (used.user + used.system) * 1000, before, after }));
+`;
+
+describe('the fake\'s own work is not charged on top of the table', () => {
+  it('re-reading a changed scenario is taken off the next charged calls: the CPU of those calls stays what the table charges', () => {
+    const devices = (mib: number) => Array.from({ length: 16 }, (_, g) => fakeH100(g, { processes: Array.from({ length: 512 }, (_, i) => ({ pid: 100_000 + g * 512 + i, usedBytes: mib * 1024 * 1024, smUtilPct: i % 100 })) }));
+    const probeScenario = join(dir, 'credit-scenario.txt');
+    writeScenario(probeScenario, { driverVersion: '590.48.01', cudaVersion: 13010, devices: devices(100) });
+    const big = join(dir, 'credit-next.txt');
+    writeScenario(big, { driverVersion: '590.48.01', cudaVersion: 13010, devices: devices(101) });
+    const env = { PATH: process.env.PATH, ...fakeNvmlEnv('590', probeScenario), GPUMEM_FAKE_NVML_COSTS: 'h100' };
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', CREDIT_PROBE, env.GPUMEM_NVML_LIB, probeScenario, big], { encoding: 'utf8', env, timeout: 30_000, cwd: process.cwd() });
+    expect(r.stderr).toBe('');
+    const out = JSON.parse(r.stdout) as { cpuNs: number; before: { count: number; spentNs: number; creditedNs: number }; after: { calls: Record<string, { count: number; spentNs: number }>; own: { count: number; spentNs: number; creditedNs: number } } };
+    const own = out.after.own;
+    // nvmlInit's own reading of the file was part of its charge (the init charges after reading).
+    expect(out.before.creditedNs).toBe(out.before.spentNs);
+    // One re-read of the file during the five calls (the first was nvmlInit's), fully absorbed by their 10.1 ms.
+    expect(own.count - out.before.count).toBe(1);
+    const reread = own.spentNs - out.before.spentNs;
+    expect(reread).toBeGreaterThan(500_000);
+    expect(own.creditedNs).toBe(own.spentNs);
+    const charged = 10_000 + 4 * 2_530_000;
+    // Without the credit the five calls cost the table plus the re-read; with it, the table (and koffi's few µs).
+    expect(out.cpuNs).toBeGreaterThanOrEqual(charged);
+    expect(out.cpuNs).toBeLessThan(charged + reread / 2);
+    // What the counters call spent stays the table's charge: the re-read stands in for part of it.
+    expect(out.after.calls.nvmlDeviceGetProcessUtilization!.spentNs).toBeGreaterThanOrEqual(4 * 2_530_000);
+  });
+});

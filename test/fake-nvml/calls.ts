@@ -19,6 +19,11 @@ export interface FakeCalls {
   /** The cost table in force: GPUMEM_FAKE_NVML_COSTS=h100, or "off". */
   costs: 'h100' | 'off';
   calls: Record<string, FakeCall>;
+  /**
+   * The fake's own work on the calling thread (re-reading a changed scenario, appending to the calls log): how
+   * often, its CPU, and how much of that the charged calls absorbed (fake_costs.c, fake_own_work).
+   */
+  own: { count: number; spentNs: number; creditedNs: number };
 }
 
 /** The counters a child process wrote to its GPUMEM_FAKE_NVML_CALLS_OUT file. */

@@ -28,7 +28,8 @@ const TABLE_RESTAT_EVERY_MS = 5000;
 
 export const run: CommandHandler<StatusOptions> = async (ctx) => {
   const { json, watch } = ctx.args.options;
-  const proc = watch && !json ? { proc: { restatEveryMs: TABLE_RESTAT_EVERY_MS, reuseRows: true } } : {};
+  // The table reads only the /proc facts it shows (ProcOptions.tableFactsOnly); --json carries them all.
+  const proc = json ? {} : { proc: { tableFactsOnly: true, ...(watch ? { restatEveryMs: TABLE_RESTAT_EVERY_MS, reuseRows: true } : {}) } };
   const source = await openSource({ ...sourceOptionsFromContext(ctx, statusFields(json, watch)), ...proc });
   try {
     if (!ctx.args.options.watch) {

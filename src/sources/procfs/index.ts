@@ -1,5 +1,5 @@
 /** Everything gpumem reads from /proc: per-pid host facts, sample enrichment, the process table and tree, start ticks for pid-reuse checks, device fds. */
-export { readHostFacts, refreshHostFacts, readBootTimeMs, userName, userNameExists, reasonFor, type ProcOptions } from './host-facts.js';
+export { readHostFacts, refreshHostFacts, readBootTimeMs, userName, userNameExists, reasonFor, NOT_READ_FOR_TABLE, type ProcOptions } from './host-facts.js';
 export { readProcStat, readStartTicks, readProcTable, readProcText, readCmdline, readEnviron, listPids, childrenByParent, descendantsOf, type ProcRootOptions } from './stat.js';
 export { createHostEnricher, enrichSample, type HostEnricher } from './enrich.js';
 export { heldFilesBudget } from './fd-budget.js';

@@ -1,11 +1,11 @@
 /** Host facts read from real processes this test spawns: odd names, a zombie, an env var, a gone pid. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Sample } from '../../../src/core/index.js';
-import { createHostEnricher, childrenByParent, descendantsOf, readHostFacts, readProcTable, readStartTicks } from '../../../src/sources/procfs/index.js';
+import { createHostEnricher, childrenByParent, descendantsOf, NOT_READ_FOR_TABLE, readHostFacts, readProcTable, readStartTicks } from '../../../src/sources/procfs/index.js';
 
 const children: ChildProcess[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-procfs-'));
@@ -127,5 +127,43 @@ describe('prepared /proc trees', () => {
     // A reused pid (new start ticks) is read afresh.
     writeFileSync(join(root, '77', 'stat'), '77 (python) S 1 77 77 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 60000 0 0');
     expect(enrich(sample).processes[0]!.host!.uid).toBe(1);
+  });
+});
+
+describe('the status table reads only the facts it shows (tableFactsOnly)', () => {
+  it('no environment and no executable path beside a command line; everything the table shows is the same', async () => {
+    const child = start(SLEEP, ['31'], { CUDA_VISIBLE_DEVICES: '2', SLURM_JOB_ID: '77' });
+    const pid = child.pid!;
+    const full = await until(() => {
+      const f = readHostFacts(pid);
+      return f.cmdline?.[1] === '31' ? f : null;
+    }, 'exec of sleep');
+    expect(full.cudaEnv).toEqual({ CUDA_VISIBLE_DEVICES: '2' });
+    const table = readHostFacts(pid, { tableFactsOnly: true });
+    // State is left out: a process moves between R and S from one read to the next.
+    for (const shown of ['visible', 'uid', 'user', 'cmdline', 'containerId', 'startTimeMs', 'startTicks', 'ppid', 'nspid'] as const) expect(table[shown], shown).toEqual(full[shown]);
+    expect([table.cudaEnv, table.exe, table.job]).toEqual([null, null, null]);
+    expect([table.unavailable.cudaEnv, table.unavailable.exe, table.unavailable.job]).toEqual([NOT_READ_FOR_TABLE, NOT_READ_FOR_TABLE, NOT_READ_FOR_TABLE]);
+  });
+
+  it('a process with an empty command line still gets its executable (the table shows it instead)', () => {
+    // A /proc of our own: pid 4242 with an empty cmdline, an exe link and an environment.
+    const root = join(dir, 'proc-table');
+    mkdirSync(join(root, '4242'), { recursive: true });
+    writeFileSync(join(root, 'stat'), 'cpu 1 2 3 4\nbtime 1700000000\n');
+    const fields = ['S', '1', '4242', '4242', '0', '-1', '4194560', '0', '0', '0', '0', '5', '3', '0', '0', '20', '0', '1', '0', '12345', ...Array(32).fill('0')];
+    writeFileSync(join(root, '4242', 'stat'), `4242 (worker) ${fields.join(' ')}\n`);
+    writeFileSync(join(root, '4242', 'status'), `Name:\tworker\nUid:\t0\t0\t0\t0\nNSpid:\t4242\n`);
+    writeFileSync(join(root, '4242', 'cmdline'), '');
+    writeFileSync(join(root, '4242', 'cgroup'), '0::/\n');
+    writeFileSync(join(root, '4242', 'environ'), 'CUDA_VISIBLE_DEVICES=3\0');
+    symlinkSync('/opt/bin/worker', join(root, '4242', 'exe'));
+    const full = readHostFacts(4242, { procRoot: root });
+    const table = readHostFacts(4242, { procRoot: root, tableFactsOnly: true });
+    expect(full.cudaEnv).toEqual({ CUDA_VISIBLE_DEVICES: '3' });
+    expect([full.exe, table.exe]).toEqual(['/opt/bin/worker', '/opt/bin/worker']);
+    expect(table.cudaEnv).toBeNull();
+    expect(table.unavailable.cudaEnv).toBe(NOT_READ_FOR_TABLE);
+    expect(table.startTimeMs).toBe(full.startTimeMs);
   });
 });

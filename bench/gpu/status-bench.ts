@@ -18,9 +18,16 @@
  * commands sample at: `gpumem status --watch` at 1 Hz used more CPU per sample on the H100 (0.77 % of a core,
  * ~5.7 ms or more of driver CPU a sample) than the back-to-back median allows, so a call's cost seems to
  * depend on how soon it follows the one before.
+ *
+ * And what opening an NVML session costs a one-shot command (`--session-samples`, default 10): fresh processes,
+ * each loading the library and timing, by its own CPU and the wall clock, the first nvmlInit_v2 and the last
+ * nvmlShutdown. The fake driver charges an assumed 20 ms for that init (test/fake-nvml/fake_costs.c); this is
+ * the figure that replaces the assumption.
  */
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import koffi from 'koffi';
 import type { Sample } from '../../src/core/types.js';
 import { openNvmlSource, type NvmlFields } from '../../src/sources/nvml/index.js';
 import { createHostEnricher } from '../../src/sources/procfs/index.js';
@@ -85,6 +92,49 @@ async function timeVariant(fields: NvmlFields | undefined, n: number, libPath: s
   }
 }
 
+interface SessionCost {
+  loadCpuMs: number;
+  initCpuMs: number;
+  initWallMs: number;
+  shutdownCpuMs: number;
+}
+
+const cpuMsSince = (before: NodeJS.CpuUsage): number => {
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000;
+};
+
+/** In a fresh process (`--session-probe`): the library loaded, then the first nvmlInit_v2 and nvmlShutdown timed. */
+function probeSession(libPath: string): SessionCost {
+  let cpu = process.cpuUsage();
+  const lib = koffi.load(libPath);
+  const init = lib.func('nvmlInit_v2', 'int', []) as () => number;
+  const shutdown = lib.func('nvmlShutdown', 'int', []) as () => number;
+  const loadCpuMs = cpuMsSince(cpu);
+  cpu = process.cpuUsage();
+  const started = performance.now();
+  const rc = init();
+  const initWallMs = performance.now() - started;
+  const initCpuMs = cpuMsSince(cpu);
+  if (rc !== 0) throw new Error(`nvmlInit_v2 returned ${rc}`);
+  cpu = process.cpuUsage();
+  shutdown();
+  return { loadCpuMs, initCpuMs, initWallMs, shutdownCpuMs: cpuMsSince(cpu) };
+}
+
+/** `n` fresh processes running this script with --session-probe; the medians of what they measured. */
+function timeSessions(n: number, libPath: string): SessionCost | null {
+  const runs: SessionCost[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = spawnSync(process.execPath, [...process.execArgv, process.argv[1] as string, '--session-probe', '--nvml-lib', libPath], { encoding: 'utf8', timeout: 60_000 });
+    if (r.status !== 0) throw new Error(`session probe: ${r.stderr.trim() || `exit ${r.status}`}`);
+    runs.push(JSON.parse(r.stdout) as SessionCost);
+  }
+  if (runs.length === 0) return null;
+  const mid = (key: keyof SessionCost): number => median(runs.map((x) => x[key]));
+  return { loadCpuMs: mid('loadCpuMs'), initCpuMs: mid('initCpuMs'), initWallMs: mid('initWallMs'), shutdownCpuMs: mid('shutdownCpuMs') };
+}
+
 const fmt = (ms: number): string => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
 
 async function main(): Promise<void> {
@@ -93,11 +143,17 @@ async function main(): Promise<void> {
       'nvml-samples': { type: 'string', default: '500' },
       'smi-samples': { type: 'string', default: '40' },
       'paced-samples': { type: 'string', default: '10' },
+      'session-samples': { type: 'string', default: '10' },
+      'session-probe': { type: 'boolean', default: false },
       'nvml-lib': { type: 'string' },
       smi: { type: 'string' },
       out: { type: 'string' },
     },
   });
+  if (values['session-probe']) {
+    process.stdout.write(`${JSON.stringify(probeSession(values['nvml-lib'] ?? 'libnvidia-ml.so.1'))}\n`);
+    return;
+  }
   const nvmlN = Number(values['nvml-samples']);
   const smiN = Number(values['smi-samples']);
   const nvml = openNvmlSource(values['nvml-lib'] ? { libPath: values['nvml-lib'] } : {});
@@ -111,6 +167,7 @@ async function main(): Promise<void> {
     const paced = Number(values['paced-samples']);
     const variants: Record<string, Awaited<ReturnType<typeof timeVariant>>> = { all: await timeVariant(undefined, nvmlN, values['nvml-lib'], paced) };
     for (const [name, fields] of Object.entries(VARIANTS)) variants[name] = await timeVariant(fields, nvmlN, values['nvml-lib'], paced);
+    const session = timeSessions(Number(values['session-samples']), values['nvml-lib'] ?? 'libnvidia-ml.so.1');
     const smiOnly = await timeEach(smiN, () => smi.readSample(), 5);
     const smiFull = await timeEach(smiN, async () => enrich(await smi.readSample()), 5);
     const result = {
@@ -124,6 +181,7 @@ async function main(): Promise<void> {
       ratio: { smiOverNvml: median(smiOnly) / median(nvmlOnly), smiOverNvmlWithProc: median(smiFull) / median(nvmlFull) },
       target: 'full sample (devices + processes + /proc) through NVML >= 50x faster than nvidia-smi -q -x',
       variants,
+      session,
       sourcesAgree: agreement.length === 0,
       disagreements: agreement,
     };
@@ -137,6 +195,8 @@ async function main(): Promise<void> {
         `nvidia-smi -q -x + /proc      median ${fmt(m.smiWithProc)}`,
         `ratio nvidia-smi / NVML       ${result.ratio.smiOverNvml.toFixed(1)}× (GPU read only), ${result.ratio.smiOverNvmlWithProc.toFixed(1)}× (full sample; target ≥ 50×)`,
         ...Object.entries(variants).map(([name, v]) => `NVML fields ${name.padEnd(16)} median ${fmt(v.medianMs)}, mean ${fmt(v.meanMs)}, CPU ${fmt(v.cpuMsPerSample)} per sample${v.pacedCpuMsPerSample === null ? '' : `; at 1 Hz CPU ${fmt(v.pacedCpuMsPerSample)}`}`),
+        session === null ? 'NVML session: not measured (--session-samples 0)'
+          : `NVML session, fresh process (median of ${values['session-samples']}): load CPU ${fmt(session.loadCpuMs)}, nvmlInit_v2 CPU ${fmt(session.initCpuMs)} (wall ${fmt(session.initWallMs)}), nvmlShutdown CPU ${fmt(session.shutdownCpuMs)}`,
         `sources agree (memory within 1 MiB, same pids): ${agreement.length === 0 ? 'yes' : `NO — ${agreement.join('; ')}`}`,
         '',
       ].join('\n'),

@@ -56,7 +56,7 @@ step_truth() {
 step_bench() {
   local d=$W/bench hp="" rc
   if ((DRY)); then
-    node --import tsx "$root/bench/gpu/status-bench.ts" --nvml-samples 20 --smi-samples 3 --nvml-lib "$GPUMEM_NVML_LIB" \
+    node --import tsx "$root/bench/gpu/status-bench.ts" --nvml-samples 20 --smi-samples 3 --session-samples 3 --nvml-lib "$GPUMEM_NVML_LIB" \
       --smi "$root/test/fake-smi/nvidia-smi" --out "$d/status-bench.json" | tee "$d/status-bench.txt"
     rc=${PIPESTATUS[0]}
   else
@@ -67,7 +67,7 @@ step_bench() {
     rc=${PIPESTATUS[0]}
     stop "$hp"
   fi
-  headline "NVML sample $(json_get "$d/status-bench.json" '"%.2f ms" % d["medianMs"]["nvmlWithProc"]'), nvidia-smi / NVML $(json_get "$d/status-bench.json" '"%.1f×" % d["ratio"]["smiOverNvmlWithProc"]')$( ((DRY)) && echo ' (dry run: fake driver and a recorded XML)')"
+  headline "NVML sample $(json_get "$d/status-bench.json" '"%.2f ms" % d["medianMs"]["nvmlWithProc"]'), nvmlInit $(json_get "$d/status-bench.json" '"%.1f ms CPU" % d["session"]["initCpuMs"]'), nvidia-smi / NVML $(json_get "$d/status-bench.json" '"%.1f×" % d["ratio"]["smiOverNvmlWithProc"]')$( ((DRY)) && echo ' (dry run: fake driver and a recorded XML)')"
   return "$rc"
 }
 

@@ -13,9 +13,13 @@ function show(ctx: CommandContext<StatusOptions>, sample: Sample, watching: bool
     ctx.stdout.write(`${JSON.stringify(statusJson(sample))}\n`);
     return;
   }
-  const text = renderStatus(sample, { columns: ctx.stdout.columns, color: ctx.color });
-  // On a terminal a watch redraws in place; elsewhere frames follow each other, separated by a blank line.
-  ctx.stdout.write(watching && ctx.stdout.isTTY ? `\u001b[H\u001b[2J${text}` : text);
+  // On a terminal a watch redraws in place, fitted to its height (one line spare: the last newline would scroll);
+  // elsewhere frames follow each other whole, separated by a blank line.
+  const inPlace = watching && ctx.stdout.isTTY;
+  const rows = (ctx.stdout.stream as { rows?: number }).rows;
+  const maxLines = inPlace && rows !== undefined && rows > 1 ? rows - 1 : undefined;
+  const text = renderStatus(sample, { columns: ctx.stdout.columns, color: ctx.color, ...(maxLines === undefined ? {} : { maxLines }) });
+  ctx.stdout.write(inPlace ? `\u001b[H\u001b[2J${text}` : text);
 }
 
 /**

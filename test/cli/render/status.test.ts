@@ -51,3 +51,52 @@ describe('renderStatus', () => {
     expect(j.devices[0]!.memory.totalBytes).toBe(20475 * 1024 * 1024);
   });
 });
+
+describe('renderStatus fitted to a terminal (status --watch redraws in place)', () => {
+  // Eight GPUs with 64, 3, 0, 64… processes: the whole table is far taller than a terminal.
+  const base = sample('rtx-4000-sff-ada-procs-driver-595.84.xml');
+  const device = base.devices[0]!;
+  const counts = [64, 3, 0, 64, 64, 64, 64, 64];
+  const big: Sample = {
+    ...base,
+    devices: counts.map((_, i) => ({ ...device, index: i, uuid: `GPU-${i}` })),
+    processes: counts.flatMap((n, g) => Array.from({ length: n }, (_, k) => ({ ...base.processes[0]!, pid: 1000 * (g + 1) + k, gpuIndex: g, gpuUuid: `GPU-${g}`, usedBytes: (k + 1) * 1024 * 1024 }))),
+  };
+  const deviceLines = (text: string): string[] => text.split('\n').filter((l) => /^\[\d\] /.test(l));
+
+  it('keeps every GPU line, cuts each GPU\'s rows in turn and says how many it left out', () => {
+    // 25 lines are the least that holds every GPU line and one line per table (1 + 8 × 2 + 8).
+    for (const maxLines of [25, 26, 49, 60]) {
+      const text = renderStatus(big, { columns: 120, color: false, maxLines });
+      const lines = text.trimEnd().split('\n');
+      expect(lines.length, `${maxLines} lines`).toBeLessThanOrEqual(maxLines);
+      expect(deviceLines(text)).toHaveLength(8);
+      // The GPU with 3 processes shows all three when there is room for them; the empty one says so.
+      expect(text).toContain('no processes');
+      const shownOn = (g: number): number => lines.filter((l) => new RegExp(`^\\s+${g + 1}0\\d\\d `).test(l)).length;
+      // A cut table ends "… N more"; one with no room for rows is that line alone ("… N processes").
+      const more = lines.filter((l) => l.includes('(a taller terminal')).map((l) => Number(/… (\d+) (?:more|processes?) \(/.exec(l)![1]));
+      // Every process is either shown or counted in its GPU's "more" line.
+      const perGpu = counts.map((n, g) => ({ n, shown: shownOn(g) }));
+      const leftOut = perGpu.filter((p) => p.shown < p.n).map((p) => p.n - p.shown);
+      expect(more).toEqual(leftOut);
+      // Handed out in turn: the big GPUs' shown rows differ by at most one.
+      const bigShown = perGpu.filter((p) => p.n === 64).map((p) => p.shown);
+      expect(Math.max(...bigShown) - Math.min(...bigShown)).toBeLessThanOrEqual(1);
+      expect(Math.min(...bigShown)).toBeGreaterThan(maxLines < 40 ? -1 : 0);
+    }
+  });
+
+  it('is the whole table when it fits, and without maxLines', () => {
+    const whole = renderStatus(big, { columns: 120, color: false });
+    expect(renderStatus(big, { columns: 120, color: false, maxLines: 10_000 })).toBe(whole);
+    // Source line, a blank and a GPU line each, a header per non-empty table, "no processes", every row.
+    expect(whole.trimEnd().split('\n')).toHaveLength(1 + 8 * 2 + 7 + 1 + 64 * 6 + 3);
+  });
+
+  it('a terminal too short even for one line per table shows the frame\'s top and how many lines did not fit', () => {
+    const lines = renderStatus(big, { columns: 120, color: false, maxLines: 12 }).trimEnd().split('\n');
+    expect(lines).toHaveLength(12);
+    expect(lines[11]).toMatch(/^… \d+ more lines \(a taller terminal shows them\)$/);
+  });
+});

@@ -3,8 +3,8 @@
  * facts from /proc), in the current format against versions 1 (every sample whole, whole host facts) and 2
  * (every sample whole, host facts by reference) measured on the same samples in the same run. The fleet's
  * numbers do not move, so the current format's deltas say almost nothing there; the second part measures the
- * model of change of test/sources/replay/synthetic-session.ts (every GPU's numbers and 10 % of the rows
- * moving each second) at 8 × 64 and 8 × 512, per hour at 1 Hz. Bytes, not timings: the same every run.
+ * models of change of test/sources/replay/synthetic-session.ts (record's read schedule; every GPU's numbers and
+ * 10 % of the rows moving each second) at 8 × 64 and 8 × 512, per hour at 1 Hz. Bytes, not timings: the same every run.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -65,7 +65,13 @@ export async function run(): Promise<void> {
   } finally {
     fleet.stop();
   }
+  // What record reads when (docs/nvml.md): memory each second, SM % of eight H100s every 40 s, a /proc round
+  // every 15 s; 241 samples hold the shares of an hour (six SM reads and sixteen rounds in 240 deltas).
+  const reads = { smEverySamples: 40, hostEverySamples: 15 };
   const models: [string, SessionShape, number][] = [
+    ["8 × 64, record's reads", { gpus: 8, procsPerGpu: 64, changeShare: 0.1, seed: 17, reads }, 241],
+    ["8 × 64, record's reads, no memory moving", { gpus: 8, procsPerGpu: 64, changeShare: 0, seed: 17, reads }, 241],
+    ["8 × 512, record's reads", { gpus: 8, procsPerGpu: 512, changeShare: 0.1, seed: 19, reads }, 121],
     ['8 × 64, 10 % of rows change', { gpus: 8, procsPerGpu: 64, changeShare: 0.1, seed: 11 }, 600],
     ['8 × 64, every process busy on the CPU', { gpus: 8, procsPerGpu: 64, changeShare: 0.1, seed: 11, busyCpu: true }, 600],
     ['8 × 512, 10 % of rows change', { gpus: 8, procsPerGpu: 512, changeShare: 0.1, seed: 13 }, 120],

@@ -1,5 +1,5 @@
 /**
- * Recordings written as deltas (format 3), through the built CLI: a copy of the bundled (real H100) recording reads the
+ * Recordings written as deltas (format 4), through the built CLI: a copy of the bundled (real H100) recording reads the
  * same to every command that analyses it, a recorder killed with SIGKILL mid-run leaves a file that replays
  * up to its last whole sample, and a delta that does not fit is one error line, not a stack trace.
  */
@@ -25,7 +25,7 @@ describe('recordings written as deltas', () => {
     expectNoHang(rec, 'record --replay');
     expect(rec.code, rec.stderr).toBe(0);
     const text = readFileSync(copy, 'utf8');
-    expect(JSON.parse(text.split('\n')[0]!).version).toBe(3);
+    expect(JSON.parse(text.split('\n')[0]!).version).toBe(4);
     // Every one of the example's 40 samples (recorded on an H100): one whole, the rest deltas.
     expect(sampleLines(text)).toHaveLength(40);
     expect(sampleLines(text).filter((l) => l.startsWith('{"delta":')).length).toBe(sampleLines(text).length - 1);

@@ -76,7 +76,7 @@ export const RECORD = defineCommand<RecordOptions>({
   summary: 'record GPU state to a file that any command can read with --replay',
   usage: 'record --out FILE [options]',
   description:
-    'Writes a versioned NDJSON recording: a header line (format, version, host, note), then one sample (all GPUs and their processes with host facts) per line: a whole sample every 10 minutes, and in between only what changed since the sample before (about 9 MB an hour at 1 Hz on 8 GPUs × 64 processes). Stops after --duration or at Ctrl-C; every sample written before is kept. See docs/recording.md.',
+    'Writes a versioned NDJSON recording: a header line (format, version, host, note), then one sample (all GPUs and their processes with host facts) per line: a whole sample every 10 minutes, and in between only what changed since the sample before (about 8 MB an hour at 1 Hz on 8 GPUs × 64 processes). Stops after --duration or at Ctrl-C; every sample written before is kept. See docs/recording.md.',
   options: {
     out: { short: 'o', type: 'string', path: true, value: 'FILE', description: 'the recording to write (a file of yours there is replaced; a link or another user\'s file is refused)' },
     interval: { type: 'number', value: 'MS', integer: true, min: 10, max: MAX_MS, default: 1000, description: 'time between samples, in milliseconds' },

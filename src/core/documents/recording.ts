@@ -8,10 +8,11 @@ import { boolean, integer, nullable, object, string, type DocumentEntry, type Js
 
 export const RECORDING_FORMAT = 'gpumem-recording';
 /**
- * 3: samples as deltas between keyframes (delta-encode.ts); 2: host facts written once per process
- * (host-table.ts); 1: full host facts in every sample. All three are read.
+ * 4: a value many items share in a delta written once (delta-shape.ts, SharedChange); 3: samples as deltas
+ * between keyframes (delta-encode.ts); 2: host facts written once per process
+ * (host-table.ts); 1: full host facts in every sample. All four are read.
  */
-export const RECORDING_VERSION = 3;
+export const RECORDING_VERSION = 4;
 export const RECORDING_KIND = 'gpumem.recording';
 
 export const recordingHeaderSchema: JsonSchema = object({

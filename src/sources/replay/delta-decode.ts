@@ -1,12 +1,12 @@
 /**
- * Reading format version 3 back: a keyframe sets the state, each delta line (delta-shape.ts) is applied to
+ * Reading format versions 3 and 4 back: a keyframe sets the state, each delta line (delta-shape.ts) is applied to
  * the sample before it. The decoder keeps the rows as written (host facts by reference, nulls left out) to
  * apply paths to, and the samples it returned; a row or device a delta does not touch is the same object in
  * both samples, so a long recording costs memory for what changed, not for every row of every sample.
  * Touched items are checked like any recorded item (validate.ts) and named by their position.
  */
 import type { Sample } from '../../core/types.js';
-import type { ChangedFields } from './delta-shape.js';
+import { SHARED_VALUE_KEY, type ChangedFields } from './delta-shape.js';
 import type { HostFactsDecoder } from './host-table.js';
 import { deviceProblem, isObject, processProblem, sampleFieldsProblem } from './validate.js';
 
@@ -56,7 +56,9 @@ function applyItemChanges(items: Item[], ops: Item, where: string, touched: Set<
   for (const [key, byPosition] of Object.entries(objectOf(ops.changed, `${where}.changed`) as ChangedFields)) {
     const paths = key.split(',');
     const at = `${where}.changed.${key}`;
-    const entries: [string, unknown][] = Array.isArray(byPosition) ? byPosition.map((v, i) => [String(i), v]) : Object.entries(objectOf(byPosition, at));
+    const entries: [string, unknown][] = Array.isArray(byPosition)
+      ? byPosition.map((v, i) => [String(i), v])
+      : isObject(byPosition) && SHARED_VALUE_KEY in byPosition ? sharedEntries(byPosition, paths.length, items.length, at) : Object.entries(objectOf(byPosition, at));
     if (Array.isArray(byPosition) && byPosition.length !== items.length) fail(`${at} holds ${byPosition.length} values for ${items.length} items`);
     for (const [name, values] of entries) {
       const pos = position(name, items.length, at);
@@ -68,6 +70,37 @@ function applyItemChanges(items: Item[], ops: Item, where: string, touched: Set<
       touched.add(pos);
     }
   }
+}
+
+/**
+ * A key whose object holds a shared value (`"value"`, with `"at"` or without it: every item the key does not
+ * name by position) besides positions, as the positions' entries. One path only: several paths' values come
+ * in arrays, one per position.
+ */
+function sharedEntries(change: Item, paths: number, length: number, where: string): [string, unknown][] {
+  if (paths !== 1) fail(`${where} holds one value for ${paths} paths`);
+  const entries: [string, unknown][] = [];
+  const named = new Set<number>();
+  for (const [name, value] of Object.entries(change)) {
+    if (name === SHARED_VALUE_KEY || name === 'at') continue;
+    if (!POSITION.test(name)) fail(`${where}.${name} is not part of a shared value (value, at, positions)`);
+    named.add(position(name, length, where));
+    entries.push([name, value]);
+  }
+  const value = change[SHARED_VALUE_KEY];
+  if (change.at === undefined) {
+    for (let i = 0; i < length; i++) if (!named.has(i)) entries.push([String(i), value]);
+    return entries;
+  }
+  if (!Array.isArray(change.at)) fail(`${where}.at must be an array of positions`);
+  let last = -1;
+  for (const [i, pos] of (change.at as unknown[]).entries()) {
+    if (!Number.isSafeInteger(pos) || (pos as number) <= last || (pos as number) >= length) fail(`${where}.at[${i}] must be a position (ascending, below ${length})`);
+    if (named.has(pos as number)) fail(`${where}.at[${i}] names position ${pos as number}, which the key also gives a value of its own`);
+    last = pos as number;
+    entries.push([String(pos), value]);
+  }
+  return entries;
 }
 
 /** Sets `field` or `field.sub` of a (copied) item, copying the nested object it writes into. */

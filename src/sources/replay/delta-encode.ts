@@ -1,5 +1,5 @@
 /**
- * Writing format version 3: a full sample (a keyframe) first and then every `everySamples` samples or
+ * Writing format version 4: a full sample (a keyframe) first and then every `everySamples` samples or
  * `everyMs` of recorded time, whichever comes first; between keyframes each sample is a delta against the one
  * before (delta-shape.ts). A GPU's numbers move every second but its name, PCI id, limits and versions do
  * not, and of 512 process rows only those whose memory moved need a word: at 8 GPUs × 64 processes a sample
@@ -8,6 +8,7 @@
  */
 import type { HostFacts, Sample } from '../../core/types.js';
 import { DELTA_KEY, isNestedField, sameValue, type ChangedFields, type DeltaBody, type DeltaLine, type ItemChanges, type RowChanges } from './delta-shape.js';
+import { addShared, sharedPaths, unshared, type Changes, type Found } from './delta-shared.js';
 import { createHostFactsEncoder, type EncodedSample } from './host-table.js';
 
 /** When a keyframe is written: whichever limit is reached first. */
@@ -41,14 +42,15 @@ function definedFields(item: Item): number {
 /** A name a path can hold: the dot separates a nested field, the comma paths changed together. */
 const plainName = (name: string): boolean => !name.includes('.') && !name.includes(',');
 
+/** No path changed (shared: never written to). */
+const UNCHANGED: Found = [];
+
 /**
- * Collects the changed paths of `next` against `prev` into `out` under position `pos`: one path alone, or
- * several under one key joined by commas with their values in an array (a row whose memory, SM % and CPU
- * ticks moved names its position once). Returns false, writing nothing, when the two differ in their set of
- * fields (or a name holds a dot or a comma): then only the whole item says it.
+ * The changed paths of `next` against `prev`: `field`, or `field.sub` inside a nested object. Null when the
+ * two differ in their set of fields (or a name holds a dot or a comma): then only the whole item says it.
  */
-function diffItem(prev: Item, next: Item, pos: number, out: ChangedFields): boolean {
-  const found: [string, unknown][] = [];
+function diffItem(prev: Item, next: Item): Found | null {
+  let found = UNCHANGED;
   let nextCount = 0;
   for (const name in next) {
     const b = next[name];
@@ -56,37 +58,53 @@ function diffItem(prev: Item, next: Item, pos: number, out: ChangedFields): bool
     if (b === undefined) continue;
     nextCount++;
     const a = prev[name];
-    if (a === undefined || !plainName(name)) return false;
+    if (a === undefined || !plainName(name)) return null;
     if (a === b) continue;
     if (isNestedField(name, a) && isNestedField(name, b)) {
       let count = 0;
       for (const sub in b) {
         if (b[sub] === undefined) continue;
         count++;
-        if (a[sub] === undefined || !plainName(sub)) return false;
-        if (!sameValue(a[sub], b[sub])) found.push([`${name}.${sub}`, b[sub]]);
+        if (a[sub] === undefined || !plainName(sub)) return null;
+        if (!sameValue(a[sub], b[sub])) (found === UNCHANGED ? (found = []) : found).push([`${name}.${sub}`, b[sub]]);
       }
-      if (count !== definedFields(a)) return false;
+      if (count !== definedFields(a)) return null;
     } else if (!sameValue(a, b)) {
-      found.push([name, b]);
+      (found === UNCHANGED ? (found = []) : found).push([name, b]);
     }
   }
-  if (nextCount !== definedFields(prev)) return false;
-  if (found.length === 0) return true;
-  const key = found.length === 1 ? found[0]![0] : found.map(([path]) => path).join(',');
-  ((out[key] ??= {}) as Record<string, unknown>)[pos] = found.length === 1 ? found[0]![1] : found.map(([, value]) => value);
-  return true;
+  return nextCount === definedFields(prev) ? found : null;
+}
+
+/** Records item `pos`'s changes, if any. */
+function note(changes: Changes, pos: number, found: Found): void {
+  if (found.length === 0) return;
+  changes.positions.push(pos);
+  changes.found.push(found);
 }
 
 /**
- * A path every item changed (a GPU's power, temperature, memory: all eight every second) is written as an
- * array, one value per item in order, saving the position keys.
+ * The changes written as paths: paths that changed together in the same items share one key joined by commas
+ * with their values in an array (a row whose memory, SM % and CPU ticks moved names its position once); a path
+ * every item changed is an array, one value per item in order; and a value many items took (the date a /proc
+ * round gives each of 512 rows) is written once (delta-shared.ts).
  */
-function asArrays(changed: ChangedFields, count: number): ChangedFields {
-  for (const [path, byPosition] of Object.entries(changed)) {
-    if (count > 1 && Object.keys(byPosition).length === count) changed[path] = Object.values(byPosition) as unknown as Record<string, unknown>;
+function changedFields(changes: Changes, count: number): ChangedFields {
+  const out: ChangedFields = {};
+  const shared = sharedPaths(changes, count);
+  for (let k = 0; k < changes.positions.length; k++) {
+    const found = shared === null ? changes.found[k]! : unshared(changes.found[k]!, shared);
+    if (found.length === 0) continue;
+    const key = found.length === 1 ? found[0]![0] : found.map(([path]) => path).join(',');
+    ((out[key] ??= {}) as Record<string, unknown>)[changes.positions[k]!] = found.length === 1 ? found[0]![1] : found.map(([, value]) => value);
   }
-  return changed;
+  // A path every item changed (a GPU's power, temperature, memory: all eight every second) is written as an
+  // array, one value per item in order, saving the position keys.
+  for (const [path, byPosition] of Object.entries(out)) {
+    if (count > 1 && Object.keys(byPosition).length === count) out[path] = Object.values(byPosition) as unknown as Record<string, unknown>;
+  }
+  if (shared !== null) addShared(out, shared, count);
+  return out;
 }
 
 /** What identifies a process row from sample to sample (a mismatch costs bytes, never exactness). */
@@ -103,16 +121,21 @@ function sameRowKey(a: Item, b: Item): boolean {
 /** The devices' changes, or null when their number changed or most of them were replaced. */
 function diffDevices(prev: Item[], next: Item[]): ItemChanges | null {
   if (prev.length !== next.length) return null;
-  const changed: ChangedFields = {};
+  const changes: Changes = { positions: [], found: [] };
   let replaced: Record<string, Item> | undefined;
   let replacedCount = 0;
   for (let i = 0; i < next.length; i++) {
-    if (prev[i] === next[i] || diffItem(prev[i]!, next[i]!, i, changed)) continue;
+    if (prev[i] === next[i]) continue;
+    const found = diffItem(prev[i]!, next[i]!);
+    if (found !== null) {
+      note(changes, i, found);
+      continue;
+    }
     (replaced ??= {})[i] = next[i]!;
     replacedCount++;
   }
   if (replacedCount * 2 > next.length) return null;
-  return { ...(replaced ? { replaced } : {}), ...(Object.keys(changed).length > 0 ? { changed: asArrays(changed, next.length) } : {}) };
+  return { ...(replaced ? { replaced } : {}), ...(changes.positions.length > 0 ? { changed: changedFields(changes, next.length) } : {}) };
 }
 
 /**
@@ -120,7 +143,7 @@ function diffDevices(prev: Item[], next: Item[]): ItemChanges | null {
  * added. Null when more than half of the new rows would be written whole (a keyframe is then smaller).
  */
 function diffRows(prev: Item[], next: Item[]): RowChanges | null {
-  const changed: ChangedFields = {};
+  const changes: Changes = { positions: [], found: [] };
   const out: RowChanges = {};
   // The very rows of the sample before (host-table.ts hands them back when the source did): nothing moved.
   if (prev === next) return out;
@@ -131,7 +154,9 @@ function diffRows(prev: Item[], next: Item[]): RowChanges | null {
   if (sameOrder) {
     for (let i = 0; i < next.length; i++) {
       if (prev[i] === next[i]) continue;
-      if (!diffItem(prev[i]!, next[i]!, i, changed)) {
+      const found = diffItem(prev[i]!, next[i]!);
+      if (found !== null) note(changes, i, found);
+      else {
         (out.replaced ??= {})[i] = next[i]!;
         whole++;
       }
@@ -154,7 +179,11 @@ function diffRows(prev: Item[], next: Item[]): RowChanges | null {
         queue.at++;
         last = i;
         kept[i] = 1;
-        if (diffItem(prev[i]!, next[j]!, j, changed)) continue;
+        const found = diffItem(prev[i]!, next[j]!);
+        if (found !== null) {
+          note(changes, j, found);
+          continue;
+        }
         (out.replaced ??= {})[j] = next[j]!;
       } else {
         (out.added ??= {})[j] = next[j]!;
@@ -165,7 +194,7 @@ function diffRows(prev: Item[], next: Item[]): RowChanges | null {
     if (removed.length > 0) out.removed = removed;
   }
   if (whole * 2 > next.length) return null;
-  if (Object.keys(changed).length > 0) out.changed = asArrays(changed, next.length);
+  if (changes.positions.length > 0) out.changed = changedFields(changes, next.length);
   return out;
 }
 

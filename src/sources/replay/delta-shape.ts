@@ -1,5 +1,5 @@
 /**
- * The shape of a version 3 delta line, shared by the encoder (delta-encode.ts) and the decoder
+ * The shape of a delta line (format versions 3 and 4), shared by the encoder (delta-encode.ts) and the decoder
  * (delta-decode.ts). A delta says what changed since the sample before it:
  *
  * ```json
@@ -13,7 +13,8 @@
  * the sample before, everything else by positions in the new sample. A changed field is named by its path:
  * `field`, or `field.sub` inside a nested object (`memory`, `utilization`, `clocks`, a row's `host`
  * reference); `unavailable` maps change as a whole, since their keys are free text. Paths that changed
- * together share one key (ChangedFields).
+ * together share one key (ChangedFields). Version 4 adds one form: a value shared by many items written once
+ * (SharedChange); a version 3 reader would refuse it, hence the new version.
  */
 import { isObject } from './validate.js';
 
@@ -21,12 +22,24 @@ import { isObject } from './validate.js';
 export const DELTA_KEY = 'delta';
 
 /**
+ * One path set to the same value in many items (version 4): `{"value": 1700000015000, "at": [0, 1, 3]}`, or
+ * without `at` in every item. A /proc round dates each of 512 rows with the same time; this says it once.
+ */
+export interface SharedChange {
+  value: unknown;
+  at?: number[];
+}
+
+/**
  * New values by path, then by position: `{"memory.usedBytes": {"0": 1234}}`; paths that changed together in
  * the same items share a key joined by commas, each position holding their values in that order:
  * `{"usedBytes,smUtilPct": {"17": [1048576, 40]}}`. When every item changed, the positions give way to an
- * array in item order: `{"temperatureC": [61, 60, 63]}`.
+ * array in item order: `{"temperatureC": [61, 60, 63]}`. A single path's key may hold a SharedChange instead.
  */
-export type ChangedFields = Record<string, Record<string, unknown> | unknown[]>;
+export type ChangedFields = Record<string, Record<string, unknown> | unknown[] | SharedChange>;
+
+/** The key that tells a SharedChange from positions (which are decimal integers). */
+export const SHARED_VALUE_KEY = 'value';
 
 /** Changes to an array whose length stays (devices). */
 export interface ItemChanges {

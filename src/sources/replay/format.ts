@@ -1,6 +1,6 @@
 /**
  * The recording format (docs/recording.md): NDJSON, line 1 a header naming the format and its version, then
- * one sample per line in time order (version 3: a full sample or a delta against the one before). Readers
+ * one sample per line in time order (versions 3 and 4: a full sample or a delta against the one before). Readers
  * refuse newer versions instead of misreading them.
  */
 import { GpumemError } from '../../core/errors.js';

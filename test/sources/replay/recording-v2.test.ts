@@ -36,7 +36,7 @@ describe('host facts by reference (current format)', () => {
     const path = write('v2.ndjson', samples);
     const { header, samples: read } = readRecording(path);
     expect(header.version).toBe(RECORDING_VERSION);
-    expect(RECORDING_VERSION).toBe(3);
+    expect(RECORDING_VERSION).toBe(4);
     expect(read.map(withoutSource)).toEqual(samples.map(withoutSource));
   });
 

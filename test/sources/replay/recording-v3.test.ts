@@ -1,5 +1,5 @@
 /**
- * Recording format 3: keyframes and deltas. A long synthetic session with every kind of change reads back
+ * Recording formats 3 and 4: keyframes and deltas (4 writes a value many items share once: shared-values.test.ts). A long synthetic session with every kind of change reads back
  * sample for sample; the bytes per sample at 8 GPUs × 64 and × 512 processes stay within the stated bounds;
  * a recording cut anywhere reads up to its last whole line; a delta that does not fit is refused by line.
  */
@@ -81,11 +81,11 @@ function edits(k: number, s: Sample, random: () => number): void {
   }
 }
 
-describe('recording format 3: keyframes and deltas', () => {
+describe('recording formats 3 and 4: keyframes and deltas', () => {
   it('is the version written', () => {
     const { path } = write('version.ndjson', syntheticSession({ gpus: 1, procsPerGpu: 1, changeShare: 0.1, seed: 1 }, 2));
-    expect(RECORDING_VERSION).toBe(3);
-    expect(JSON.parse(readFileSync(path, 'utf8').split('\n')[0]!)).toMatchObject({ version: 3, keyframes: { everySamples: 600, everyMs: 600_000 } });
+    expect(RECORDING_VERSION).toBe(4);
+    expect(JSON.parse(readFileSync(path, 'utf8').split('\n')[0]!)).toMatchObject({ version: 4, keyframes: { everySamples: 600, everyMs: 600_000 } });
   });
 
   it('a long session with every kind of change reads back: each sample deep-equals the one written', () => {
@@ -193,14 +193,15 @@ describe('recording format 3: keyframes and deltas', () => {
     expect(lines.filter((l) => 'hostFacts' in l)).toHaveLength(1);
     const rowsOf = (d: Record<string, unknown>) => (d.delta as { processes: { changed: Record<string, unknown>; replaced?: unknown } }).processes;
     const deltas = lines.filter((l) => 'delta' in l).map(rowsOf);
-    // The first round: every row's date, and row 2's ticks with its date; nothing else about any row.
+    // The first round: every row's date, once, and row 2's ticks; nothing else about any row.
     expect(deltas[0]).toEqual({ changed: {
-      'host.cpuTicksAtMs': Object.fromEntries([0, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((i) => [i, 6000])),
-      'host.cpuTicks,host.cpuTicksAtMs': { 2: [samples[1]!.processes[2]!.host!.cpuTicks, 6000] },
+      'host.cpuTicksAtMs': { value: 6000 },
+      'host.cpuTicks': { 2: samples[1]!.processes[2]!.host!.cpuTicks },
     } });
     // The map changed in place is seen (the written copy is compared, not the source's object), as is row 5's memory.
-    expect(deltas[2]!.changed['host.cpuTicksAtMs,unavailable']).toEqual({ 4: [16_000, { smUtilPct: 'not read' }] });
-    expect(deltas[3]!.changed['usedBytes,host.cpuTicksAtMs']).toEqual({ 5: [samples[4]!.processes[5]!.usedBytes, 21_000] });
+    const ticks = (k: number) => ({ 2: samples[k]!.processes[2]!.host!.cpuTicks });
+    expect(deltas[2]!.changed).toEqual({ 'host.cpuTicksAtMs': { value: 16_000 }, 'host.cpuTicks': ticks(3), unavailable: { 4: { smUtilPct: 'not read' } } });
+    expect(deltas[3]!.changed).toEqual({ 'host.cpuTicksAtMs': { value: 21_000 }, 'host.cpuTicks': ticks(4), usedBytes: { 5: samples[4]!.processes[5]!.usedBytes } });
   });
 
   it('the writer compares against what it wrote, not against objects the source changes afterwards', () => {

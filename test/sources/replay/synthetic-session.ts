@@ -5,7 +5,10 @@
  * - every GPU's memory used/free, utilization, temperature, power, SM clock and energy move every sample;
  * - a share (`changeShare`, e.g. 0.1) of the process rows, picked anew each sample, change their memory and
  *   SM %, and their process's CPU ticks advance;
- * - with `busyCpu`, every process's CPU ticks advance every sample (every rank and worker busy on the CPU).
+ * - with `busyCpu`, every process's CPU ticks advance every sample (every rank and worker busy on the CPU);
+ * - with `reads`, what `gpumem record` reads when (docs/nvml.md, RESTAT_EVERY_MS): each second only the memory of
+ *   the changing share of rows moves; every `smEverySamples` every row's SM % (its slow per-process read); every
+ *   `hostEverySamples` a /proc round: every process busy on the CPU, its ticks advanced and dated with the sample.
  * Each sample is a fresh object, as a source returns it. `edit(k, state)` changes the state before sample k.
  */
 import type { Device, GpuProcess, HostFacts, Sample } from '../../../src/core/index.js';
@@ -19,6 +22,7 @@ export interface SessionShape {
   changeShare: number;
   seed: number;
   busyCpu?: boolean;
+  reads?: { smEverySamples: number; hostEverySamples: number };
   intervalMs?: number;
   edit?: (k: number, state: Sample, random: () => number) => void;
 }
@@ -53,22 +57,49 @@ export function processRow(pid: number, g: number, host: HostFacts | null, usedB
   };
 }
 
+const START_MS = 1_700_000_000_000;
+
 /** The first state: every process on its GPU, 100 MiB to 1.1 GiB each (64 of them fit an 80 GB GPU). */
 function initial(shape: SessionShape, random: () => number): Sample {
   const devices = Array.from({ length: shape.gpus }, (_, g) => device(g));
+  // record reads neither clocks nor energy (RECORD_FIELDS): absent, as in its recordings.
+  if (shape.reads) {
+    for (const d of devices) {
+      delete d.clocks;
+      delete d.totalEnergyMj;
+    }
+  }
   const processes: GpuProcess[] = [];
   for (let g = 0; g < shape.gpus; g++) {
     for (let i = 0; i < shape.procsPerGpu; i++) {
       const pid = 10_000 + g * shape.procsPerGpu + i;
-      processes.push(processRow(pid, g, hostFacts(pid, g * shape.procsPerGpu + i, 50_000 + pid), Math.round(100 + random() * 1000) * MiB));
+      const host = hostFacts(pid, g * shape.procsPerGpu + i, 50_000 + pid);
+      if (shape.reads) host.cpuTicksAtMs = START_MS;
+      processes.push(processRow(pid, g, host, Math.round(100 + random() * 1000) * MiB));
     }
   }
-  return { timeMs: 1_700_000_000_000, source: { kind: 'nvml', detail: 'libnvidia-ml.so.1' }, devices, processes, unavailable: {} };
+  return { timeMs: START_MS, source: { kind: 'nvml', detail: 'libnvidia-ml.so.1' }, devices, processes, unavailable: {} };
 }
 
-/** Moves the state one sample on, by the model of change above. */
-function step(state: Sample, shape: SessionShape, random: () => number): void {
+/** Moves the state to sample `k`, by the model of change above. */
+function step(state: Sample, shape: SessionShape, random: () => number, k: number): void {
   state.timeMs += shape.intervalMs ?? 1000;
+  if (shape.reads) stepReads(state, shape, shape.reads, random, k);
+  else stepRows(state, shape, random);
+  stepDevices(state, random, shape.reads === undefined);
+}
+
+/** What record reads when: memory each second, SM % and the /proc round on their own periods. */
+function stepReads(state: Sample, shape: SessionShape, reads: NonNullable<SessionShape['reads']>, random: () => number, k: number): void {
+  for (const p of state.processes) {
+    if (random() < shape.changeShare && p.usedBytes !== null) p.usedBytes = Math.max(MiB, p.usedBytes + Math.round((random() - 0.5) * 64) * 2 * MiB);
+    if (k % reads.smEverySamples === 0 && p.smUtilPct !== null) p.smUtilPct = Math.floor(random() * 101);
+    if (k % reads.hostEverySamples === 0 && p.host) p.host = { ...p.host, cpuTicks: (p.host.cpuTicks ?? 0) + 1 + Math.floor(random() * 1500), cpuTicksAtMs: state.timeMs };
+  }
+}
+
+/** Each second a share of the rows changes memory, SM % and CPU ticks (every row's ticks with busyCpu). */
+function stepRows(state: Sample, shape: SessionShape, random: () => number): void {
   const share = shape.changeShare;
   for (const p of state.processes) {
     if (random() >= share) {
@@ -79,6 +110,10 @@ function step(state: Sample, shape: SessionShape, random: () => number): void {
     if (p.smUtilPct !== null) p.smUtilPct = Math.floor(random() * 101);
     if (p.host) p.host = { ...p.host, cpuTicks: (p.host.cpuTicks ?? 0) + 1 + Math.floor(random() * 100) };
   }
+}
+
+/** Every GPU's numbers move every second (clocks and energy only where they are read: not by record). */
+function stepDevices(state: Sample, random: () => number, clocksAndEnergy: boolean): void {
   for (const d of state.devices) {
     if (d.status !== 'ok') continue;
     const held = state.processes.filter((p) => p.gpuIndex === d.index).reduce((sum, p) => sum + (p.usedBytes ?? 0), 0);
@@ -87,6 +122,7 @@ function step(state: Sample, shape: SessionShape, random: () => number): void {
     d.utilization = { gpuPct: Math.floor(random() * 101), memoryPct: Math.floor(random() * 101) };
     d.temperatureC = 55 + Math.floor(random() * 20);
     d.powerDrawMw = 300_000 + Math.floor(random() * 400_000);
+    if (!clocksAndEnergy) continue;
     d.clocks = { smMhz: 1700 + Math.floor(random() * 280), memoryMhz: 2619 };
     d.totalEnergyMj = (d.totalEnergyMj ?? 0) + (d.powerDrawMw ?? 0);
   }
@@ -97,7 +133,7 @@ export function* syntheticSession(shape: SessionShape, samples: number): Generat
   const random = seeded(shape.seed);
   const state = initial(shape, random);
   for (let k = 0; k < samples; k++) {
-    if (k > 0) step(state, shape, random);
+    if (k > 0) step(state, shape, random, k);
     shape.edit?.(k, state, random);
     yield structuredClone(state);
   }

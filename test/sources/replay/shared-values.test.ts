@@ -9,10 +9,12 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Sample } from '../../../src/core/index.js';
+import { GpumemError, type Sample } from '../../../src/core/index.js';
 import { DEFAULT_KEYFRAMES, readRecording } from '../../../src/sources/replay/index.js';
 import { createRecordingWriter } from '../../../src/store/recording/index.js';
+import { runs } from '../../helpers/fuzz.js';
 import { seeded, syntheticSession, type SessionShape } from './synthetic-session.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-shared-values-'));
@@ -157,5 +159,44 @@ describe('shared values that do not fit are refused with the line and the field'
     expect(tryShared((c) => { c['host.cpuTicksAtMs'][9] = 5; })).toThrow(new RegExp(`${line}\\.host\\.cpuTicksAtMs names position "9", but there are 6`));
     expect(tryShared((c) => { c['usedBytes,host.cpuTicksAtMs'] = { value: 1 }; })).toThrow(new RegExp(`${line}\\.usedBytes,host\\.cpuTicksAtMs holds one value for 2 paths`));
     expect(tryShared((c) => { c.usedBytes = { value: -1, at: [0] }; })).toThrow(new RegExp(`bad-shared\\.ndjson:${at + 1}: sample field processes\\[0\\]\\.usedBytes must be a whole byte count`));
+  });
+});
+
+describe('fuzz: delta lines', () => {
+  it('any value put anywhere in a delta (shared values included) reads, or is one GpumemError naming the line', () => {
+    // Rounds that date most rows alike, one row apart and some not at all: shared values with and without `at`.
+    const samples = rounds(12, (k) => k % 2 === 1, (i, t) => (i % 3 === 0 && i > 0 ? undefined : i === 5 ? t - 500 : t));
+    const text = readFileSync(write('fuzz-base.ndjson', samples).path, 'utf8').trimEnd().split('\n');
+    const deltaAt = text.flatMap((l, i) => (l.startsWith('{"delta":') ? [i] : []));
+    expect(text.some((l) => l.includes('"at":['))).toBe(true);
+    // Every path into every delta line (a position, a shared value's `at`, a changed key, the time), and a new
+    // key in every object (`at` or `value` where there was none, a position, a stranger).
+    const targets: { line: number; at: (string | number)[] }[] = [];
+    const walk = (line: number, v: unknown, at: (string | number)[]): void => {
+      targets.push({ line, at });
+      if (v === null || typeof v !== 'object') return;
+      for (const [k, c] of Object.entries(v)) walk(line, c, [...at, Array.isArray(v) ? Number(k) : k]);
+      if (!Array.isArray(v)) for (const k of ['at', 'value', '11', 'x']) if (!(k in v)) targets.push({ line, at: [...at, k] });
+    };
+    for (const i of deltaAt) walk(i, JSON.parse(text[i]!), []);
+    const path = join(dir, 'fuzz.ndjson');
+    fc.assert(
+      fc.property(fc.constantFrom(...targets.filter((t) => t.at.length > 1)), fc.jsonValue(), ({ line, at }, value) => {
+        const doc = JSON.parse(text[line]!);
+        let parent = doc;
+        for (const k of at.slice(0, -1)) parent = parent[k];
+        parent[at[at.length - 1]!] = value;
+        writeFileSync(path, `${text.map((l, i) => (i === line ? JSON.stringify(doc) : l)).join('\n')}\n`);
+        try {
+          readRecording(path);
+        } catch (error) {
+          expect(error).toBeInstanceOf(GpumemError);
+          // The line changed, or a later one it no longer fits (a row it removed that a later delta names).
+          const named = /fuzz\.ndjson:(\d+): /.exec((error as Error).message);
+          expect(Number(named?.[1])).toBeGreaterThanOrEqual(line + 1);
+        }
+      }),
+      { numRuns: runs(300) },
+    );
   });
 });

@@ -265,9 +265,15 @@ describe('recording size', () => {
 });
 
 describe('a recorder killed mid-write', () => {
-  it('a recording cut at any byte reads every sample whose line is whole', () => {
-    const { path, written } = write('cut-source.ndjson', syntheticSession({ gpus: 2, procsPerGpu: 6, changeShare: 0.3, seed: 5, edit: edits }, 120), { keyframes: { everySamples: 25, everyMs: 600_000 } });
+  const cases: [string, SessionShape, number][] = [
+    ['every kind of change', { gpus: 2, procsPerGpu: 6, changeShare: 0.3, seed: 5, edit: edits }, 120],
+    // Rounds every 3 samples date every row alike: shared values (format 4) in many of the lines cut.
+    ["record's reads (shared values)", { gpus: 2, procsPerGpu: 8, changeShare: 0.2, seed: 5, reads: { smEverySamples: 4, hostEverySamples: 3 } }, 60],
+  ];
+  it.each(cases)('a recording cut at any byte reads every sample whose line is whole: %s', (name, shape, count) => {
+    const { path, written } = write(`cut-source-${count}.ndjson`, syntheticSession(shape, count), { keyframes: { everySamples: 25, everyMs: 600_000 } });
     const text = readFileSync(path, 'utf8');
+    if (shape.reads) expect(text).toContain('"host.cpuTicksAtMs":{"value":');
     const random = seeded(9);
     const headerEnd = text.indexOf('\n') + 1;
     for (let t = 0; t < 40; t++) {
@@ -277,7 +283,7 @@ describe('a recorder killed mid-write', () => {
       const cut = join(dir, 'cut.ndjson');
       writeFileSync(cut, kept);
       const read = readRecording(cut).samples;
-      expect(read.map(withoutSource), `cut at byte ${cutAt}`).toEqual(written.slice(0, wholeSamples).map(withoutSource));
+      expect(read.map(withoutSource), `${name}: cut at byte ${cutAt}`).toEqual(written.slice(0, wholeSamples).map(withoutSource));
     }
   });
 });

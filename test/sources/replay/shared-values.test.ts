@@ -2,10 +2,10 @@
  * Recording format 4: a path that many items changed to the same value is written once
  * (`{"value": V, "at": [positions]}`, no `at` when every item changed it). A /proc round dates each of 512
  * rows with one time; record's whole read schedule (memory each second, SM % every 40 s, a /proc round every
- * 15 s) reads back sample for sample and stays within the size goal; a shared value that does not fit is
- * refused by line and field.
+ * 15 s) reads back sample for sample and stays within the size goal (a cut recording: recording-v3.test.ts); a
+ * shared value that does not fit is refused by line and field.
  */
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -15,7 +15,7 @@ import { GpumemError, type Sample } from '../../../src/core/index.js';
 import { DEFAULT_KEYFRAMES, readRecording } from '../../../src/sources/replay/index.js';
 import { createRecordingWriter } from '../../../src/store/recording/index.js';
 import { runs } from '../../helpers/fuzz.js';
-import { seeded, syntheticSession, type SessionShape } from './synthetic-session.js';
+import { syntheticSession, type SessionShape } from './synthetic-session.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-shared-values-'));
 
@@ -115,23 +115,6 @@ describe('recording format 4: shared values', () => {
       expect(new Set(ticks).size).toBe(512);
     }
   }, 60_000);
-
-  it('a recording with shared values cut at any byte reads every sample whose line is whole', () => {
-    const shape: SessionShape = { gpus: 2, procsPerGpu: 8, changeShare: 0.2, seed: 5, reads: { smEverySamples: 4, hostEverySamples: 3 } };
-    const { path, written } = write('cut-shared.ndjson', syntheticSession(shape, 60));
-    const text = readFileSync(path, 'utf8');
-    expect(text).toContain('"host.cpuTicksAtMs":{"value":');
-    const random = seeded(21);
-    const headerEnd = text.indexOf('\n') + 1;
-    for (let t = 0; t < 30; t++) {
-      const cutAt = headerEnd + 1 + Math.floor(random() * (text.length - headerEnd - 1));
-      const kept = text.slice(0, cutAt);
-      const whole = kept.slice(headerEnd).split('\n').slice(0, -1).filter((l) => !l.startsWith('{"hostFacts":')).length;
-      const cut = join(dir, 'cut.ndjson');
-      writeFileSync(cut, kept);
-      expect(readRecording(cut).samples.map(withoutSource), `cut at byte ${cutAt} of ${statSync(path).size}`).toEqual(written.slice(0, whole).map(withoutSource));
-    }
-  });
 });
 
 describe('shared values that do not fit are refused with the line and the field', () => {

@@ -6,13 +6,13 @@
  * models of change of test/sources/replay/synthetic-session.ts (record's read schedule; every GPU's numbers and
  * 10 % of the rows moving each second) at 8 × 64 and 8 × 512, per hour at 1 Hz. Bytes, not timings: the same every run.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sample } from '../src/core/types.js';
 import { openNvmlSource } from '../src/sources/nvml/index.js';
 import { createHostEnricher } from '../src/sources/procfs/index.js';
-import { HOST_FACTS_KEY, RECORDING_VERSION, createHostFactsEncoder } from '../src/sources/replay/index.js';
+import { DEFAULT_KEYFRAMES, HOST_FACTS_KEY, RECORDING_VERSION, createHostFactsEncoder } from '../src/sources/replay/index.js';
 import { createRecordingWriter } from '../src/store/recording/index.js';
 import { fakeNvmlLib } from '../test/fake-nvml/scenario.js';
 import { syntheticSession, type SessionShape } from '../test/sources/replay/synthetic-session.js';
@@ -24,6 +24,21 @@ const SAMPLES = 60;
 
 const kb = (b: number): string => `${(b / 1000).toFixed(1)} KB`;
 const mbPerHour = (bytesPerSample: number): string => `${((bytesPerSample * 3600) / 1e6).toFixed(1)} MB per hour at 1 Hz`;
+
+/**
+ * An hour at 1 Hz from a shorter recording's lines, as docs/recording.md counts it: the host facts once, a
+ * keyframe every DEFAULT_KEYFRAMES.everySamples samples (six an hour), the mean delta for the rest.
+ */
+function hourOf(path: string): string {
+  const all = readFileSync(path, 'utf8').split('\n').slice(1, -1);
+  const bytes = (prefix: string): number[] => all.filter((l) => l.startsWith(prefix)).map((l) => Buffer.byteLength(l) + 1);
+  const sum = (list: number[]): number => list.reduce((a, b) => a + b, 0);
+  const deltas = bytes('{"delta":');
+  const keyframes = bytes('{"timeMs":');
+  const perHour = 3600 / DEFAULT_KEYFRAMES.everySamples;
+  const mb = (sum(bytes(`{"${HOST_FACTS_KEY}":`)) + perHour * (sum(keyframes) / keyframes.length) + (3600 - perHour) * (sum(deltas) / Math.max(1, deltas.length))) / 1e6;
+  return `keyframe ${kb(sum(keyframes) / keyframes.length)}, delta ${kb(sum(deltas) / Math.max(1, deltas.length))}: ${mb.toFixed(1)} MB per hour at 1 Hz (a keyframe every 10 min)`;
+}
 
 /** Writes `samples` in the current format and, on the side, counts the bytes versions 1 and 2 would have written. */
 function writeAll(path: string, samples: Iterable<Sample>): { count: number; nowBytes: number; v1Bytes: number; v2Bytes: number } {
@@ -79,9 +94,9 @@ export async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-bench-record-'));
   try {
     for (const [name, shape, count] of models) {
-      const r = writeAll(join(dir, 'model.ndjson'), syntheticSession(shape, count));
-      // Over `count` samples: one keyframe and the host facts of every process, then deltas.
-      lines.push(`model ${name}, ${count} samples: format ${RECORDING_VERSION} ${kb(r.nowBytes / count)} per sample (${mbPerHour(r.nowBytes / count)}); format 2 ${kb(r.v2Bytes / count)} (${mbPerHour(r.v2Bytes / count)}); ratio ${(r.nowBytes / r.v2Bytes).toFixed(4)}×`);
+      const path = join(dir, 'model.ndjson');
+      const r = writeAll(path, syntheticSession(shape, count));
+      lines.push(`model ${name}, ${count} samples: format ${RECORDING_VERSION} ${kb(r.nowBytes / count)} per sample, ${hourOf(path)}; format 2 ${kb(r.v2Bytes / count)} (${mbPerHour(r.v2Bytes / count)}); ratio ${(r.nowBytes / r.v2Bytes).toFixed(4)}×`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

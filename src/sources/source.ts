@@ -6,7 +6,11 @@ import type { Sample } from '../core/types.js';
  */
 export interface GpuSource {
   readonly kind: Sample['source']['kind'];
-  /** Reads all devices and their processes now (a recording: the next sample in order). */
+  /**
+   * Reads all devices and their processes now (a recording: the next sample in order). A sample is never
+   * changed once handed out: a later one may share its objects (a device, a row, a list that read the same),
+   * and consumers (a recording's delta, a live view's patched analysis) tell unchanged parts by identity.
+   */
   readSample(): Promise<Sample>;
   /**
    * Total energy per device index now, for a source whose samples leave it out (NVML with `energy: false`):

@@ -105,6 +105,18 @@ export function runSourceContract(name: string, makeSource: () => Promise<GpuSou
       }
     });
 
+    it('a sample handed out is never changed by later reads (later samples may share its objects)', async () => {
+      const source = await makeSource();
+      try {
+        const first = await source.readSample();
+        const asRead = JSON.stringify(first);
+        for (let i = 1; i < (expected.reads ?? 3); i++) await source.readSample();
+        expect(JSON.stringify(first)).toBe(asRead);
+      } finally {
+        source.close();
+      }
+    });
+
     it('close is safe twice, and a closed source refuses to read rather than hang', async () => {
       const source = await makeSource();
       source.close();

@@ -62,6 +62,8 @@ function facts(d: Device): string {
 export function devicePanel(sample: Sample, history: readonly Sample[], report: DiagnoseReport, viewerUid: number | null, columns: number, compact: boolean, paint: Paint, color: boolean): string[] {
   const lines: string[] = [];
   const segments = memorySegmentsByGpu(report.accounting, report.processes, viewerUid);
+  const sparkWidth = Math.max(8, Math.min(60, Math.floor((columns - 8) / 3)));
+  const used = compact ? null : deviceUsedSeries(history.slice(-sparkWidth), sample.devices.map((d) => d.index));
   for (const d of sample.devices) {
     const seg = segments.get(d.index) ?? null;
     const status = d.status === 'ok' ? '' : ` ${paint('red', `[${d.status}]`)}`;
@@ -72,10 +74,9 @@ export function devicePanel(sample: Sample, history: readonly Sample[], report: 
       continue;
     }
     lines.push(`${head} ${printable(d.name ?? 'unknown GPU')}  ${facts(d)}`);
-    const sparkWidth = Math.max(8, Math.min(60, Math.floor((columns - 8) / 3)));
     const barWidth = Math.max(10, columns - sparkWidth - 9);
     const bar = seg ? splitBar(seg, barWidth, paint, color) : `[${' '.repeat(barWidth)}]`;
-    lines.push(`    ${bar} ${paint('gray', sparkline(deviceUsedSeries(history.slice(-sparkWidth), d.index), sparkWidth, d.memory.totalBytes))}`);
+    lines.push(`    ${bar} ${paint('gray', sparkline(used?.get(d.index) ?? [], sparkWidth, d.memory.totalBytes))}`);
   }
   return lines;
 }

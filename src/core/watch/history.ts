@@ -13,10 +13,19 @@ function deviceOf(sample: Sample, gpuIndex: number): Device | undefined {
   return atIndex?.index === gpuIndex ? atIndex : sample.devices.find((d) => d.index === gpuIndex);
 }
 
-/** Used bytes of GPU `gpuIndex` in each sample (null where unknown or the GPU is absent). */
-export function deviceUsedSeries(samples: readonly Sample[], gpuIndex: number): (number | null)[] {
-  const out = new Array<number | null>(samples.length);
-  for (let i = 0; i < samples.length; i++) out[i] = deviceOf(samples[i] as Sample, gpuIndex)?.memory.usedBytes ?? null;
+/**
+ * Used bytes of each GPU in `gpuIndices` in each sample (null where unknown or the GPU is absent), by GPU index:
+ * one pass over the samples for every GPU, since the device panel draws a series per GPU on every frame.
+ */
+export function deviceUsedSeries(samples: readonly Sample[], gpuIndices: readonly number[]): Map<number, (number | null)[]> {
+  const out = new Map<number, (number | null)[]>();
+  for (const g of gpuIndices) out.set(g, new Array<number | null>(samples.length).fill(null));
+  for (let i = 0; i < samples.length; i++) {
+    for (const d of (samples[i] as Sample).devices) {
+      const series = out.get(d.index);
+      if (series !== undefined) series[i] = d.memory.usedBytes;
+    }
+  }
   return out;
 }
 

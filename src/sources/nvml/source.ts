@@ -344,10 +344,35 @@ export class NvmlSource implements GpuSource {
       if (pct === undefined) row.unavailable.smUtilPct = smReason(noSm);
       else row.smUtilPct = pct;
     }
-    const out = [...rows.values()];
+    const out = keepSameRows([...rows.values()], slot.rows);
     slot.rows = 'entries' in compute && 'entries' in graphics ? out : null;
     return out;
   }
+}
+
+/**
+ * `rows` with each row that reads as the previous sample's row at the same place replaced by that very object.
+ * While training runs, one row of a GPU moves at a time; the others then stay the same objects, so everything
+ * downstream (the host facts, the comparison with the sample on screen, a recording's delta) tells them
+ * unchanged by identity instead of comparing every field of every row again.
+ */
+function keepSameRows(rows: GpuProcess[], previous: readonly GpuProcess[] | null): GpuProcess[] {
+  if (previous === null) return rows;
+  const n = Math.min(rows.length, previous.length);
+  for (let i = 0; i < n; i++) {
+    const before = previous[i] as GpuProcess;
+    if (sameNvmlRow(before, rows[i] as GpuProcess)) rows[i] = before;
+  }
+  return rows;
+}
+
+/** Whether two rows built by readProcesses (host null, name null) read the same. */
+function sameNvmlRow(a: GpuProcess, b: GpuProcess): boolean {
+  if (a.pid !== b.pid || a.usedBytes !== b.usedBytes || a.smUtilPct !== b.smUtilPct || a.kind !== b.kind) return false;
+  if (a.gpuInstanceId !== b.gpuInstanceId || a.computeInstanceId !== b.computeInstanceId || a.gpuUuid !== b.gpuUuid) return false;
+  for (const k in b.unavailable) if (a.unavailable[k] !== b.unavailable[k]) return false;
+  for (const k in a.unavailable) if (!(k in b.unavailable)) return false;
+  return true;
 }
 
 /** Why a row has no SM %: the reason for the whole device, or no sample for that pid. */

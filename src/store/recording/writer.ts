@@ -78,6 +78,7 @@ export function createRecordingWriter(path: string, options: RecordingWriterOpti
     get keyframes() {
       return keyframeCount;
     },
+    /** Appends `sample`, which must not be changed afterwards: the next sample is written as what changed since it. */
     write(sample: Sample): void {
       if (fd === null) throw new GpumemError('FAILED', `${path}: recording already closed`);
       const { definitions, line, keyframe } = encode(sample);

@@ -1,7 +1,7 @@
 /** The live view's cheap paths must answer exactly what the plain ones would: trends and sample comparison. */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { compareSamples, processTrend, processUsedSeries, sameSampleNumbers, thinWindow, trendOf } from '../../../src/core/watch/index.js';
+import { compareSamples, deviceUsedSeries, processTrend, processUsedSeries, sameSampleNumbers, thinWindow, trendOf } from '../../../src/core/watch/index.js';
 import type { GpuProcess, HostFacts, Sample } from '../../../src/core/types.js';
 import { MiB } from '../../../src/core/units.js';
 
@@ -17,6 +17,20 @@ describe('processTrend', () => {
       // pid 7 on GPUs 0 and 1, sometimes absent from a sample.
       const history = steps.map(([a, b, present]) => sampleOf(present ? [row(9, 0, 1), row(7, 0, a), row(7, 1, b)] : [row(9, 0, 1)]));
       for (const gpu of [0, 1, null]) expect(processTrend(history, 7, gpu)).toBe(trendOf(processUsedSeries(history, 7, gpu)));
+    }));
+  });
+});
+
+describe('deviceUsedSeries', () => {
+  it('gives each GPU its used bytes per sample, null where the GPU is absent or its figure unknown (property)', () => {
+    const used = fc.option(fc.integer({ min: 0, max: 80 * 1024 }).map((m) => m * MiB), { nil: null });
+    // Each sample lists some of GPUs 0-3 in any order with a used figure each.
+    const sample = fc.uniqueArray(fc.tuple(fc.integer({ min: 0, max: 3 }), used), { selector: ([g]) => g, maxLength: 4 }).map((gpus) =>
+      ({ ...sampleOf([]), devices: gpus.map(([index, usedBytes]) => ({ index, memory: { usedBytes } })) }) as unknown as Sample);
+    fc.assert(fc.property(fc.array(sample, { maxLength: 12 }), fc.uniqueArray(fc.integer({ min: 0, max: 4 }), { maxLength: 5 }), (history, gpus) => {
+      const series = deviceUsedSeries(history, gpus);
+      expect([...series.keys()]).toEqual(gpus);
+      for (const g of gpus) expect(series.get(g)).toEqual(history.map((s) => s.devices.find((d) => d.index === g)?.memory.usedBytes ?? null));
     }));
   });
 });

@@ -30,22 +30,36 @@ let measurements = 0;
 
 /** Runs `argv` in a tmux pane (a real terminal) and returns % of one core over `measureMs` after `warmMs`. */
 async function measure(argv: string[], env: Record<string, string>, warmMs: number, measureMs: number): Promise<number | string> {
+  return (await measureTogether([argv], env, warmMs, measureMs))[0] as number | string;
+}
+
+/**
+ * Runs each of `argvs` in a tmux pane of its own, all at once on the same fleet, and returns each one's % of one
+ * core over the same `measureMs` after `warmMs`: two builds side by side, since single runs on a shared machine
+ * move by more than the differences between builds.
+ */
+async function measureTogether(argvs: string[][], env: Record<string, string>, warmMs: number, measureMs: number): Promise<(number | string)[]> {
   // A socket per measurement: a server still shutting down from the previous row must not take the next one with it.
-  const socket = `gpumem-bench-watch-${process.pid}-${++measurements}`;
-  const quoted = argv.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
-  const tmux = (...args: string[]) => spawnSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
-  tmux('new-session', '-d', '-s', 'b', '-x', '160', '-y', '50', `exec ${quoted}`);
+  const panes = argvs.map((argv) => {
+    const socket = `gpumem-bench-watch-${process.pid}-${++measurements}`;
+    const quoted = argv.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+    const tmux = (...args: string[]) => spawnSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
+    tmux('new-session', '-d', '-s', 'b', '-x', '160', '-y', '50', `exec ${quoted}`);
+    return { tmux, pid: Number(tmux('display-message', '-p', '-t', 'b', '#{pane_pid}').stdout.trim()) };
+  });
   try {
-    const pid = Number(tmux('display-message', '-p', '-t', 'b', '#{pane_pid}').stdout.trim());
     await sleep(warmMs);
-    if (!existsSync(`/proc/${pid}`)) return `exited early: ${tmux('capture-pane', '-p', '-t', 'b').stdout.trim().split('\n').slice(-2).join(' ')}`;
-    const before = cpuSeconds(pid);
+    const before = panes.map(({ pid }) => (existsSync(`/proc/${pid}`) ? cpuSeconds(pid) : null));
     const started = performance.now();
     await sleep(measureMs);
-    const used = cpuSeconds(pid) - before;
-    return (used / ((performance.now() - started) / 1000)) * 100;
+    const seconds = (performance.now() - started) / 1000;
+    return panes.map(({ tmux, pid }, i) => {
+      const at = before[i];
+      if (at === null || at === undefined || !existsSync(`/proc/${pid}`)) return `exited early: ${tmux('capture-pane', '-p', '-t', 'b').stdout.trim().split('\n').slice(-2).join(' ')}`;
+      return ((cpuSeconds(pid) - at) / seconds) * 100;
+    });
   } finally {
-    tmux('kill-server');
+    for (const { tmux } of panes) tmux('kill-server');
   }
 }
 
@@ -96,11 +110,18 @@ export async function run(): Promise<void> {
     // The same past its first minute and a half: V8 compiles the sampling, analysis and drawing code with its
     // optimising compiler for about a minute (tens of functions every 10 s, then a few), on threads of its own.
     const changingWarmMs = Number(process.env.GPUMEM_BENCH_WATCH_CHANGING_WARM_MS ?? 90_000);
-    if (changingWarmMs > 0) rows.push([`gpumem watch, 1 Hz, changing, steady (after ${changingWarmMs / 1000} s)`, await changing(1, () => measure([BIN, 'watch', '--interval', '1000'], env, changingWarmMs, 3 * spanMs))]);
+    // GPUMEM_BENCH_WATCH_BASELINE=<another build's dist/cli/bin.js> measures that build's watch in the same run,
+    // and this row with both builds at once on the same fleet.
+    const baseline = process.env.GPUMEM_BENCH_WATCH_BASELINE;
+    if (changingWarmMs > 0) {
+      const name = `1 Hz, changing, steady (after ${changingWarmMs / 1000} s)`;
+      const argvs = [[BIN, 'watch', '--interval', '1000'], ...(baseline ? [[baseline, 'watch', '--interval', '1000']] : [])];
+      const [ours, theirs] = await changing(1, () => measureTogether(argvs, env, changingWarmMs, 3 * spanMs));
+      rows.push([`gpumem watch, ${name}`, ours as number | string]);
+      if (baseline) rows.push([`baseline watch, ${name}, side by side`, theirs as number | string]);
+    }
     rows.push(['gpumem watch, 10 Hz', await measure([BIN, 'watch', '--interval', '100'], env, 4000, spanMs / 2)]);
     rows.push(['gpumem watch, 10 Hz, numbers changing 10×/s', await changing(10, () => measure([BIN, 'watch', '--interval', '100'], env, 4000, spanMs / 2))]);
-    // GPUMEM_BENCH_WATCH_BASELINE=<another build's dist/cli/bin.js> measures that build's watch in the same run.
-    const baseline = process.env.GPUMEM_BENCH_WATCH_BASELINE;
     if (baseline) {
       rows.push(['baseline watch, 1 Hz', await measure([baseline, 'watch', '--interval', '1000'], env, 4000, spanMs)]);
       rows.push(['baseline watch, 10 Hz', await measure([baseline, 'watch', '--interval', '100'], env, 4000, spanMs / 2)]);

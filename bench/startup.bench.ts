@@ -8,7 +8,7 @@
  *  - 8 × 64: time to the first output of `gpumem` (doctor, which prints the GPUs at once and its findings after
  *    a 3 s window) against `nvitop -1`'s first output, in the same run. Goal: doctor first.
  * Wall is the median of interleaved rounds; CPU (user + system) the mean, steadier on a shared machine. The fake
- * driver's own charged CPU in one gpumem run is printed apart: nvmlInit alone is charged 20 ms (an assumed
+ * driver's own charged CPU in one gpumem run is printed apart: nvmlInit alone is charged 20 ms a GPU (an assumed
  * figure, see test/fake-nvml/fake_costs.c). Runs the built dist/ (npm run bench builds it first).
  * GPUMEM_BENCH_BASELINE=/path/to/other/dist/cli/bin.js adds an older build's status --json to the same run.
  */
@@ -76,7 +76,7 @@ async function oneSize(gpus: number, procs: number, rounds: number): Promise<str
     const charged = driverChargedMs(env, fleet.dir);
     const goal = gpus === 1 ? `  (goal ≤ ${GOAL_BEYOND_NODE_MS} ms: ${json.wallMs - node0.wallMs <= GOAL_BEYOND_NODE_MS ? 'met' : 'not met'})` : '';
     lines.push(`  gpumem status --json beyond node -e 0: wall ${(json.wallMs - node0.wallMs).toFixed(1)} ms, CPU ${(json.cpuMs - node0.cpuMs).toFixed(1)} ms${goal}`);
-    lines.push(`    of which the fake driver's charged calls: ${charged.toFixed(1)} ms CPU (nvmlInit 20 ms assumed, the rest measured on the H100)`);
+    lines.push(`    of which the fake driver's charged calls: ${charged.toFixed(1)} ms CPU (nvmlInit 20 ms a GPU assumed, the rest measured on the H100)`);
     const exe = t.get('gpumem status --json, exe') as Timed;
     for (const peer of ['nvitop -1', 'gpustat']) {
       lines.push(`  gpumem status --json / ${peer}: ${ratio(json, t.get(peer))};  gpumem status / ${peer}: ${ratio(table, t.get(peer))}  (< 1: gpumem ahead)`);

@@ -1,7 +1,7 @@
 /**
  * The GPU kit's status benchmark (bench/gpu/status-bench.ts) measures what opening an NVML session costs a
  * one-shot command, in fresh processes. On the fake driver with the H100 table, whose nvmlInit is charged an
- * assumed 20 ms of CPU and the last nvmlShutdown 1 ms, the probe must find those charges: it times the calls,
+ * assumed 20 ms of CPU for each GPU (one here) and the last nvmlShutdown 1 ms, the probe must find those charges: it times the calls,
  * not the library's loading or the process around them.
  */
 import { spawnSync } from 'node:child_process';

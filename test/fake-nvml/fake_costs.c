@@ -97,8 +97,12 @@ static const fake_cost H100[] = {
   { "nvmlDeviceGetTemperatureV", 6000 },
   { "nvmlDeviceGetFieldValues", 11000 },
   /* ASSUMED: nvmlInit opens the driver's device nodes and attaches every GPU; nothing measured it alone. A whole
-     `nvidia-smi -q -x` took 0.04 s CPU on the same machine (RESULTS.md, "Whole process"), which bounds it from above;
-     the table charges half of that, 20 ms, for the init that opens the session, and 1 ms for the last shutdown. */
+     `nvidia-smi -q -x` took 0.04 s CPU on the same machine with one GPU (RESULTS.md, "Whole process"), which bounds
+     it from above; the table charges half of that, 20 ms, for each GPU the init that opens the session attaches
+     (fake_nvml.c charges it once per device of the scenario), and 1 ms for the last shutdown. Per GPU because the
+     attach is per GPU, and because a published figure for eight GPUs is of that size: NVIDIA's mig-parted
+     (github.com/NVIDIA/mig-parted, pull request 332) reports that removing about 99 of 100 init/shutdown cycles
+     cut a service's CPU on an 8 × B200 machine from about 42 s to about 9 s, about 0.33 s a cycle, 40 ms a GPU. */
   { "nvmlInit_v2", 20000000 },
   { "nvmlInit", 20000000 },
   { "nvmlInitWithFlags", 20000000 },
@@ -154,7 +158,10 @@ unsigned long long fake_thread_cpu_ns(void) {
 /* Counts one call and, when `spend` and costs are on, spins until this thread has used the call's CPU time.
    Thread CPU time, not wall time: on a busy machine a descheduled spin would otherwise charge less CPU than
    the table says. */
-void fake_charge(int index, int spend) {
+void fake_charge(int index, int spend) { fake_charge_times(index, spend, 1); }
+
+/* The same for a call whose cost is the table's `times` over (nvmlInit: once per GPU it attaches). */
+void fake_charge_times(int index, int spend, int times) {
   if (index < 0) return;
   log_at_boundary();
   fake_counter *c = &g_counters[index];
@@ -162,7 +169,7 @@ void fake_charge(int index, int spend) {
   if (g_costsOn < 0) fake_costs_configure();
   if (!spend || g_costsOn != 1 || c->costNs <= 0) return;
   /* What the fake's own work already took of this thread's CPU counts as part of this call's cost. */
-  unsigned long long cost = (unsigned long long)c->costNs, credit = g_own.creditNs < cost ? g_own.creditNs : cost;
+  unsigned long long cost = (unsigned long long)c->costNs * (unsigned long long)(times > 1 ? times : 1), credit = g_own.creditNs < cost ? g_own.creditNs : cost;
   g_own.creditNs -= credit;
   g_own.creditedNs += credit;
   unsigned long long start = fake_thread_cpu_ns(), now = start;

@@ -108,6 +108,7 @@ int fake_enter(const char *fn, void *h, fake_device **d, fake_mig **m);
 /* Counts one call of the enclosing entry point and, with GPUMEM_FAKE_NVML_COSTS set, spends its cost (fake_costs.c). */
 int fake_counter_index(const char *fn);
 void fake_charge(int index, int spend);
+void fake_charge_times(int index, int spend, int times);
 int fake_costs_configure(void);
 void fake_calls_write(void);
 /* CPU time of this thread, ns (the clock the charges are spent on). */

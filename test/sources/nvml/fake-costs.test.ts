@@ -89,6 +89,25 @@ describe('the fake NVML driver charges the H100\'s per-call costs', () => {
     for (const c of Object.values(calls.calls)) expect(c.spentNs).toBe(0);
   });
 
+  it('the init that opens the session is charged once for each GPU it attaches', () => {
+    const eight = join(dir, 'eight-gpus.txt');
+    writeScenario(eight, { driverVersion: '580.159.04', cudaVersion: 13000, devices: Array.from({ length: 8 }, (_, g) => fakeH100(g)) });
+    const callsOut = join(dir, `calls-${runs++}.json`);
+    const env = { PATH: process.env.PATH, ...fakeNvmlEnv('590', eight), GPUMEM_FAKE_NVML_CALLS_OUT: callsOut, GPUMEM_FAKE_NVML_COSTS: 'h100' };
+    const r = spawnSync(process.execPath, [BIN, 'status', '--json', '--source', 'nvml'], { encoding: 'utf8', env, timeout: 30_000 });
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout).devices).toHaveLength(8);
+    const init = readCallsFile(callsOut).calls.nvmlInit_v2!;
+    expect(init.count).toBe(1);
+    // The table's figure is per GPU; eight GPUs spend eight times it (a spin overshoots by microseconds, not 20 ms).
+    expect(init.costNs).toBe(20_000_000);
+    expect(init.spentNs).toBeGreaterThanOrEqual(8 * init.costNs);
+    expect(init.spentNs).toBeLessThan(9 * init.costNs);
+    const one = readCallsFile(status('h100').callsOut).calls.nvmlInit_v2!;
+    expect(one.spentNs).toBeGreaterThanOrEqual(one.costNs);
+    expect(one.spentNs).toBeLessThan(2 * one.costNs);
+  });
+
   it('an unknown cost table fails nvmlInit with a line saying so, rather than measuring free calls', () => {
     const r = status('h200');
     expect(r.code).not.toBe(0);

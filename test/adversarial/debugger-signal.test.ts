@@ -7,7 +7,7 @@
  * its command. The last test proves the socket check finds an inspector where one opens.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,6 +15,8 @@ import { sleep, until, world, type World } from './supervise-helpers.js';
 
 // GPUMEM_TEST_BIN runs the cases against another build (to show they fail on one without the guard).
 const BIN = process.env.GPUMEM_TEST_BIN ?? resolve(__dirname, '../../dist/cli/bin.js');
+/** What the launcher starts Node on: the CommonJS copy the build writes beside bin.js, when there is one. */
+const STARTED = existsSync(BIN.replace(/\.js$/, '.cjs')) ? BIN.replace(/\.js$/, '.cjs') : BIN;
 const EXAMPLE = resolve(__dirname, '../../examples/doctor-example.ndjson');
 
 /** TCP ports `pid` listens on (IPv4 and IPv6), from its socket inodes and /proc/net/tcp*. */
@@ -217,8 +219,10 @@ describe('SIGUSR1 never opens a debugger', () => {
   it('run: the supervisor and its watchdog open nothing, and the command receives SIGUSR1 and SIGUSR2', async () => {
     w = world();
     const got = join(w.dir, 'got');
-    // The command traps both signals, notes each in a file, and ends after the second.
-    const script = `trap 'echo USR1 >> "${got}"' USR1; trap 'echo USR2 >> "${got}"' USR2; while [ "$(wc -l < "${got}" 2>/dev/null || echo 0)" -lt 2 ]; do sleep 0.05; done`;
+    // The command traps both signals, notes each in a file, and ends once SIGUSR2 came. The early SIGUSR1 below
+    // may reach it too: Node delivers a signal to JavaScript between tasks, and when start-up runs through to
+    // the command's start in one go, the forwarding listener is in place by then.
+    const script = `trap 'echo USR1 >> "${got}"' USR1; trap 'echo USR2 >> "${got}"' USR2; until grep -q USR2 "${got}" 2>/dev/null; do sleep 0.05; done`;
     const p = start(['run', '--no-history', '--no-companion', '--', 'sh', '-c', script], w.env);
     running.push(p);
     // Early: before the command exists, as soon as the process has a handler for SIGUSR1 (Node's own, or
@@ -249,7 +253,9 @@ describe('SIGUSR1 never opens a debugger', () => {
     await sleep(150);
     p.child.kill('SIGUSR2');
     await new Promise<void>((r) => p.child.on('close', () => r()));
-    expect(readFileSync(got, 'utf8').split('\n').filter(Boolean).sort()).toEqual(['USR1', 'USR2']);
+    const noted = readFileSync(got, 'utf8').split('\n').filter(Boolean);
+    expect([...new Set(noted)].sort()).toEqual(['USR1', 'USR2']);
+    expect(noted.filter((n) => n === 'USR1').length).toBeLessThanOrEqual(2);
     expect(p.child.exitCode).toBe(0);
     expect(p.stderr()).toMatch(/received SIGUSR1; passed it on to the command \(pid \d+\)/);
     expect(p.stderr()).not.toMatch(/Debugger listening|\n\s+at /);
@@ -273,9 +279,9 @@ describe('SIGUSR1 never opens a debugger', () => {
     const launcher = readFileSync(BIN, 'utf8').split('\n')[1] as string;
     expect(launcher.startsWith('//bin/true; ')).toBe(true);
     // Every way the shell may start Node aims the inspector nowhere.
-    const starts = launcher.match(/exec node [^"]*"\$0" "\$@"/g) ?? [];
+    const starts = launcher.match(/exec node [^"]*"\$f" "\$@"/g) ?? [];
     expect(starts).toHaveLength(3);
-    for (const start of starts) expect(start).toMatch(/--inspect-port=192\.0\.2\.1:9229 "\$0" "\$@"$/);
+    for (const start of starts) expect(start).toMatch(/--inspect-port=192\.0\.2\.1:9229 "\$f" "\$@"$/);
   });
 
   it('the shell picks the flags by command: watch a larger interrupt budget, the other long-running ones the one-thread collector only', () => {
@@ -288,10 +294,14 @@ describe('SIGUSR1 never opens a debugger', () => {
         return r.stdout.trim();
       };
       const inspector = '--inspect-port=192.0.2.1:9229';
-      expect(started('watch', '--interval', '1000')).toBe(`--single-threaded-gc --interrupt-budget=540672 ${inspector} ${BIN} watch --interval 1000`);
-      for (const command of ['record', 'serve', 'status', 'run', 'pipeline']) expect(started(command, '-x')).toBe(`--single-threaded-gc ${inspector} ${BIN} ${command} -x`);
-      expect(started('explain', '-')).toBe(`${inspector} ${BIN} explain -`);
-      expect(started()).toBe(`${inspector} ${BIN}`);
+      expect(started('watch', '--interval', '1000')).toBe(`--single-threaded-gc --interrupt-budget=540672 ${inspector} ${STARTED} watch --interval 1000`);
+      for (const command of ['record', 'serve', 'status', 'run', 'pipeline']) expect(started(command, '-x')).toBe(`--single-threaded-gc ${inspector} ${STARTED} ${command} -x`);
+      expect(started('explain', '-')).toBe(`${inspector} ${STARTED} explain -`);
+      expect(started()).toBe(`${inspector} ${STARTED}`);
+      // Through a link, as npm installs the command: the file beside the real one, not beside the link.
+      symlinkSync(BIN, join(dir, 'gpumem'));
+      const linked = spawnSync('sh', [join(dir, 'gpumem'), 'status'], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` } });
+      expect(linked.stdout.trim()).toBe(`--single-threaded-gc ${inspector} ${STARTED} status`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -318,7 +328,7 @@ describe('SIGUSR1 never opens a debugger', () => {
       }
     };
     const serve = await cmdline(['serve', '--port', '0', '--replay', EXAMPLE]);
-    expect(serve).toMatch(/^node --single-threaded-gc --inspect-port=192\.0\.2\.1:9229 \S*bin\.js serve /);
+    expect(serve).toMatch(/^node --single-threaded-gc --inspect-port=192\.0\.2\.1:9229 \S*bin\.c?js serve /);
     const explain = await cmdline(['explain', '-']);
     expect(explain).not.toContain('--single-threaded-gc');
   });

@@ -15,7 +15,8 @@ export interface NormalizedLine {
 const ANSI = /\u001b\[[0-9;?]{0,40}[ -/]{0,4}[@-~]|\u001b\][^\u0007\u001b]{0,400}(?:\u0007|\u001b\\)/g;
 const ENTITY = /&(?:#(\d{1,7})|#x([0-9a-f]{1,6})|(amp|lt|gt|quot|apos|nbsp|#39));/gi;
 const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', '#39': "'" };
-const MARKUP = /\*\*|`|\u00a0|[│┃║]/g;
+// The bars │ ┃ ║ escaped: the command's bundle is ASCII (scripts/bundle-cli.mjs).
+const MARKUP = /\*\*|`|\u00a0|[\u2502\u2503\u2551]/g;
 const QUOTE = /^(?:[#>]+ ?)+/;
 const RANK_PREFIX = /^\[(?:rank|default) ?(\d{1,5})\] ?:? ?/i;
 const WORKER_PREFIX = /^\((?:[\w.-]{1,60}) (?:rank=(\d{1,5}) )?pid=\d{1,10}\) ?/;

@@ -20,7 +20,8 @@ export const fragmentation: CauseRule = (event, context) => {
   if (!covers && !large && !withFree) return null;
   const already = expandableOn(context);
   const variable = allocConfVariable(event);
-  const modern = event.era === null || !/^1\.|^≤0/.test(event.era.version);
+  // \u2264 is '≤', escaped because the command's bundle is ASCII (scripts/bundle-cli.mjs).
+  const modern = event.era === null || !/^1\.|^\u22640/.test(event.era.version);
   const how = unallocated.derived
     ? `reserved in total ${b(event.reservedTotalBytes)} − allocated ${b(allocated)} = ${b(unallocated.bytes)} (±10 MiB from rounding)`
     : `${b(unallocated.bytes)} reserved by PyTorch but unallocated`;

@@ -1,5 +1,5 @@
 #!/bin/sh
-//bin/true; f=$0; [ -L "$f" ] && f=$(readlink -f "$f"); [ -f "${f%.js}.cjs" ] && f=${f%.js}.cjs; case "$1" in watch) exec node --single-threaded-gc --interrupt-budget=540672 --inspect-port=192.0.2.1:9229 "$f" "$@";; record|serve|status|run|pipeline) exec node --single-threaded-gc --inspect-port=192.0.2.1:9229 "$f" "$@";; esac; exec node --inspect-port=192.0.2.1:9229 "$f" "$@"
+//bin/true; f=$0; [ -L "$f" ] && f=$(readlink -f "$f" 2>/dev/null || echo "$0"); [ -f "${f%.js}.cjs" ] && f=${f%.js}.cjs; case "$1" in watch) exec node --single-threaded-gc --interrupt-budget=540672 --inspect-port=192.0.2.1:9229 "$f" "$@";; record|serve|status|run|pipeline) exec node --single-threaded-gc --inspect-port=192.0.2.1:9229 "$f" "$@";; esac; exec node --inspect-port=192.0.2.1:9229 "$f" "$@"
 /**
  * Entry point of the `gpumem` executable: the only module that ends the process or sets its exit status.
  *
@@ -7,7 +7,8 @@
  * Node with its inspector aimed at an address no host owns (signal-guard.ts says why); JavaScript sees a
  * comment. Node is started on bin.cjs beside this file when the build wrote it (the same code as CommonJS: an
  * ES-module entry alone costs Node 20 about 15 ms of start-up, docs/status.md), else on this file; a link to
- * the executable (npm's bin links) is followed first, since the copy lies beside the real file. The commands that keep sampling for hours (watch, record, serve, status, run, pipeline) get V8's
+ * the executable (npm's bin links) is followed first, since the copy lies beside the real file (where readlink
+ * is missing, Node is started on the link itself, which runs this file). The commands that keep sampling for hours (watch, record, serve, status, run, pipeline) get V8's
  * garbage collector on the main thread alone: their heaps are a few MB, and V8's helper threads, woken for
  * each small collection, used as much CPU as the main thread (docs/watch.md has the runs: a mean of 1.04 %
  * of a core against 1.28 % for watch with numbers changing, within one run's noise). watch also gets eight

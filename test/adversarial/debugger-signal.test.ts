@@ -302,6 +302,10 @@ describe('SIGUSR1 never opens a debugger', () => {
       symlinkSync(BIN, join(dir, 'gpumem'));
       const linked = spawnSync('sh', [join(dir, 'gpumem'), 'status'], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` } });
       expect(linked.stdout.trim()).toBe(`--single-threaded-gc ${inspector} ${STARTED} status`);
+      // Without readlink (only the stand-in on PATH): Node is started on the link, which runs bin.js itself.
+      const bare = spawnSync('/bin/sh', [join(dir, 'gpumem'), 'status'], { encoding: 'utf8', env: { PATH: dir } });
+      expect(bare.stdout.trim()).toBe(`--single-threaded-gc ${inspector} ${join(dir, 'gpumem')} status`);
+      expect(bare.stderr).toBe('');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

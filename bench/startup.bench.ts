@@ -105,6 +105,8 @@ async function doctorFirstOutput(rounds: number): Promise<string[]> {
     const nvitop = findPeer('nvitop');
     // The executable, as a person starts it (its launcher line picks the file and flags Node starts with).
     const cases: Case[] = [{ label: 'gpumem (doctor)', argv: [BIN, 'doctor'], env, okStatus: [0, 1] }];
+    const baseline = process.env.GPUMEM_BENCH_BASELINE;
+    if (baseline) cases.push({ label: 'baseline (doctor)', argv: [baseline, 'doctor'], env, okStatus: [0, 1] });
     if ('path' in nvitop) cases.push({ label: 'nvitop -1', argv: [nvitop.path, '-1'], env });
     const first = new Map(cases.map((c) => [c.label, [] as number[]]));
     const exit = new Map(cases.map((c) => [c.label, [] as number[]]));
@@ -122,6 +124,8 @@ async function doctorFirstOutput(rounds: number): Promise<string[]> {
     const theirs = first.get('nvitop -1');
     if (theirs) lines.push(`  doctor's first output / nvitop -1's: ${(ours / median(theirs)).toFixed(2)}×  (goal ≤ 1)`);
     else lines.push(`  ${'missing' in nvitop ? nvitop.missing : ''}`);
+    const base = first.get('baseline (doctor)');
+    if (base) lines.push(`  this build / baseline, doctor's first output: ${(ours / median(base)).toFixed(2)}×`);
     return lines;
   } finally {
     fleet.stop();

@@ -56,11 +56,26 @@ const keepEntryOut = {
   },
 };
 
-/** The flag sets of the launcher line (`exec node <flags> "$f"`), and none: how tests and `node bin.js` run it. */
+/**
+ * The flag sets of the launcher line (`exec node <flags> "$f"`), each with the commands it starts (its case arm's
+ * words; '*' for the line's last exec, every other command), and none: how tests and `node bin.js` run it.
+ */
 function launcherFlagSets(line) {
-  const sets = [...line.matchAll(/exec node ((?:--\S+ )*)"\$f"/g)].map((m) => m[1].trim().split(' ').filter(Boolean));
+  const sets = [...line.matchAll(/(?:([\w|]+)\) )?exec node ((?:--\S+ )*)"\$f"/g)].map((m) => ({ commands: m[1] ? m[1].split('|') : ['*'], flags: m[2].trim().split(' ').filter(Boolean) }));
   if (sets.length === 0) throw new Error('bundle-cli: no `exec node … "$f"` in the launcher line of src/cli/bin.ts');
-  return [[], ...sets];
+  return [{ commands: ['*'], flags: [] }, ...sets];
+}
+
+/**
+ * What each code cache is written after (code-cache.ts writeCodeCache): the commands its Node starts, run on
+ * the bundled example recording, so no GPU, driver or compiler is needed at build time. `status` for its arm;
+ * the quick start's doctor for every other command; nothing for `watch`, which needs a terminal.
+ */
+function workloadOf(commands) {
+  const example = join(root, 'examples', 'doctor-example.ndjson');
+  if (commands.includes('status')) return [['status', '--json', '--replay', example], ['status', '--replay', example]];
+  if (commands.includes('*')) return [['doctor', '--replay', example]];
+  return [];
 }
 
 async function bundleCommands() {
@@ -128,10 +143,11 @@ export async function bundleCli() {
   // named for the Node that builds it: the one the launcher finds first on PATH is assumed to be this one.
   const writer = pathToFileURL(join(cliDir, 'code-cache.js')).href;
   const caches = new Set();
-  for (const flags of launcherFlagSets(launcher[1])) {
-    const script = `import { writeCodeCache } from ${JSON.stringify(writer)}; process.stdout.write(writeCodeCache(${JSON.stringify(bundleFile)}, ${JSON.stringify(hash)}, ${JSON.stringify(flags)}));`;
-    const r = spawnSync(process.execPath, [...flags, '--input-type=module', '-e', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    if (r.status !== 0) throw new Error(`bundle-cli: writing the code cache under ${flags.join(' ') || 'no flags'} failed: ${r.stderr.trim()}`);
+  for (const { commands, flags } of launcherFlagSets(launcher[1])) {
+    // The writer exits itself: a command run as its workload may leave a timer or a handle behind.
+    const script = `import { writeCodeCache } from ${JSON.stringify(writer)}; process.stdout.write(await writeCodeCache(${JSON.stringify(bundleFile)}, ${JSON.stringify(hash)}, ${JSON.stringify(flags)}, ${JSON.stringify(workloadOf(commands))})); process.exit(0);`;
+    const r = spawnSync(process.execPath, [...flags, '--input-type=module', '-e', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+    if (r.status !== 0) throw new Error(`bundle-cli: writing the code cache under ${flags.join(' ') || 'no flags'} failed: ${(r.stderr || r.error?.message || '').trim()}`);
     caches.add(relative(cliDir, r.stdout));
   }
   return `bundled the command into dist/cli/${BUNDLE_NAME} (${bytes.length} bytes, ${caches.size} code caches)`;

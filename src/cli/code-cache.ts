@@ -73,11 +73,26 @@ export function loadBundle(url: URL, hash: string): LoadedBundle | null {
 /**
  * Writes the code cache of the bundle at `file` for a Node started with `flags`, which must be this process's
  * own V8 flags (the build runs it in a Node started with each set of flags the launcher uses). The bundle's top
- * level runs first, so the cache also holds what it compiled.
+ * level runs first, then each of `workload`'s command lines through its main() with the output thrown away, so
+ * the cache also holds the bytecode of every function they called: V8 compiles a function when it is first
+ * called, and a cache written after a run takes what that run compiled. A one-shot command then starts with its
+ * code already compiled; what the workload did not call is compiled on first call, as without a cache.
  */
-export function writeCodeCache(file: string, hash: string, flags: readonly string[]): string {
+export async function writeCodeCache(file: string, hash: string, flags: readonly string[], workload: readonly (readonly string[])[] = []): Promise<string> {
   const script = compiled(file, undefined);
-  run(script, file);
+  const exports = run(script, file);
+  if (workload.length > 0) {
+    // Loaded here only: the one-shot path never writes a cache.
+    const { Writable } = await import('node:stream');
+    const main = exports.main as (argv: readonly string[], context: object) => Promise<number>;
+    for (const argv of workload) {
+      let said = '';
+      const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+      const stderr = new Writable({ write: (chunk: Buffer, _encoding, done) => ((said += chunk.toString()), done()) });
+      const status = await main(argv, { stdout: sink, stderr, env: { PATH: process.env.PATH ?? '' } });
+      if (status !== 0) throw new Error(`code cache: \`gpumem ${argv.join(' ')}\` exited ${status}: ${said.trim()}`);
+    }
+  }
   const out = cacheFileOf(file, hash, flags);
   writeFileSync(out, script.createCachedData());
   return out;

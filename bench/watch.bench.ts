@@ -2,8 +2,8 @@
  * CPU cost of `gpumem watch` as a person runs it (in a terminal: a tmux pane) with 8 GPUs × 64 processes
  * on the fake libnvidia-ml.so.1 (real pids of sleeping children), at 1 Hz and 10 Hz, beside `gpumem status
  * --watch` and, when they can be installed, nvitop and gpustat loading the same fake library through
- * LD_LIBRARY_PATH. CPU is the process's user + system time from /proc/PID/stat over a measured span after a
- * warm-up, as a percentage of one core. The fake driver charges each call its H100 CPU time (bench/fake-costs.ts).
+ * LD_LIBRARY_PATH. CPU is the run time of every thread of the process (bench/proc-cpu.ts) over a measured span
+ * after a warm-up, as a percentage of one core. The fake driver charges each call its H100 CPU time (bench/fake-costs.ts).
  * Each gpumem command runs as a person starts it: the executable, whose launcher line starts Node with the
  * flags that command gets (src/cli/bin.ts).
  */
@@ -22,8 +22,6 @@ const PROCS_PER_GPU = 64;
 const BIN = fileURLToPath(new URL('../dist/cli/bin.js', import.meta.url));
 /** A throwaway virtual environment with nvitop and gpustat (see docs/watch.md); skipped when absent. */
 const PEER_VENV = process.env.GPUMEM_BENCH_PEER_VENV ?? '/tmp/watch-bench-venv';
-
-/** user + system CPU seconds of `pid`, all its threads (the JIT compiler's and the GC's helpers included). */
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 let measurements = 0;

@@ -22,7 +22,9 @@
  * And what opening an NVML session costs a one-shot command (`--session-samples`, default 10): fresh processes,
  * each loading the library and timing, by its own CPU and the wall clock, the first nvmlInit_v2 and the last
  * nvmlShutdown. The fake driver charges an assumed 20 ms for that init (test/fake-nvml/fake_costs.c); this is
- * the figure that replaces the assumption.
+ * the figure that replaces the assumption. The same again with nvmlInitWithFlags(NO_ATTACH), which opens a
+ * session without attaching the GPUs, each followed by a first query (count, GPU 0's handle and memory): whether
+ * a one-shot command could skip attaching the GPUs it does not read, and whether a query still answers.
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -96,19 +98,34 @@ interface SessionCost {
   loadCpuMs: number;
   initCpuMs: number;
   initWallMs: number;
+  /** The first query after the init: device count, GPU 0's handle and its memory (what a one-shot reads first). */
+  firstQueryCpuMs: number;
   shutdownCpuMs: number;
 }
+
+/** nvmlInitWithFlags' flag that opens a session without attaching the GPUs (nvml.h: NVML_INIT_FLAG_NO_ATTACH). */
+const NVML_INIT_FLAG_NO_ATTACH = 2;
 
 const cpuMsSince = (before: NodeJS.CpuUsage): number => {
   const used = process.cpuUsage(before);
   return (used.user + used.system) / 1000;
 };
 
-/** In a fresh process (`--session-probe`): the library loaded, then the first nvmlInit_v2 and nvmlShutdown timed. */
-function probeSession(libPath: string): SessionCost {
+/**
+ * In a fresh process (`--session-probe`): the library loaded, then the first init, the first query and
+ * nvmlShutdown timed. `flags` null: nvmlInit_v2 (what gpumem calls); else nvmlInitWithFlags(flags). With
+ * NO_ATTACH a driver may leave attaching a GPU to the first query that needs it, so the query is timed too,
+ * and its return codes kept: a query that fails without the attach is the answer to whether gpumem can use it.
+ */
+function probeSession(libPath: string, flags: number | null): SessionCost & { queryRc: number[] } {
   let cpu = process.cpuUsage();
   const lib = koffi.load(libPath);
-  const init = lib.func('nvmlInit_v2', 'int', []) as () => number;
+  const init = flags === null ? (lib.func('nvmlInit_v2', 'int', []) as () => number) : (() => (lib.func('nvmlInitWithFlags', 'int', ['uint']) as (f: number) => number)(flags));
+  const count = lib.func('nvmlDeviceGetCount_v2', 'int', ['void *']) as (out: Uint32Array) => number;
+  const device = koffi.pointer(koffi.opaque('probe_device'));
+  const handleOf = lib.func('nvmlDeviceGetHandleByIndex_v2', 'int', ['uint', koffi.out(koffi.pointer(device))]) as (i: number, out: unknown[]) => number;
+  // nvmlMemory_t (total, free, used: three unsigned long long), read into a buffer: only the return code counts.
+  const memory = lib.func('nvmlDeviceGetMemoryInfo', 'int', [device, 'void *']) as (h: unknown, out: Buffer) => number;
   const shutdown = lib.func('nvmlShutdown', 'int', []) as () => number;
   const loadCpuMs = cpuMsSince(cpu);
   cpu = process.cpuUsage();
@@ -116,23 +133,34 @@ function probeSession(libPath: string): SessionCost {
   const rc = init();
   const initWallMs = performance.now() - started;
   const initCpuMs = cpuMsSince(cpu);
-  if (rc !== 0) throw new Error(`nvmlInit_v2 returned ${rc}`);
+  if (rc !== 0) throw new Error(`${flags === null ? 'nvmlInit_v2' : `nvmlInitWithFlags(${flags})`} returned ${rc}`);
+  cpu = process.cpuUsage();
+  const n = new Uint32Array(1);
+  const handle: unknown[] = [null];
+  const queryRc = [count(n), handleOf(0, handle)];
+  queryRc.push(queryRc[1] === 0 ? memory(handle[0], Buffer.alloc(64)) : -1);
+  const firstQueryCpuMs = cpuMsSince(cpu);
   cpu = process.cpuUsage();
   shutdown();
-  return { loadCpuMs, initCpuMs, initWallMs, shutdownCpuMs: cpuMsSince(cpu) };
+  return { loadCpuMs, initCpuMs, initWallMs, firstQueryCpuMs, shutdownCpuMs: cpuMsSince(cpu), queryRc };
 }
 
 /** `n` fresh processes running this script with --session-probe; the medians of what they measured. */
-function timeSessions(n: number, libPath: string): SessionCost | null {
-  const runs: SessionCost[] = [];
+function timeSessions(n: number, libPath: string, flags: number | null): (SessionCost & { queryRc: number[] }) | null {
+  const runs: Array<SessionCost & { queryRc: number[] }> = [];
   for (let i = 0; i < n; i++) {
-    const r = spawnSync(process.execPath, [...process.execArgv, process.argv[1] as string, '--session-probe', '--nvml-lib', libPath], { encoding: 'utf8', timeout: 60_000 });
+    const args = [...process.execArgv, process.argv[1] as string, '--session-probe', '--nvml-lib', libPath, ...(flags === null ? [] : ['--init-flags', String(flags)])];
+    const r = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 60_000 });
     if (r.status !== 0) throw new Error(`session probe: ${r.stderr.trim() || `exit ${r.status}`}`);
-    runs.push(JSON.parse(r.stdout) as SessionCost);
+    runs.push(JSON.parse(r.stdout) as SessionCost & { queryRc: number[] });
   }
   if (runs.length === 0) return null;
   const mid = (key: keyof SessionCost): number => median(runs.map((x) => x[key]));
-  return { loadCpuMs: mid('loadCpuMs'), initCpuMs: mid('initCpuMs'), initWallMs: mid('initWallMs'), shutdownCpuMs: mid('shutdownCpuMs') };
+  // The return codes of the last run (a driver answers the same way each time).
+  return {
+    loadCpuMs: mid('loadCpuMs'), initCpuMs: mid('initCpuMs'), initWallMs: mid('initWallMs'), firstQueryCpuMs: mid('firstQueryCpuMs'),
+    shutdownCpuMs: mid('shutdownCpuMs'), queryRc: (runs[runs.length - 1] as { queryRc: number[] }).queryRc,
+  };
 }
 
 const fmt = (ms: number): string => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
@@ -145,13 +173,15 @@ async function main(): Promise<void> {
       'paced-samples': { type: 'string', default: '10' },
       'session-samples': { type: 'string', default: '10' },
       'session-probe': { type: 'boolean', default: false },
+      'init-flags': { type: 'string' },
       'nvml-lib': { type: 'string' },
       smi: { type: 'string' },
       out: { type: 'string' },
     },
   });
   if (values['session-probe']) {
-    process.stdout.write(`${JSON.stringify(probeSession(values['nvml-lib'] ?? 'libnvidia-ml.so.1'))}\n`);
+    const flags = values['init-flags'] === undefined ? null : Number(values['init-flags']);
+    process.stdout.write(`${JSON.stringify(probeSession(values['nvml-lib'] ?? 'libnvidia-ml.so.1', flags))}\n`);
     return;
   }
   const nvmlN = Number(values['nvml-samples']);
@@ -167,7 +197,8 @@ async function main(): Promise<void> {
     const paced = Number(values['paced-samples']);
     const variants: Record<string, Awaited<ReturnType<typeof timeVariant>>> = { all: await timeVariant(undefined, nvmlN, values['nvml-lib'], paced) };
     for (const [name, fields] of Object.entries(VARIANTS)) variants[name] = await timeVariant(fields, nvmlN, values['nvml-lib'], paced);
-    const session = timeSessions(Number(values['session-samples']), values['nvml-lib'] ?? 'libnvidia-ml.so.1');
+    const session = timeSessions(Number(values['session-samples']), values['nvml-lib'] ?? 'libnvidia-ml.so.1', null);
+    const sessionNoAttach = timeSessions(Number(values['session-samples']), values['nvml-lib'] ?? 'libnvidia-ml.so.1', NVML_INIT_FLAG_NO_ATTACH);
     const smiOnly = await timeEach(smiN, () => smi.readSample(), 5);
     const smiFull = await timeEach(smiN, async () => enrich(await smi.readSample()), 5);
     const result = {
@@ -182,6 +213,7 @@ async function main(): Promise<void> {
       target: 'full sample (devices + processes + /proc) through NVML >= 50x faster than nvidia-smi -q -x',
       variants,
       session,
+      sessionNoAttach,
       sourcesAgree: agreement.length === 0,
       disagreements: agreement,
     };
@@ -196,7 +228,8 @@ async function main(): Promise<void> {
         `ratio nvidia-smi / NVML       ${result.ratio.smiOverNvml.toFixed(1)}× (GPU read only), ${result.ratio.smiOverNvmlWithProc.toFixed(1)}× (full sample; target ≥ 50×)`,
         ...Object.entries(variants).map(([name, v]) => `NVML fields ${name.padEnd(16)} median ${fmt(v.medianMs)}, mean ${fmt(v.meanMs)}, CPU ${fmt(v.cpuMsPerSample)} per sample${v.pacedCpuMsPerSample === null ? '' : `; at 1 Hz CPU ${fmt(v.pacedCpuMsPerSample)}`}`),
         session === null ? 'NVML session: not measured (--session-samples 0)'
-          : `NVML session, fresh process (median of ${values['session-samples']}): load CPU ${fmt(session.loadCpuMs)}, nvmlInit_v2 CPU ${fmt(session.initCpuMs)} (wall ${fmt(session.initWallMs)}), nvmlShutdown CPU ${fmt(session.shutdownCpuMs)}`,
+          : `NVML session, fresh process (median of ${values['session-samples']}): load CPU ${fmt(session.loadCpuMs)}, nvmlInit_v2 CPU ${fmt(session.initCpuMs)} (wall ${fmt(session.initWallMs)}), first query CPU ${fmt(session.firstQueryCpuMs)}, nvmlShutdown CPU ${fmt(session.shutdownCpuMs)}`,
+        ...(sessionNoAttach === null ? [] : [`NVML session without attaching (nvmlInitWithFlags NO_ATTACH): init CPU ${fmt(sessionNoAttach.initCpuMs)} (wall ${fmt(sessionNoAttach.initWallMs)}), first query CPU ${fmt(sessionNoAttach.firstQueryCpuMs)} (return codes ${sessionNoAttach.queryRc.join(', ')}: count, handle, memory)`]),
         `sources agree (memory within 1 MiB, same pids): ${agreement.length === 0 ? 'yes' : `NO — ${agreement.join('; ')}`}`,
         '',
       ].join('\n'),

@@ -67,7 +67,7 @@ step_bench() {
     rc=${PIPESTATUS[0]}
     stop "$hp"
   fi
-  headline "NVML sample $(json_get "$d/status-bench.json" '"%.2f ms" % d["medianMs"]["nvmlWithProc"]'), nvmlInit $(json_get "$d/status-bench.json" '"%.1f ms CPU" % d["session"]["initCpuMs"]'), nvidia-smi / NVML $(json_get "$d/status-bench.json" '"%.1f×" % d["ratio"]["smiOverNvmlWithProc"]')$( ((DRY)) && echo ' (dry run: fake driver and a recorded XML)')"
+  headline "NVML sample $(json_get "$d/status-bench.json" '"%.2f ms" % d["medianMs"]["nvmlWithProc"]'), nvmlInit $(json_get "$d/status-bench.json" '"%.1f ms CPU" % d["session"]["initCpuMs"]') (without attaching $(json_get "$d/status-bench.json" '"%.1f ms, first query %.1f ms, rc %s" % (d["sessionNoAttach"]["initCpuMs"], d["sessionNoAttach"]["firstQueryCpuMs"], d["sessionNoAttach"]["queryRc"])')), nvidia-smi / NVML $(json_get "$d/status-bench.json" '"%.1f×" % d["ratio"]["smiOverNvmlWithProc"]')$( ((DRY)) && echo ' (dry run: fake driver and a recorded XML)')"
   return "$rc"
 }
 

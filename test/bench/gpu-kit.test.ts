@@ -88,6 +88,9 @@ describe('bench/gpu/run-all.sh --dry-run', () => {
     }
     for (const f of ['before', 'oom']) expect(existsSync(join(w, `snapshot/${f}.compare.json`))).toBe(true);
     expect(JSON.parse(readFileSync(join(w, 'truth/status-nvml.json'), 'utf8')).devices).toHaveLength(1);
+    // The session without attaching the GPUs is measured beside nvmlInit_v2 and named in the step's headline.
+    expect(JSON.parse(readFileSync(join(w, 'bench/status-bench.json'), 'utf8')).sessionNoAttach.queryRc).toEqual([0, 0, 0]);
+    expect(steps.bench!.headline).toMatch(/nvmlInit \d+\.\d ms CPU \(without attaching \d+\.\d ms, first query \d+\.\d ms, rc \[0, 0, 0\]\)/);
     expect(readFileSync(join(w, 'record/doctor-recording.ndjson'), 'utf8').split('\n').length).toBeGreaterThan(2);
   }, 300_000);
 

@@ -138,6 +138,10 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
       publisher = livePath ? createLivePublisher(livePath, state, now, log, (pid) => watch.forecastsOf(pid)) : null;
       return server.env(ctx.env);
     },
+    onSpawn(ctx) {
+      // The child's own messages are then kept even when they are read after it exited (server.vouchFor).
+      if (ctx.pid !== undefined) server?.vouchFor(ctx.pid);
+    },
     onTick(tick) {
       indexOf = (uuid) => tick.sample.devices?.find((d) => d.uuid === uuid)?.index ?? null;
       const rows = splitOf(tick.treeProcesses);

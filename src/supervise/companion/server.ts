@@ -57,6 +57,8 @@ export class CompanionServer {
   private problemsNotKept = 0;
   private readonly sockets = new Set<Socket>();
   private closed = false;
+  /** Pids the supervisor vouches for (its own child), believed without /proc: see vouchFor. */
+  private readonly vouched = new Set<number>();
 
   private constructor(
     private readonly server: Server,
@@ -121,7 +123,17 @@ export class CompanionServer {
     return this.problemsNotKept;
   }
 
+  /**
+   * Believes messages naming `pid` (the run's own child, which the supervisor started). /proc can vouch for a
+   * process only while it exists, and a short program's messages — an OOM report sent as it dies — can be
+   * read after the child has been reaped: without this they would count as naming a pid outside the run.
+   */
+  vouchFor(pid: number): void {
+    this.vouched.add(pid);
+  }
+
   private belongs(pid: number): boolean {
+    if (this.vouched.has(pid)) return true;
     const check = this.options.isRunProcess ?? ((p: number) => isRunProcess(p, `GPUMEM_COMPANION_CHANNEL=unix:${this.socketPath}`));
     return check(pid);
   }

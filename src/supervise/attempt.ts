@@ -71,12 +71,12 @@ export async function runAttempt(a: AttemptArgs): Promise<AttemptReport> {
     return notStartedAttempt({ attempt: a.attempt, argv: a.argv, plan: a.plan, ctx: a.ctx, plugins: a.plugins, error, startedAtMs, durationMs: now() - startedAtMs, toleranceBytes: o.toleranceBytes ?? 64 * 1024 * 1024 });
   }
   a.setCurrent(child);
-  const ctx: AttemptContext = { ...a.ctx, pid: child.pid };
+  const tree = new ProcessTree(child.pid, child.pgid, '/proc', a.tree);
+  const ctx: AttemptContext = { ...a.ctx, pid: child.pid, wasRunProcess: (pid) => tree.has(pid) };
   for (const plugin of a.plugins) plugin.onSpawn?.(ctx);
   // A signal that arrived between attempts applies to this child at once.
   const pending = a.interrupted();
   if (pending) child.interrupt(pending, a.graceMs);
-  const tree = new ProcessTree(child.pid, child.pgid, '/proc', a.tree);
   a.watchdog?.watchGroup(child.pgid, tree.startTicks ?? 0);
   const knownPids = new Set(baseline.processes.map((p) => p.pid));
   let sampleErrors = 0;

@@ -17,6 +17,11 @@ export interface AttemptContext {
   env: Readonly<Record<string, string>>;
   /** The child's pid; only set for onSpawn/afterAttempt. */
   pid?: number;
+  /**
+   * Whether `pid` is or was a process of this attempt's tree as its scans found it (workers, ranks, the child):
+   * true still after the process exited. Only set for onSpawn/onTick/afterAttempt.
+   */
+  wasRunProcess?: (pid: number) => boolean;
 }
 
 export interface RunPlugin {

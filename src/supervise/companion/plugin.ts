@@ -139,8 +139,10 @@ export function companionPlugin(options: CompanionPluginOptions = {}): Companion
       return server.env(ctx.env);
     },
     onSpawn(ctx) {
-      // The child's own messages are then kept even when they are read after it exited (server.vouchFor).
+      // The child's own messages are then kept even when they are read after it exited (server.vouchFor), and
+      // so are those of every process the run's tree scans found (workers, ranks).
       if (ctx.pid !== undefined) server?.vouchFor(ctx.pid);
+      if (ctx.wasRunProcess) server?.vouchForMembers(ctx.wasRunProcess);
     },
     onTick(tick) {
       indexOf = (uuid) => tick.sample.devices?.find((d) => d.uuid === uuid)?.index ?? null;

@@ -59,6 +59,8 @@ export class CompanionServer {
   private closed = false;
   /** Pids the supervisor vouches for (its own child), believed without /proc: see vouchFor. */
   private readonly vouched = new Set<number>();
+  /** What the run's process tree says of a pid (see vouchForMembers); null until the run starts. */
+  private members: ((pid: number) => boolean) | null = null;
 
   private constructor(
     private readonly server: Server,
@@ -132,10 +134,18 @@ export class CompanionServer {
     this.vouched.add(pid);
   }
 
+  /**
+   * Also believes the pids `wasMember` says the run's process tree held (its scans remember every member,
+   * gone or not): a DataLoader worker or a rank that sent its last words and was reaped before they were read.
+   */
+  vouchForMembers(wasMember: (pid: number) => boolean): void {
+    this.members = wasMember;
+  }
+
   private belongs(pid: number): boolean {
     if (this.vouched.has(pid)) return true;
     const check = this.options.isRunProcess ?? ((p: number) => isRunProcess(p, `GPUMEM_COMPANION_CHANNEL=unix:${this.socketPath}`));
-    return check(pid);
+    return check(pid) || this.members?.(pid) === true;
   }
 
   private accept(socket: Socket): void {

@@ -6,7 +6,8 @@
  * GPUMEM_FAKE_NVML_CALLS_LOG, between two sample boundaries inside the measured span, start-up excluded), the
  * driver's CPU those calls cost by the table, and the process's CPU as % of one core (every thread's run time,
  * bench/proc-cpu.ts) over the span, beside an idle Node process's with the same 1-s timer (the floor of any
- * 1-Hz command); the steady rows measure watch, record and serve past their first 90 s. The one-shot
+ * 1-Hz command) and a Node process making a steady sample's NVML calls at 1 Hz (bench/nvml-floor.mjs: what any Node
+ * tool pays before doing anything with the answers); the steady rows measure watch, record and serve past their first 90 s. The one-shot
  * commands' calls come from bench/fake-costs.ts's injected-clock run.
  * Each gpumem command runs as a person starts it: the executable, whose launcher line starts Node with the
  * flags that command gets (src/cli/bin.ts).
@@ -23,6 +24,7 @@ import { cpuSeconds } from './proc-cpu.js';
 const GPUS = 8;
 const PROCS_PER_GPU = 64;
 const BIN = fileURLToPath(new URL('../dist/cli/bin.js', import.meta.url));
+const NVML_FLOOR = fileURLToPath(new URL('./nvml-floor.mjs', import.meta.url));
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 
@@ -43,6 +45,8 @@ interface Consumer {
   spanTimes?: number;
   /** Not gpumem: a Node process doing nothing but the same 1-s timer (no driver calls to count). */
   floor?: boolean;
+  /** Not gpumem: a Node process making a steady sample's NVML calls at 1 Hz and nothing else (bench/nvml-floor.mjs). */
+  nvmlFloor?: boolean;
 }
 
 interface Measured {
@@ -118,6 +122,8 @@ export async function run(): Promise<void> {
     const consumers: Consumer[] = [
       // What any Node process waking once a second costs: part of every 1-Hz row, and no gpumem work.
       { name: 'floor: idle node, 1 s timer', argv: [node, '-e', 'setInterval(() => {}, 1000)'], targetPct: null, warmMs: 5000, spanTimes: 2, floor: true },
+      // What any Node tool pays to make a steady sample's NVML calls once a second through koffi, answers unused.
+      { name: 'floor: NVML calls, 1 Hz', argv: [node, NVML_FLOOR], targetPct: null, warmMs: 30_000, spanTimes: 2, nvmlFloor: true },
       { name: 'watch, 1 Hz', argv: [BIN, 'watch', '--interval', '1000'], targetPct: 0.2, tty: true, warmMs: 8000 },
       { name: 'record, 1 Hz', argv: [BIN, 'record', '--out', join(fleet.dir, 'rec.ndjson'), '--interval', '1000'], targetPct: 0.2, warmMs: 5000 },
       { name: 'serve, no page, no scrape', argv: [BIN, 'serve', '--port', '0', '--db', join(fleet.dir, 'runs.db')], targetPct: 0.1, warmMs: 12_000, spanTimes: 4 },
@@ -141,6 +147,8 @@ export async function run(): Promise<void> {
     const rows: string[] = [];
     let n = 0;
     let floorPct: number | null = null;
+    /** The NVML floor's CPU beyond its driver charges: waking, koffi, the calls' own overhead. */
+    let callsFloorPct: number | null = null;
     for (const c of chosen) {
       const m = await measure(c, env, fleet.dir, spanMs * (c.spanTimes ?? 1), ++n);
       if (typeof m === 'string') {
@@ -152,12 +160,22 @@ export async function run(): Promise<void> {
         rows.push(`${c.name.padEnd(28)} CPU ${m.cpuPct.toFixed(3)} % of a core over ${(m.spanMs / 1000).toFixed(0)} s`);
         continue;
       }
+      if (c.nvmlFloor) {
+        callsFloorPct = m.cpuPct - m.driverPct;
+        rows.push(`${c.name.padEnd(28)} CPU ${m.cpuPct.toFixed(3)} % of a core, of it the driver by the table ${m.driverPct.toFixed(3)} %: ${callsFloorPct.toFixed(3)} % beyond the driver`);
+        continue;
+      }
       const target = c.targetPct === null ? 'no target' : `target ≤ ${c.targetPct} %: ${m.cpuPct <= c.targetPct ? 'met' : 'MISSED'}`;
       rows.push(`${c.name.padEnd(28)} CPU ${m.cpuPct.toFixed(3)} % of a core (${target}); of it the driver by the table ${m.driverPct.toFixed(3)} %; ${m.samples} samples in ${(m.spanMs / 1000).toFixed(0)} s`);
       // A 1-Hz command pays the driver and the idle timer before any work of its own: what the target leaves it.
       if (c.targetPct !== null && floorPct !== null && !c.argv.includes('serve')) {
         const own = m.cpuPct - m.driverPct - floorPct;
         rows.push(`${''.padEnd(28)} gpumem's own (CPU less the driver and the idle-timer floor) ${own.toFixed(3)} %; the target leaves it ${(c.targetPct - m.driverPct - floorPct).toFixed(3)} %`);
+      }
+      // The same against a Node process making the sample's calls: what is left is work on the answers.
+      if (c.targetPct !== null && callsFloorPct !== null && !c.argv.includes('serve')) {
+        const own = m.cpuPct - m.driverPct - callsFloorPct;
+        rows.push(`${''.padEnd(28)} beyond the NVML-calls floor (CPU less the driver and that floor's own) ${own.toFixed(3)} %; the target leaves ${(c.targetPct - m.driverPct - callsFloorPct).toFixed(3)} %`);
       }
       rows.push(`${''.padEnd(28)} driver CPU per sample ${m.driverMsPerSample.toFixed(3)} ms = ${(m.driverMsPerSample / GPUS).toFixed(3)} ms per GPU (target ≤ 0.2 ms per GPU: ${m.driverMsPerSample / GPUS <= 0.2 ? 'met' : 'MISSED'})`);
       const per = Object.entries(m.perSample).sort((x, y) => y[1] - x[1]).map(([fn, k]) => `${short(fn)} ${k.toFixed(2)}`);

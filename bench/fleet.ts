@@ -2,12 +2,12 @@
  * The fleet several benchmarks measure against: the fake NVML driver with `gpus` H100s, each listing
  * `procsPerGpu` real sleeping processes at 100 MiB, so host facts come from a real /proc.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildFakeNvml, fakeH100, writeScenario } from '../test/fake-nvml/scenario.js';
 import { requireRealCosts } from './fake-costs.js';
+import { startSleepers, type Sleepers } from './sleepers.js';
 
 const MiB = 1024 * 1024;
 
@@ -26,14 +26,14 @@ export async function startFleet(name: string, gpus: number, procsPerGpu: number
   requireRealCosts();
   await buildFakeNvml();
   const dir = mkdtempSync(join(tmpdir(), `gpumem-bench-${name}-`));
-  const sleepers: ChildProcess[] = [];
+  let sleepers: Sleepers | null = null;
   const stop = (): void => {
-    for (const s of sleepers) s.kill('SIGKILL');
+    sleepers?.stop();
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (let i = 0; i < gpus * procsPerGpu; i++) sleepers.push(spawn('sleep', ['3600'], { stdio: 'ignore' }));
-    const pids = sleepers.map((c) => c.pid as number);
+    sleepers = await startSleepers(gpus * procsPerGpu);
+    const pids = sleepers.pids;
     const scenario = join(dir, 'scenario.txt');
     writeScenario(scenario, {
       driverVersion: '590.48.01', cudaVersion: 13010,

@@ -21,6 +21,7 @@ import { buildFakeNvml, fakeH100, fakeNvmlEnv, fakeNvmlLib, writeScenario, type 
 import { median, timeEach } from './timing.js';
 import { requireRealCosts } from './fake-costs.js';
 import { cpuSeconds } from './proc-cpu.js';
+import { startSleepers, type Sleepers } from './sleepers.js';
 
 const GPUS = 8;
 const PROCS_PER_GPU = 64;
@@ -85,11 +86,11 @@ export async function run(): Promise<void> {
   requireRealCosts();
   await buildFakeNvml();
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-bench-serve-'));
-  const sleepers: ChildProcess[] = [];
+  let sleepers: Sleepers | null = null;
   const servers: ChildProcess[] = [];
   try {
-    for (let i = 0; i < GPUS * PROCS_PER_GPU; i++) sleepers.push(spawn('sleep', ['3600'], { stdio: 'ignore' }));
-    const pids = sleepers.map((c) => c.pid as number);
+    sleepers = await startSleepers(GPUS * PROCS_PER_GPU);
+    const pids = sleepers.pids;
     const devices: FakeDevice[] = Array.from({ length: GPUS }, (_, g) =>
       fakeH100(g, {
         memory: { totalBytes: 81559 * MiB, reservedBytes: 479 * MiB, usedBytes: PROCS_PER_GPU * 100 * MiB },
@@ -182,7 +183,7 @@ export async function run(): Promise<void> {
     }
   } finally {
     for (const s of servers) s.kill('SIGTERM');
-    for (const c of sleepers) c.kill('SIGKILL');
+    sleepers?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -6,7 +6,6 @@
  * XML (spawn + parse, without the real tool's driver time). It also prints the NVML calls each command makes
  * per sample.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +17,7 @@ import { buildFakeNvml, fakeH100, fakeNvmlLib, writeScenario, type FakeDevice } 
 import { MiB } from '../src/core/units.js';
 import { median, timeEach } from './timing.js';
 import { describeCallsPerSample, requireRealCosts } from './fake-costs.js';
+import { startSleepers, type Sleepers } from './sleepers.js';
 
 const GPUS = 8;
 const PROCS_PER_GPU = 64;
@@ -32,10 +32,10 @@ export async function run(): Promise<void> {
   requireRealCosts();
   await buildFakeNvml();
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-bench-status-'));
-  const sleepers: ChildProcess[] = [];
+  let sleepers: Sleepers | null = null;
   try {
-    for (let i = 0; i < GPUS * PROCS_PER_GPU; i++) sleepers.push(spawn('sleep', ['3600'], { stdio: 'ignore' }));
-    const pids = sleepers.map((c) => c.pid as number);
+    sleepers = await startSleepers(GPUS * PROCS_PER_GPU);
+    const pids = sleepers.pids;
     const devices: FakeDevice[] = Array.from({ length: GPUS }, (_, g) =>
       fakeH100(g, {
         memory: { totalBytes: 81559 * MiB, reservedBytes: 479 * MiB, usedBytes: PROCS_PER_GPU * 100 * MiB },
@@ -83,7 +83,7 @@ export async function run(): Promise<void> {
       ].join('\n'),
     );
   } finally {
-    for (const s of sleepers) s.kill('SIGKILL');
+    sleepers?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -7,7 +7,7 @@
  * Each gpumem command runs as a person starts it: the executable, whose launcher line starts Node with the
  * flags that command gets (src/cli/bin.ts).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -16,6 +16,7 @@ import { buildFakeNvml, fakeH100, fakeNvmlLib, writeScenario, type FakeDevice } 
 import { MiB } from '../src/core/units.js';
 import { requireRealCosts } from './fake-costs.js';
 import { cpuSeconds } from './proc-cpu.js';
+import { startSleepers, type Sleepers } from './sleepers.js';
 
 const GPUS = 8;
 const PROCS_PER_GPU = 64;
@@ -67,10 +68,10 @@ export async function run(): Promise<void> {
   requireRealCosts();
   await buildFakeNvml();
   const dir = mkdtempSync(join(tmpdir(), 'gpumem-bench-watch-'));
-  const sleepers: ChildProcess[] = [];
+  let sleepers: Sleepers | null = null;
   try {
-    for (let i = 0; i < GPUS * PROCS_PER_GPU; i++) sleepers.push(spawn('sleep', ['3600'], { stdio: 'ignore' }));
-    const pids = sleepers.map((c) => c.pid as number);
+    sleepers = await startSleepers(GPUS * PROCS_PER_GPU);
+    const pids = sleepers.pids;
     // `step` > 0 changes utilisation and one process's memory on every GPU, as training does.
     const devicesAt = (step: number): FakeDevice[] => Array.from({ length: GPUS }, (_, g) =>
       fakeH100(g, {
@@ -142,7 +143,7 @@ export async function run(): Promise<void> {
     for (const [name, value] of rows) process.stdout.write(`${name.padEnd(52)} ${pct(value)}\n`);
     if (typeof ours === 'number' && typeof status === 'number') process.stdout.write(`ratio watch / status --watch at 1 Hz: ${(ours / status).toFixed(2)}  (goal: watch ≤ 0.2 % at 1 Hz, ≤ 2 % at 10 Hz; the static rows skip unchanged samples, the changing rows cannot; the first 1 Hz row includes the start-up's JIT and GC work, the steady row does not)\n`);
   } finally {
-    for (const s of sleepers) s.kill('SIGKILL');
+    sleepers?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -21,9 +21,11 @@ export interface FakeCalls {
   calls: Record<string, FakeCall>;
   /**
    * The fake's own work on the calling thread (re-reading a changed scenario, appending to the calls log): how
-   * often, its CPU, and how much of that the charged calls absorbed (fake_costs.c, fake_own_work).
+   * often and its CPU; its checks of the scenario file before each call (`checks`, their time `checkNs`); how
+   * much of both the charged calls absorbed (`creditedNs`) and how much the next ones will (`pendingNs`):
+   * creditedNs + pendingNs = spentNs + checkNs (fake_costs.c, fake_own_work and fake_own_check).
    */
-  own: { count: number; spentNs: number; creditedNs: number };
+  own: { count: number; spentNs: number; checks: number; checkNs: number; creditedNs: number; pendingNs: number };
 }
 
 /** The counters a child process wrote to its GPUMEM_FAKE_NVML_CALLS_OUT file. */

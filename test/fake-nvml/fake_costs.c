@@ -34,8 +34,9 @@
  * The fake's own work is not the driver's: re-reading a scenario file that changed (about 0.3 ms at 8 GPUs × 64
  * processes, once per sample when a benchmark moves the numbers every second) and appending to the calls log.
  * Its CPU, measured on the calling thread, is credited: the next charged calls spin that much less, so a process
- * on the fake spends on it exactly what the table charges (the "own" counters say how much was credited; the
- * stat of the scenario file before each call, about 2 µs, is not measured and not credited).
+ * on the fake spends on it exactly what the table charges (the "own" counters say how much was credited). The
+ * stat of the scenario file that memory calls, device counts and handle look-ups make first (a path lookup, a
+ * few µs; once per GPU a sample) is timed by the monotonic clock and credited the same way.
  *
  * Counting is always on: every exported entry point adds one to its counter, costs or not. The counts (and the
  * CPU time actually spent per function) are written as JSON to the file named by GPUMEM_FAKE_NVML_CALLS_OUT
@@ -118,7 +119,7 @@ static int g_ncounters;
 static int g_costsOn = -1; /* -1: GPUMEM_FAKE_NVML_COSTS not read yet */
 /* The fake's own work on the calling thread (fake_own_work): how often, its CPU, how much of it the charged calls
    have absorbed so far and how much is still waiting to be (creditNs). */
-static struct { unsigned long long count, spentNs, creditedNs, creditNs; } g_own;
+static struct { unsigned long long count, spentNs, creditedNs, creditNs, checks, checkNs; } g_own;
 
 static long long table_cost(const char *fn) {
   for (int i = 0; i < NCOSTS; i++)
@@ -177,6 +178,18 @@ void fake_charge_times(int index, int spend, int times) {
   c->spentNs += now - start + credit;
 }
 
+unsigned long long fake_monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+void fake_own_check(unsigned long long ns) {
+  g_own.checks++;
+  g_own.checkNs += ns;
+  if (g_costsOn == 1) g_own.creditNs += ns;
+}
+
 void fake_own_work(unsigned long long ns) {
   g_own.count++;
   g_own.spentNs += ns;
@@ -187,7 +200,8 @@ void fake_own_work(unsigned long long ns) {
 #define JSON_CAP (FAKE_MAX_COUNTERS * 128 + 192)
 
 /* The counters as JSON: {"costs":"h100"|"off","calls":{"fn":{"count":N,"costNs":C,"spentNs":S},…},
-   "own":{"count":N,"spentNs":S,"creditedNs":C}} (the fake's own work, fake_own_work). Returns the
+   "own":{"count":N,"spentNs":S,"checks":K,"checkNs":T,"creditedNs":C,"pendingNs":P}} (the fake's own work,
+   fake_own_work, and its checks of the scenario file, fake_own_check; C + P = S + T). Returns the
    length the whole text needs (without the NUL); writes at most len bytes including the NUL. */
 API int fakeNvmlCallsJson(char *out, unsigned len) {
   char buf[JSON_CAP];
@@ -201,8 +215,9 @@ API int fakeNvmlCallsJson(char *out, unsigned len) {
     first = 0;
   }
   if (n < (int)sizeof buf)
-    n += snprintf(buf + n, sizeof buf - (size_t)n, "},\"own\":{\"count\":%llu,\"spentNs\":%llu,\"creditedNs\":%llu}}",
-                  g_own.count, g_own.spentNs, g_own.creditedNs);
+    n += snprintf(buf + n, sizeof buf - (size_t)n,
+                  "},\"own\":{\"count\":%llu,\"spentNs\":%llu,\"checks\":%llu,\"checkNs\":%llu,\"creditedNs\":%llu,\"pendingNs\":%llu}}",
+                  g_own.count, g_own.spentNs, g_own.checks, g_own.checkNs, g_own.creditedNs, g_own.creditNs);
   if (out && len > 0) snprintf(out, len, "%s", buf);
   return n;
 }

@@ -116,6 +116,9 @@ unsigned long long fake_thread_cpu_ns(void);
 /* The fake's own work (re-reading a changed scenario, writing the calls log) took `ns` of the caller's CPU: a
    real driver does neither, so the next charged calls spin that much less (fake_costs.c). */
 void fake_own_work(unsigned long long ns);
+/* The stat of the scenario file before each call: its time is credited like own work, not counted as a re-read. */
+void fake_own_check(unsigned long long ns);
+unsigned long long fake_monotonic_ns(void);
 #define CHARGE_IF(spend) do { static int idx_ = -2; if (idx_ == -2) idx_ = fake_counter_index(__func__); fake_charge(idx_, (spend)); } while (0)
 #define CHARGE() CHARGE_IF(1)
 #define ENTER(h) CHARGE(); fake_device *d; fake_mig *m; { int rc_ = fake_enter(__func__, h, &d, &m); if (rc_) return rc_; }

@@ -81,8 +81,8 @@ export async function run(): Promise<void> {
     fleet.stop();
   }
   // What record reads when (docs/nvml.md): memory each second, SM % of eight H100s every 40 s, a /proc round
-  // every 15 s; 241 samples hold the shares of an hour (six SM reads and sixteen rounds in 240 deltas).
-  const reads = { smEverySamples: 40, hostEverySamples: 15 };
+  // every 30 s; 241 samples hold the shares of an hour (six SM reads and eight rounds in 240 deltas).
+  const reads = { smEverySamples: 40, hostEverySamples: 30 };
   const models: [string, SessionShape, number][] = [
     ["8 × 64, record's reads", { gpus: 8, procsPerGpu: 64, changeShare: 0.1, seed: 17, reads }, 241],
     ["8 × 64, record's reads, no memory moving", { gpus: 8, procsPerGpu: 64, changeShare: 0, seed: 17, reads }, 241],

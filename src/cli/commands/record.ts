@@ -10,14 +10,16 @@ import { RECORD_FIELDS } from '../nvml-fields.js';
 import { refuseOutputOverInputs } from '../output-file.js';
 
 /**
- * A known process's state, parent and CPU ticks are re-read from /proc in a round every 15 s, not every
+ * A known process's state, parent and CPU ticks are re-read from /proc in a round every 30 s, not every
  * sample: 512 stat reads a second were most of a 1 Hz recording's own CPU, and a round every 5 s (each one
- * dates, and so re-encodes, every row) still was. Each reading is dated (`cpuTicksAtMs`), so a replay tells
- * one reading from two and says "CPU use unknown", never "idle", over a stretch shorter than a round (watch's
- * 65-s findings window holds four); a process that leaves the GPU is forgotten at once. Between rounds a
- * steady machine's rows are the previous sample's objects, and the encoder hands back their encoded form.
+ * dates, and so re-encodes, every row) still was; halving the rounds from every 15 s took 0.016 % of a core
+ * off a steady recorder at 8 GPUs × 64 processes (docs/nvml.md). Each reading is dated (`cpuTicksAtMs`), so a
+ * replay tells one reading from two and says "CPU use unknown", never "idle", over a stretch shorter than a
+ * round; watch's 65-s findings window holds two, as it does live, where watch re-reads the rows off screen
+ * at the same period. A process that leaves the GPU is forgotten at once. Between rounds a steady machine's
+ * rows are the previous sample's objects, and the encoder hands back their encoded form.
  */
-const RESTAT_EVERY_MS = 15_000;
+const RESTAT_EVERY_MS = 30_000;
 
 export const run: CommandHandler<RecordOptions> = async (ctx) => {
   const o = ctx.args.options;

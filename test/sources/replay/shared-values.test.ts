@@ -19,8 +19,8 @@ import { syntheticSession, type SessionShape } from './synthetic-session.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpumem-shared-values-'));
 
-/** What record reads when (docs/nvml.md): SM % of 8 H100s every 40 s, a /proc round every 15 s. */
-const RECORD_READS = { smEverySamples: 40, hostEverySamples: 15 };
+/** What record reads when (docs/nvml.md): SM % of 8 H100s every 40 s, a /proc round every 30 s. */
+const RECORD_READS = { smEverySamples: 40, hostEverySamples: 30 };
 
 const withoutSource = ({ source: _source, ...rest }: Sample): Omit<Sample, 'source'> => rest;
 
@@ -93,7 +93,7 @@ describe('recording format 4: shared values', () => {
 
   it("record's read schedule over 8 GPUs × 64 processes reads back sample for sample, within 10 MB an hour", () => {
     const shape: SessionShape = { gpus: 8, procsPerGpu: 64, changeShare: 0.1, seed: 17, reads: RECORD_READS };
-    // 240 deltas: six SM % reads and sixteen rounds, the shares of an hour.
+    // 240 deltas: six SM % reads and eight rounds, the shares of an hour.
     const { path, written } = write('record-reads.ndjson', syntheticSession(shape, 241));
     const read = readRecording(path).samples;
     expect(written.flatMap((s, k) => (isDeepStrictEqual(withoutSource(read[k]!), withoutSource(s)) ? [] : [k]))).toEqual([]);
@@ -107,7 +107,7 @@ describe('recording format 4: shared values', () => {
     expect(mb, `${mb.toFixed(2)} MB an hour`).toBeLessThanOrEqual(10);
     // Each round's date is written once; its 512 ticks each at one position (some beside the row's memory).
     const roundDeltas = lines(path).filter((l) => l.delta?.processes?.changed?.['host.cpuTicksAtMs']);
-    expect(roundDeltas).toHaveLength(16);
+    expect(roundDeltas).toHaveLength(240 / RECORD_READS.hostEverySamples);
     for (const l of roundDeltas) {
       const changed = l.delta.processes.changed as Record<string, Record<string, unknown>>;
       expect(changed['host.cpuTicksAtMs']).toEqual({ value: l.delta.timeMs });

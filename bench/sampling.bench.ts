@@ -7,7 +7,7 @@
  * driver's CPU those calls cost by the table, and the process's CPU as % of one core (every thread's run time,
  * bench/proc-cpu.ts) over the span, beside an idle Node process's with the same 1-s timer (the floor of any
  * 1-Hz command) and a Node process making a steady sample's NVML calls at 1 Hz (bench/nvml-floor.mjs: what any Node
- * tool pays before doing anything with the answers); the steady rows measure watch, record and serve past their first 90 s. The one-shot
+ * tool pays before doing anything with the answers); the steady rows measure watch, record and serve side by side past their first five minutes. The one-shot
  * commands' calls come from bench/fake-costs.ts's injected-clock run.
  * Each gpumem command runs as a person starts it: the executable, whose launcher line starts Node with the
  * flags that command gets (src/cli/bin.ts).
@@ -47,6 +47,8 @@ interface Consumer {
   floor?: boolean;
   /** Not gpumem: a Node process making a steady sample's NVML calls at 1 Hz and nothing else (bench/nvml-floor.mjs). */
   nvmlFloor?: boolean;
+  /** Rows with the same group name, listed one after another, run side by side over one span (measure). */
+  together?: string;
 }
 
 interface Measured {
@@ -61,50 +63,66 @@ interface Measured {
   spanMs: number;
 }
 
-/** Runs one consumer and measures it over `spanMs` after its warm-up. */
-async function measure(c: Consumer, env: Record<string, string>, dir: string, spanMs: number, n: number): Promise<Measured | string> {
+interface Launched {
+  pid: number;
+  log: string;
+  stop: () => void;
+}
+
+/** Starts one consumer with its own calls log (a tmux pane where it needs a terminal). */
+function launch(c: Consumer, env: Record<string, string>, dir: string, n: number): Launched {
   const log = join(dir, `calls-${n}.ndjson`);
   writeFileSync(log, '');
   const fullEnv = { ...env, GPUMEM_FAKE_NVML_CALLS_LOG: log };
-  let pid: number;
-  let stop: () => void;
   if (c.tty) {
     const socket = `gpumem-bench-sampling-${process.pid}-${n}`;
     const quoted = c.argv.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
     const tmux = (...args: string[]) => spawnSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { encoding: 'utf8', env: { ...process.env, ...fullEnv } });
     tmux('new-session', '-d', '-s', 'b', '-x', '160', '-y', '50', `exec ${quoted}`);
-    pid = Number(tmux('display-message', '-p', '-t', 'b', '#{pane_pid}').stdout.trim());
-    stop = () => void tmux('kill-server');
-  } else {
-    const child = spawn(c.argv[0] as string, c.argv.slice(1), { env: { ...process.env, ...fullEnv }, stdio: 'ignore', cwd: dir });
-    pid = child.pid as number;
-    stop = () => void child.kill('SIGINT');
+    const pid = Number(tmux('display-message', '-p', '-t', 'b', '#{pane_pid}').stdout.trim());
+    return { pid, log, stop: () => void tmux('kill-server') };
   }
+  const child = spawn(c.argv[0] as string, c.argv.slice(1), { env: { ...process.env, ...fullEnv }, stdio: 'ignore', cwd: dir });
+  return { pid: child.pid as number, log, stop: () => void child.kill('SIGINT') };
+}
+
+/** The consumer's CPU and calls between `fromMs` and `toMs`, given the CPU seconds it used in between. */
+function account(c: Consumer, l: Launched, fromMs: number, toMs: number, used: number): Measured | string {
+  const cpuPct = (used / ((toMs - fromMs) / 1000)) * 100;
+  if (c.floor) return { cpuPct, samples: 0, perSample: {}, driverMsPerSample: 0, driverPct: 0, spanMs: toMs - fromMs };
+  const lines = readFileSync(l.log, 'utf8').trim().split('\n').filter((x) => x !== '').map((x) => JSON.parse(x) as LogLine).filter((x) => x.tMs >= fromMs && x.tMs <= toMs);
+  if (lines.length < 2) return `fewer than two sample boundaries in ${(toMs - fromMs) / 1000} s`;
+  const [a, b] = [lines[0] as LogLine, lines[lines.length - 1] as LogLine];
+  const samples = lines.length - 1;
+  const perSample: Record<string, number> = {};
+  let driverNs = 0;
+  for (const [fn, call] of Object.entries(b.calls)) {
+    const count = call.count - (a.calls[fn]?.count ?? 0);
+    if (count === 0) continue;
+    perSample[fn] = count / samples;
+    driverNs += count * call.costNs;
+  }
+  return { cpuPct, samples, perSample, driverMsPerSample: driverNs / 1e6 / samples, driverPct: (driverNs / 1e6 / (b.tMs - a.tMs)) * 100, spanMs: toMs - fromMs };
+}
+
+/**
+ * Runs consumers side by side: all start together, and each is measured over the same span after the longest
+ * warm-up (a 1-Hz command is idle nearly all the time, so two cores hold several without one slowing another;
+ * it also keeps an hour-long warm-up from costing an hour per row). One consumer alone is the same thing.
+ */
+async function measure(cs: Consumer[], env: Record<string, string>, dir: string, spanMs: number, n: number): Promise<Array<Measured | string>> {
+  const started = cs.map((c, i) => launch(c, env, dir, n * 10 + i));
   try {
-    await sleep(c.warmMs);
-    if (!existsSync(`/proc/${pid}`)) return 'exited early';
+    await sleep(Math.max(...cs.map((c) => c.warmMs)));
+    const alive = started.map((l) => existsSync(`/proc/${l.pid}`));
     const fromMs = Date.now();
-    const before = cpuSeconds(pid);
-    await sleep(spanMs);
-    const used = cpuSeconds(pid) - before;
+    const before = started.map((l, i) => (alive[i] ? cpuSeconds(l.pid) : 0));
+    await sleep(spanMs * Math.max(...cs.map((c) => c.spanTimes ?? 1)));
+    const after = started.map((l, i) => (alive[i] ? cpuSeconds(l.pid) : 0));
     const toMs = Date.now();
-    if (c.floor) return { cpuPct: (used / ((toMs - fromMs) / 1000)) * 100, samples: 0, perSample: {}, driverMsPerSample: 0, driverPct: 0, spanMs: toMs - fromMs };
-    const lines = readFileSync(log, 'utf8').trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as LogLine).filter((l) => l.tMs >= fromMs && l.tMs <= toMs);
-    if (lines.length < 2) return `fewer than two sample boundaries in ${spanMs / 1000} s`;
-    const [a, b] = [lines[0] as LogLine, lines[lines.length - 1] as LogLine];
-    const samples = lines.length - 1;
-    const perSample: Record<string, number> = {};
-    let driverNs = 0;
-    for (const [fn, call] of Object.entries(b.calls)) {
-      const count = call.count - (a.calls[fn]?.count ?? 0);
-      if (count === 0) continue;
-      perSample[fn] = count / samples;
-      driverNs += count * call.costNs;
-    }
-    const coveredMs = b.tMs - a.tMs;
-    return { cpuPct: (used / ((toMs - fromMs) / 1000)) * 100, samples, perSample, driverMsPerSample: driverNs / 1e6 / samples, driverPct: (driverNs / 1e6 / coveredMs) * 100, spanMs: toMs - fromMs };
+    return cs.map((c, i) => (alive[i] ? account(c, started[i] as Launched, fromMs, toMs, (after[i] as number) - (before[i] as number)) : 'exited early'));
   } finally {
-    stop();
+    for (const l of started) l.stop();
     await sleep(300);
   }
 }
@@ -118,7 +136,8 @@ export async function run(): Promise<void> {
     const env = { GPUMEM_FAKE_NVML_SCENARIO: fleet.scenario, GPUMEM_NVML_LIB: lib, LD_LIBRARY_PATH: dirname(lib), GPUMEM_FAKE_NVML_COSTS: process.env.GPUMEM_FAKE_NVML_COSTS ?? 'h100', HOME: fleet.dir, PATH: process.env.PATH ?? '' };
     const spanMs = Number(process.env.GPUMEM_BENCH_SAMPLING_MS ?? 30_000);
     const node = process.execPath;
-    const steadyWarmMs = Number(process.env.GPUMEM_BENCH_SAMPLING_STEADY_WARM_MS ?? 90_000);
+    // Five minutes: V8 is still compiling a recorder's once-a-round code at 90–240 s (docs/nvml.md).
+    const steadyWarmMs = Number(process.env.GPUMEM_BENCH_SAMPLING_STEADY_WARM_MS ?? 300_000);
     const consumers: Consumer[] = [
       // What any Node process waking once a second costs: part of every 1-Hz row, and no gpumem work.
       { name: 'floor: idle node, 1 s timer', argv: [node, '-e', 'setInterval(() => {}, 1000)'], targetPct: null, warmMs: 5000, spanTimes: 2, floor: true },
@@ -127,12 +146,12 @@ export async function run(): Promise<void> {
       { name: 'watch, 1 Hz', argv: [BIN, 'watch', '--interval', '1000'], targetPct: 0.2, tty: true, warmMs: 8000 },
       { name: 'record, 1 Hz', argv: [BIN, 'record', '--out', join(fleet.dir, 'rec.ndjson'), '--interval', '1000'], targetPct: 0.2, warmMs: 5000 },
       { name: 'serve, no page, no scrape', argv: [BIN, 'serve', '--port', '0', '--db', join(fleet.dir, 'runs.db')], targetPct: 0.1, warmMs: 12_000, spanTimes: 4 },
-      // The same three as they run for hours: past V8's first minute and a half of optimising compilation and heap
-      // shrinking, which happen once (GPUMEM_BENCH_SAMPLING_STEADY_WARM_MS=0 leaves these rows out).
+      // The same three as they run for hours, side by side: past V8's first minutes of optimising compilation and
+      // heap shrinking, which happen once (GPUMEM_BENCH_SAMPLING_STEADY_WARM_MS=0 leaves these rows out).
       ...(steadyWarmMs > 0 ? [
-        { name: 'watch, 1 Hz, steady', argv: [BIN, 'watch', '--interval', '1000'], targetPct: 0.2, tty: true, warmMs: steadyWarmMs, spanTimes: 2 },
-        { name: 'record, 1 Hz, steady', argv: [BIN, 'record', '--out', join(fleet.dir, 'rec-steady.ndjson'), '--interval', '1000'], targetPct: 0.2, warmMs: steadyWarmMs, spanTimes: 2 },
-        { name: 'serve, no page, steady', argv: [BIN, 'serve', '--port', '0', '--db', join(fleet.dir, 'runs-steady.db')], targetPct: 0.1, warmMs: steadyWarmMs, spanTimes: 4 },
+        { name: 'watch, 1 Hz, steady', argv: [BIN, 'watch', '--interval', '1000'], targetPct: 0.2, tty: true, warmMs: steadyWarmMs, spanTimes: 4, together: 'steady' },
+        { name: 'record, 1 Hz, steady', argv: [BIN, 'record', '--out', join(fleet.dir, 'rec-steady.ndjson'), '--interval', '1000'], targetPct: 0.2, warmMs: steadyWarmMs, spanTimes: 4, together: 'steady' },
+        { name: 'serve, no page, steady', argv: [BIN, 'serve', '--port', '0', '--db', join(fleet.dir, 'runs-steady.db')], targetPct: 0.1, warmMs: steadyWarmMs, spanTimes: 4, together: 'steady' },
       ] : []),
       { name: 'status --watch, 1 Hz', argv: [BIN, 'status', '--watch', '--interval', '1000'], targetPct: null, warmMs: 5000 },
       { name: 'run, default 10 Hz', argv: [BIN, 'run', '--gpus', '0', '--', 'sleep', '600'], targetPct: null, warmMs: 5000 },
@@ -142,15 +161,26 @@ export async function run(): Promise<void> {
     const only = (process.env.GPUMEM_BENCH_SAMPLING_ONLY ?? '').split(';').map((w) => w.trim()).filter((w) => w !== '');
     const chosen = only.length === 0 ? consumers : consumers.filter((c) => only.some((w) => c.name.includes(w)));
     if (chosen.length === 0) throw new Error(`GPUMEM_BENCH_SAMPLING_ONLY=${only.join(';')} names no row (rows: ${consumers.map((c) => c.name).join('; ')})`);
-    process.stdout.write(`fake driver: ${GPUS} GPUs × ${PROCS_PER_GPU} processes (real pids), per-call CPU of an H100 (GPUMEM_FAKE_NVML_COSTS=${env.GPUMEM_FAKE_NVML_COSTS}); ${spanMs / 1000} s measured after each command's warm-up (steady rows: ${steadyWarmMs / 1000} s warm-up, two to four times the span)\n`);
+    process.stdout.write(`fake driver: ${GPUS} GPUs × ${PROCS_PER_GPU} processes (real pids), per-call CPU of an H100 (GPUMEM_FAKE_NVML_COSTS=${env.GPUMEM_FAKE_NVML_COSTS}); ${spanMs / 1000} s measured after each command's warm-up (steady rows: side by side, ${steadyWarmMs / 1000} s warm-up, four times the span)\n`);
     process.stdout.write(`load average at the start: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} (CPU figures on a loaded machine are upper bounds; calls are exact)\n`);
     const rows: string[] = [];
     let n = 0;
     let floorPct: number | null = null;
     /** The NVML floor's CPU beyond its driver charges: waking, koffi, the calls' own overhead. */
     let callsFloorPct: number | null = null;
+    // Consecutive rows of one `together` group run side by side (measure); every other row alone.
+    const groups: Consumer[][] = [];
     for (const c of chosen) {
-      const m = await measure(c, env, fleet.dir, spanMs * (c.spanTimes ?? 1), ++n);
+      const last = groups[groups.length - 1];
+      if (last && c.together !== undefined && last[0]?.together === c.together) last.push(c);
+      else groups.push([c]);
+    }
+    const results: Array<[Consumer, Measured | string]> = [];
+    for (const group of groups) {
+      const measured = await measure(group, env, fleet.dir, spanMs, ++n);
+      group.forEach((c, i) => results.push([c, measured[i] as Measured | string]));
+    }
+    for (const [c, m] of results) {
       if (typeof m === 'string') {
         rows.push(`${c.name.padEnd(28)} ${m}`);
         continue;
